@@ -1,0 +1,53 @@
+#include "port/log.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "port/port.h"
+
+namespace eddy::port {
+namespace {
+std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
+const char* const kNames[] = {"DEBUG", "INFO", "WARN", "ERROR", "OFF"};
+}  // namespace
+
+void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+LogLevel log_level() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
+
+bool parse_log_level(const char* text, LogLevel* out) {
+  static const char* const kLower[] = {"debug", "info", "warn", "error", "off"};
+  for (int i = 0; i < 5; ++i) {
+    if (std::strcmp(text, kLower[i]) == 0) {
+      *out = static_cast<LogLevel>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void log_line(LogLevel level, const char* format, ...) {
+  char line[2048];
+  int64_t now = wall_clock_millis();
+  time_t seconds = static_cast<time_t>(now / 1000);
+  struct tm tm;
+  gmtime_r(&seconds, &tm);
+  int n = std::snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %-5s ", tm.tm_year + 1900,
+                        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(now % 1000),
+                        kNames[static_cast<int>(level)]);
+  va_list args;
+  va_start(args, format);
+  int m = std::vsnprintf(line + n, sizeof(line) - n - 1, format, args);
+  va_end(args);
+  size_t len = static_cast<size_t>(n) + static_cast<size_t>(m < 0 ? 0 : m);
+  if (len > sizeof(line) - 2) len = sizeof(line) - 2;
+  line[len++] = '\n';
+  ssize_t ignored = ::write(2, line, len);
+  (void)ignored;
+}
+
+}  // namespace eddy::port

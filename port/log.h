@@ -1,0 +1,27 @@
+// A small levelled logger: one line per call to stderr, with a UTC timestamp
+// and the level. printf-style formatting (checked by the compiler). Calls are
+// thread-safe: each line is written with a single write(2).
+#pragma once
+
+namespace eddy::port {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
+
+void set_log_level(LogLevel level);
+LogLevel log_level();
+// Parses "debug", "info", "warn", "error", "off"; false when unknown.
+bool parse_log_level(const char* text, LogLevel* out);
+
+void log_line(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+}  // namespace eddy::port
+
+#define EDDY_LOG_AT(level, ...)                                    \
+  do {                                                             \
+    if (static_cast<int>(level) >= static_cast<int>(::eddy::port::log_level())) \
+      ::eddy::port::log_line(level, __VA_ARGS__);                  \
+  } while (0)
+#define EDDY_LOG_DEBUG(...) EDDY_LOG_AT(::eddy::port::LogLevel::kDebug, __VA_ARGS__)
+#define EDDY_LOG_INFO(...) EDDY_LOG_AT(::eddy::port::LogLevel::kInfo, __VA_ARGS__)
+#define EDDY_LOG_WARN(...) EDDY_LOG_AT(::eddy::port::LogLevel::kWarn, __VA_ARGS__)
+#define EDDY_LOG_ERROR(...) EDDY_LOG_AT(::eddy::port::LogLevel::kError, __VA_ARGS__)

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Eddy needs, only those missing; quick and
+# silent when everything is present. Uses sudo when not root.
+#   scripts/install-deps.sh host            build + test dependencies
+#   scripts/install-deps.sh cross aarch64   cross compiler, qemu-user, arm64 -dev packages
+#   scripts/install-deps.sh cross armhf
+#   scripts/install-deps.sh fuzz            clang + libFuzzer runtime
+#   scripts/install-deps.sh bench           fio and friends
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+
+missing() {
+  local out=() p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then out+=("$p"); fi
+  done
+  echo "${out[@]:-}"
+}
+
+APT_UPDATED=0
+apt_install() {
+  local want
+  want=$(missing "$@")
+  [ -z "$want" ] && return 0
+  echo "install-deps: installing $want" >&2
+  if [ "$APT_UPDATED" = 0 ]; then
+    $SUDO apt-get update -qq >&2
+    APT_UPDATED=1
+  fi
+  # shellcheck disable=SC2086
+  $SUDO apt-get install -y -qq --no-install-recommends $want >&2
+}
+
+HOST_BUILD=(cmake make g++ pkg-config file libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest)
+# Real clients for the integration tests (not linked into eddy).
+HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps)
+
+case "${1:-host}" in
+  host)
+    apt_install "${HOST_BUILD[@]}" "${HOST_TEST[@]}"
+    ;;
+  cross)
+    arch="${2:?usage: install-deps.sh cross aarch64|armhf}"
+    case "$arch" in
+      aarch64) deb=arm64; triple=aarch64-linux-gnu ;;
+      armhf) deb=armhf; triple=arm-linux-gnueabihf ;;
+      *) echo "install-deps: unknown ARCH '$arch' (aarch64 or armhf)" >&2; exit 2 ;;
+    esac
+    apt_install "${HOST_BUILD[@]}" "g++-$triple" qemu-user
+    if ! dpkg --print-foreign-architectures | grep -qx "$deb"; then
+      echo "install-deps: adding Debian architecture $deb" >&2
+      $SUDO dpkg --add-architecture "$deb"
+      APT_UPDATED=0
+    fi
+    apt_install "libsqlite3-dev:$deb" "libmbedtls-dev:$deb"
+    ;;
+  fuzz)
+    apt_install clang libclang-rt-14-dev
+    ;;
+  bench)
+    apt_install fio iperf3 "${HOST_TEST[@]}"
+    ;;
+  *)
+    echo "usage: install-deps.sh host | cross aarch64|armhf | fuzz | bench" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,168 @@
+#include "app/broker_config.h"
+
+namespace eddy::app {
+namespace {
+
+constexpr int64_t kInt32Max = 2147483647;
+constexpr int64_t kLongMax = 9223372036854775807LL;
+
+ConfigKey key(std::string name, ConfigType type, std::string def, std::string doc) {
+  ConfigKey k;
+  k.name = std::move(name);
+  k.type = type;
+  k.default_value = std::move(def);
+  k.doc = std::move(doc);
+  return k;
+}
+ConfigKey ranged(ConfigKey k, int64_t min, int64_t max) {
+  k.min = min;
+  k.max = max;
+  return k;
+}
+ConfigKey eddy_key(ConfigKey k) {
+  k.kafka = false;
+  return k;
+}
+ConfigKey alias(std::string name, std::string of) {
+  ConfigKey k = key(std::move(name), ConfigType::kString, "", "Alias of " + of + ".");
+  k.alias_of = std::move(of);
+  return k;
+}
+ConfigKey ignored(std::string name, std::string why) {
+  ConfigKey k = key(std::move(name), ConfigType::kString, "", why);
+  k.ignored = true;
+  return k;
+}
+ConfigKey one_of(ConfigKey k, std::vector<std::string> allowed) {
+  k.type = ConfigType::kEnum;
+  k.allowed = std::move(allowed);
+  return k;
+}
+
+std::vector<ConfigKey> make_keys() {
+  using T = ConfigType;
+  return {
+      // Identity and network
+      ranged(key("node.id", T::kInt, "1", "This broker's id in Metadata responses and (later) in a Raft cluster."), 0,
+             kInt32Max),
+      alias("broker.id", "node.id"),
+      key("listeners", T::kList, "PLAINTEXT://127.0.0.1:9092",
+          "Comma-separated NAME://host:port addresses to listen on. Empty host: all interfaces; port 0: any free "
+          "port."),
+      key("advertised.listeners", T::kList, "",
+          "Addresses given to clients in Metadata; defaults to the listeners."),
+      ranged(key("socket.request.max.bytes", T::kInt, "104857600",
+                 "Largest request frame accepted; a larger one closes the connection."),
+             1024, kInt32Max),
+      ranged(key("connections.max.idle.ms", T::kLong, "600000", "Idle connections are closed after this long."), 1,
+             kLongMax),
+      ranged(key("message.max.bytes", T::kInt, "1048588",
+                 "Largest record batch accepted by Produce (after compression)."),
+             64, kInt32Max),
+      // Storage
+      key("log.dirs", T::kString, "./data", "Directory for partition logs and the metadata database."),
+      alias("log.dir", "log.dirs"),
+      ranged(key("num.partitions", T::kInt, "1", "Partitions of an automatically created topic."), 1, 100000),
+      key("auto.create.topics.enable", T::kBool, "true",
+          "Create a topic on first Metadata or Produce request that names it."),
+      ranged(key("default.replication.factor", T::kInt, "1", "Replication factor of automatically created topics."),
+             1, 1),
+      ranged(key("log.segment.bytes", T::kInt, "1073741824",
+                 "Size of each preallocated segment file (topic config: segment.bytes)."),
+             64 * 1024, kInt32Max),
+      ranged(key("log.retention.bytes", T::kLong, "-1",
+                 "Disk budget of one partition, rounded up to whole segments; -1 is no limit (topic config: "
+                 "retention.bytes)."),
+             -1, kLongMax),
+      ranged(key("log.retention.ms", T::kLong, "604800000",
+                 "Age after which a closed segment is recycled; -1 is no limit (topic config: retention.ms)."),
+             -1, kLongMax),
+      ranged(key("log.retention.minutes", T::kLong, "", "As log.retention.ms, in minutes (log.retention.ms wins)."), -1,
+             kLongMax),
+      ranged(key("log.retention.hours", T::kLong, "168", "As log.retention.ms, in hours (lowest precedence)."), -1,
+             kLongMax),
+      ranged(key("log.flush.interval.messages", T::kLong, "9223372036854775807",
+                 "fdatasync a partition after this many appended messages (topic config: flush.messages)."),
+             1, kLongMax),
+      ranged(key("log.flush.interval.ms", T::kLong, "",
+                 "fdatasync a partition at least this often; unset: use log.flush.scheduler.interval.ms (topic config: "
+                 "flush.ms)."),
+             0, kLongMax),
+      ranged(key("log.flush.scheduler.interval.ms", T::kLong, "9223372036854775807",
+                 "How often the flusher looks for partitions due to be synced."),
+             1, kLongMax),
+      one_of(key("log.message.timestamp.type", T::kString, "CreateTime",
+                 "CreateTime keeps the producer's timestamps; LogAppendTime stamps batches on append."),
+             {"CreateTime", "LogAppendTime"}),
+      ranged(key("offsets.retention.minutes", T::kInt, "10080",
+                 "Committed offsets of an empty group expire after this long."),
+             1, kInt32Max),
+      // Eddy's own keys
+      eddy_key(one_of(key("eddy.acks.all.waits.for", T::kString, "disk",
+                          "What an acks=all (acks=-1) Produce waits for: 'disk' (after fdatasync, group commit) or "
+                          "'page-cache' (after the write; a power cut may lose it)."),
+                      {"disk", "page-cache"})),
+      eddy_key(one_of(key("eddy.full.policy", T::kString, "drop-oldest",
+                          "When a partition's budget is full: 'drop-oldest' recycles the oldest segment, 'reject' "
+                          "refuses new batches with a retriable error until space is freed (topic config: "
+                          "eddy.full.policy)."),
+                      {"drop-oldest", "reject"})),
+      eddy_key(one_of(key("eddy.log.level", T::kString, "info", "Broker log level on stderr."),
+                      {"debug", "info", "warn", "error", "off"})),
+      // Accepted so that a Kafka server.properties can be reused.
+      ignored("num.network.threads", "Kafka thread pool size; Eddy runs one reactor thread."),
+      ignored("num.io.threads", "Kafka thread pool size; Eddy runs one reactor thread."),
+      ignored("num.recovery.threads.per.data.dir", "Kafka thread pool size; Eddy recovers on one thread."),
+      ignored("socket.send.buffer.bytes", "Eddy uses the kernel's socket buffer sizes."),
+      ignored("socket.receive.buffer.bytes", "Eddy uses the kernel's socket buffer sizes."),
+      ignored("offsets.topic.replication.factor", "Eddy keeps group offsets in its metadata database."),
+      ignored("transaction.state.log.replication.factor", "Transactions are not supported."),
+      ignored("transaction.state.log.min.isr", "Transactions are not supported."),
+      ignored("log.retention.check.interval.ms", "Eddy checks retention when a segment rolls."),
+      ignored("group.initial.rebalance.delay.ms", "Accepted for compatibility."),
+  };
+}
+
+}  // namespace
+
+const ConfigSchema& broker_schema() {
+  static const ConfigSchema schema(make_keys());
+  return schema;
+}
+
+bool load_broker_config(const std::string& path, const std::vector<std::string>& overrides, Config* config,
+                        std::string* error, std::vector<std::string>* warnings) {
+  std::vector<Property> properties;
+  if (!path.empty() && !read_properties_file(path, &properties, error)) return false;
+  for (const std::string& o : overrides) {
+    size_t eq = o.find('=');
+    Property p;
+    p.source = "--override";
+    if (eq == std::string::npos) {
+      p.key = o;
+      *error = describe_property_error(p, "expected key=value");
+      return false;
+    }
+    p.key = o.substr(0, eq);
+    p.value = o.substr(eq + 1);
+    properties.push_back(std::move(p));
+  }
+  return config->apply(properties, error, warnings);
+}
+
+std::string describe_broker_schema_markdown() {
+  std::string out = "| key | default | meaning |\n|---|---|---|\n";
+  for (const ConfigKey& k : broker_schema().keys()) {
+    std::string def = k.default_value.empty() ? "(unset)" : "`" + k.default_value + "`";
+    std::string doc = k.doc;
+    if (k.ignored) {
+      def = "(ignored)";
+    } else if (!k.kafka) {
+      doc = "Eddy: " + doc;
+    }
+    out += "| `" + k.name + "` | " + def + " | " + doc + " |\n";
+  }
+  return out;
+}
+
+}  // namespace eddy::app

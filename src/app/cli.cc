@@ -1,0 +1,56 @@
+#include "app/cli.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "app/broker_config.h"
+#include "app/serve.h"
+#include "app/version.h"
+
+namespace eddy::app {
+namespace {
+
+const char kUsage[] =
+    "eddy " EDDY_VERSION " - a small Kafka-protocol broker for gateways\n"
+    "\n"
+    "Usage:\n"
+    "  eddy serve [CONFIG] [--override key=value]...   run the broker\n"
+    "  eddy help [config]                               this text, or the configuration reference\n"
+    "  eddy --version                                   print the version\n"
+    "\n"
+    "CONFIG is a Kafka-style .properties file (see config/gateway.properties).\n";
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  const std::string& command = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "--version" || command == "version") {
+    std::printf("eddy %s\n", EDDY_VERSION);
+    return kExitOk;
+  }
+  if (command == "help" || command == "--help" || command == "-h") {
+    if (!rest.empty() && rest[0] == "config") {
+      std::fputs(describe_broker_schema_markdown().c_str(), stdout);
+      return kExitOk;
+    }
+    if (!rest.empty()) {
+      std::fprintf(stderr, "eddy help: unknown topic '%s' (try: eddy help config)\n", rest[0].c_str());
+      return kExitUsage;
+    }
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (command == "serve") return run_serve(rest);
+  std::fprintf(stderr, "eddy: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return kExitUsage;
+}
+
+}  // namespace eddy::app

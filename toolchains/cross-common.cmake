@@ -1,0 +1,48 @@
+# Shared part of the ARM toolchain files. The including file sets
+# EDDY_TARGET_TRIPLE (e.g. aarch64-linux-gnu), CMAKE_SYSTEM_PROCESSOR and
+# EDDY_QEMU (the qemu-user binary that runs the target's test programs).
+#
+# Two ways to find the target's libraries (SQLite, mbedTLS):
+#  * Debian multiarch (default): `dpkg --add-architecture arm64` and install
+#    libsqlite3-dev:arm64 libmbedtls-dev:arm64 (make cross does it). Headers
+#    come from /usr/include, libraries from /usr/lib/<triple>.
+#  * A board SDK's sysroot (Yocto, Buildroot): pass -DCMAKE_SYSROOT=/path or
+#    set the environment variable EDDY_SYSROOT. Everything is then searched
+#    only inside the sysroot. EDDY_CROSS_PREFIX (env or -D) overrides the
+#    compiler prefix, e.g. /opt/sdk/bin/aarch64-poky-linux- .
+set(CMAKE_SYSTEM_NAME Linux)
+
+if(NOT DEFINED EDDY_CROSS_PREFIX)
+  if(DEFINED ENV{EDDY_CROSS_PREFIX})
+    set(EDDY_CROSS_PREFIX "$ENV{EDDY_CROSS_PREFIX}")
+  else()
+    set(EDDY_CROSS_PREFIX "${EDDY_TARGET_TRIPLE}-")
+  endif()
+endif()
+set(CMAKE_C_COMPILER "${EDDY_CROSS_PREFIX}gcc")
+set(CMAKE_CXX_COMPILER "${EDDY_CROSS_PREFIX}g++")
+
+if(NOT CMAKE_SYSROOT AND DEFINED ENV{EDDY_SYSROOT})
+  set(CMAKE_SYSROOT "$ENV{EDDY_SYSROOT}")
+endif()
+
+if(CMAKE_SYSROOT)
+  set(CMAKE_FIND_ROOT_PATH "${CMAKE_SYSROOT}")
+  set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+  set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+  set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+  set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+  set(_eddy_qemu_root "${CMAKE_SYSROOT}")
+else()
+  # Debian multiarch: the compiler reports the library architecture, so
+  # find_library looks in /usr/lib/<triple> and never in the host's.
+  set(CMAKE_LIBRARY_ARCHITECTURE "${EDDY_TARGET_TRIPLE}")
+  set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+  set(_eddy_qemu_root "/usr/${EDDY_TARGET_TRIPLE}")
+endif()
+
+# Run target test programs under qemu-user (ctest uses this emulator).
+find_program(EDDY_QEMU_PATH ${EDDY_QEMU})
+if(EDDY_QEMU_PATH)
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${EDDY_QEMU_PATH};-L;${_eddy_qemu_root}")
+endif()
