@@ -38,11 +38,22 @@ else()
   # find_library looks in /usr/lib/<triple> and never in the host's.
   set(CMAKE_LIBRARY_ARCHITECTURE "${EDDY_TARGET_TRIPLE}")
   set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-  set(_eddy_qemu_root "/usr/${EDDY_TARGET_TRIPLE}")
+  # qemu runs target programs with the multiarch loader and libc
+  # (libc6:<arch>, installed with the -dev packages). The cross compiler's own
+  # copy under /usr/<triple> is not used at run time: threads hang under
+  # qemu-user 7.2 with it.
+  set(_eddy_qemu_root "")
 endif()
+
+# One self-contained binary to copy to the board: libstdc++ and libgcc are
+# linked statically (boards often ship an older libstdc++ than C++20 needs);
+# libc, SQLite and mbedTLS stay shared.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc")
 
 # Run target test programs under qemu-user (ctest uses this emulator).
 find_program(EDDY_QEMU_PATH ${EDDY_QEMU})
-if(EDDY_QEMU_PATH)
+if(EDDY_QEMU_PATH AND _eddy_qemu_root)
   set(CMAKE_CROSSCOMPILING_EMULATOR "${EDDY_QEMU_PATH};-L;${_eddy_qemu_root}")
+elseif(EDDY_QEMU_PATH)
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${EDDY_QEMU_PATH}")
 endif()
