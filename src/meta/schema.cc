@@ -1,0 +1,197 @@
+#include "meta/schema.h"
+
+#include <cstdio>
+#include <string>
+
+#include "meta/uuid.h"
+#include "port/log.h"
+
+namespace eddy::meta {
+
+namespace {
+
+// Text shared by every refusal: Eddy never repairs or recreates the file.
+const char kRefusal[] =
+    ". Eddy left the file unchanged and will not recreate it: restore it from a backup, or move it away to start "
+    "with empty metadata (topics, committed offsets and producer ids are then lost)";
+
+// Schema version 1. Names of topics in the per-partition tables are the
+// topic names (Kafka's offsets are keyed by name); deleting a topic removes
+// its rows from all of them in one transaction (TopicStore::remove).
+Status create_schema_v1(Database* db) {
+  Status s = db->exec(R"sql(
+    CREATE TABLE cluster (
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 0),
+      cluster_id TEXT NOT NULL CHECK (length(cluster_id) = 22),
+      next_producer_id_block INTEGER NOT NULL CHECK (next_producer_id_block >= 0)
+    );
+    CREATE TABLE topics (
+      topic_id BLOB PRIMARY KEY CHECK (length(topic_id) = 16),
+      name TEXT NOT NULL UNIQUE,
+      partition_count INTEGER NOT NULL CHECK (partition_count > 0),
+      replication_factor INTEGER NOT NULL CHECK (replication_factor > 0)
+    ) WITHOUT ROWID;
+    CREATE TABLE topic_configs (
+      topic_id BLOB NOT NULL REFERENCES topics (topic_id) ON DELETE CASCADE,
+      key TEXT NOT NULL,
+      value TEXT NOT NULL,
+      PRIMARY KEY (topic_id, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE broker_configs (
+      key TEXT PRIMARY KEY,
+      value TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE committed_offsets (
+      group_id TEXT NOT NULL,
+      topic TEXT NOT NULL,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      committed_offset INTEGER NOT NULL,
+      leader_epoch INTEGER NOT NULL,
+      metadata TEXT NOT NULL,
+      commit_timestamp_ms INTEGER NOT NULL,
+      PRIMARY KEY (group_id, topic, partition)
+    ) WITHOUT ROWID;
+    CREATE INDEX committed_offsets_by_topic ON committed_offsets (topic);
+    CREATE TABLE static_members (
+      group_id TEXT NOT NULL,
+      group_instance_id TEXT NOT NULL,
+      member_id TEXT NOT NULL,
+      client_id TEXT NOT NULL,
+      client_host TEXT NOT NULL,
+      protocol_type TEXT NOT NULL,
+      protocol_name TEXT NOT NULL,
+      generation_id INTEGER NOT NULL,
+      session_timeout_ms INTEGER NOT NULL,
+      rebalance_timeout_ms INTEGER NOT NULL,
+      subscription BLOB NOT NULL,
+      assignment BLOB NOT NULL,
+      PRIMARY KEY (group_id, group_instance_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE producer_snapshots (
+      topic TEXT NOT NULL,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      producer_id INTEGER NOT NULL,
+      producer_epoch INTEGER NOT NULL,
+      last_sequence INTEGER NOT NULL,
+      last_offset INTEGER NOT NULL,
+      timestamp_ms INTEGER NOT NULL,
+      PRIMARY KEY (topic, partition, producer_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE forward_cursors (
+      link TEXT NOT NULL,
+      topic TEXT NOT NULL,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      next_offset INTEGER NOT NULL CHECK (next_offset >= 0),
+      PRIMARY KEY (link, topic, partition)
+    ) WITHOUT ROWID;
+  )sql");
+  if (!s.ok()) return s;
+
+  // The cluster id is born with the database and never changes.
+  Statement st;
+  s = db->prepare("INSERT INTO cluster (singleton, cluster_id, next_producer_id_block) VALUES (0, ?, 0)", &st);
+  if (!s.ok()) return s;
+  st.bind_text(1, Uuid::random().to_string());
+  return st.run();
+}
+
+struct Migration {
+  int64_t to_version;
+  Status (*apply)(Database* db);
+};
+
+// Append only: migration i takes the schema from version i to i + 1.
+constexpr Migration kMigrations[] = {
+    {1, create_schema_v1},
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
+              "one migration per schema version");
+
+// s's message without the leading "<path>: " that Database::error puts there.
+std::string detail(const Status& s, const std::string& path) {
+  const std::string& m = s.message();
+  if (m.compare(0, path.size() + 2, path + ": ") == 0) return m.substr(path.size() + 2);
+  return m;
+}
+
+Status set_pragma(Database* db, const char* name, int64_t value) {
+  char sql[64];
+  std::snprintf(sql, sizeof(sql), "PRAGMA %s = %lld", name, static_cast<long long>(value));
+  return db->exec(sql);
+}
+
+}  // namespace
+
+Status inspect_database(Database* db, int64_t* version) {
+  const std::string& path = db->path();
+  // quick_check reads every page (cheap at metadata sizes) and is the first
+  // access: an unreadable file or a file that is not SQLite fails here.
+  std::string verdict;
+  Status s = db->query_text("PRAGMA quick_check(1)", &verdict);
+  if (!s.ok()) {
+    std::string message = path + ": cannot read the metadata database (" + detail(s, path) + ")";
+    if (s.is_corruption()) return Status::corruption(message + kRefusal);
+    return s.with_message(std::move(message));  // locked, I/O: nothing is wrong with the file itself
+  }
+  if (verdict != "ok") {
+    for (char& c : verdict) {
+      if (c == '\n') c = ' ';  // one log line
+    }
+    return Status::corruption(path + ": the metadata database is corrupt (integrity check: " + verdict + ")" +
+                              kRefusal);
+  }
+
+  int64_t application_id = 0;
+  int64_t user_version = 0;
+  int64_t objects = 0;
+  s = db->query_int64("PRAGMA application_id", &application_id);
+  if (s.ok()) s = db->query_int64("PRAGMA user_version", &user_version);
+  if (s.ok()) s = db->query_int64("SELECT count(*) FROM sqlite_master", &objects);
+  if (!s.ok()) {
+    return Status::corruption(path + ": cannot read the metadata database (" + detail(s, path) + ")" + kRefusal);
+  }
+
+  const bool foreign = (application_id != 0 && application_id != kApplicationId) ||
+                       (application_id == 0 && (user_version != 0 || objects != 0)) ||
+                       (user_version == 0 && objects != 0);
+  if (foreign) {
+    char id[16];
+    std::snprintf(id, sizeof(id), "0x%08llx", static_cast<unsigned long long>(application_id));
+    return Status::corruption(path + ": not an Eddy metadata database (SQLite application_id " + id +
+                              ", user_version " + std::to_string(user_version) + ", " + std::to_string(objects) +
+                              " schema objects)" + kRefusal);
+  }
+  if (user_version > kSchemaVersion) {
+    return Status::not_supported(path + ": the metadata schema version is " + std::to_string(user_version) +
+                                 ", newer than this Eddy understands (" + std::to_string(kSchemaVersion) +
+                                 "); it was written by a newer Eddy. Run that version (or newer) on this data "
+                                 "directory; Eddy left the file unchanged");
+  }
+  if (user_version < 0) {
+    return Status::corruption(path + ": invalid metadata schema version " + std::to_string(user_version) + kRefusal);
+  }
+  *version = user_version;
+  return Status();
+}
+
+Status migrate_database(Database* db, int64_t from_version) {
+  for (int64_t version = from_version; version < kSchemaVersion; ++version) {
+    const Migration& migration = kMigrations[version];
+    Transaction tx(db);
+    Status s = tx.begin();
+    if (s.ok()) s = migration.apply(db);
+    if (s.ok() && version == 0) s = set_pragma(db, "application_id", kApplicationId);
+    if (s.ok()) s = set_pragma(db, "user_version", migration.to_version);
+    if (s.ok()) s = tx.commit();
+    if (!s.ok()) {
+      return s.with_message(s.message() + " (while migrating the metadata schema from version " +
+                            std::to_string(version) + " to " + std::to_string(migration.to_version) +
+                            "; the database stays at version " + std::to_string(version) + ")");
+    }
+    EDDY_LOG_INFO("meta: %s: schema migrated from version %lld to %lld", db->path().c_str(),
+                  static_cast<long long>(version), static_cast<long long>(migration.to_version));
+  }
+  return Status();
+}
+
+}  // namespace eddy::meta

@@ -1,0 +1,453 @@
+// Internal to src/net/ (includes Asio): one client connection over a byte
+// stream (PlainStream now, a TLS stream later; see plain_stream.h).
+//
+// Read side: frames are 4-byte big-endian sizes followed by the body. Bytes
+// are read into a fixed staging buffer, which usually holds several small
+// pipelined frames at once; a frame too large for it is read straight into
+// its own vector. So a connection holds at most the staging buffer plus one
+// frame. Reading pauses while too many requests are outstanding or too many
+// response bytes wait to be written, and resumes when they drain.
+//
+// Order: each frame gets the next sequence number and a pending entry;
+// completions fill entries in any order; entries leave the front of the
+// pending queue in order, into the write queue.
+//
+// Write side: runs of memory chunks (across queued responses) go out with one
+// gathered write; file regions go out with the stream's async_send_file
+// (sendfile(2) on plaintext). One write operation at a time.
+//
+// Lifetime: owned by shared_ptr; every pending Asio operation and every
+// ResponseSlot holds one. close() is idempotent and leaves the object inert.
+// The object holds Asio objects until destroyed, hence ResponseSlots must
+// not outlive the Reactor.
+#pragma once
+
+#include <asio/steady_timer.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "net/connection_core.h"
+#include "net/frame_handler.h"
+#include "port/log.h"
+#include "port/port.h"
+
+namespace eddy::net {
+
+struct ConnectionLimits {
+  int32_t max_frame_bytes = 104857600;
+  size_t max_in_flight_requests = 100;
+  size_t max_queued_response_bytes = 1 << 20;
+  int64_t idle_timeout_ms = 600000;  // <= 0: never
+  size_t read_buffer_bytes = 16384;
+};
+
+// Told when a connection closes (the Server removes it).
+class ConnectionOwner {
+ public:
+  virtual void connection_closed(uint64_t id) = 0;
+
+ protected:
+  ~ConnectionOwner() = default;
+};
+
+template <class Stream>
+class Connection final : public ConnectionCore {
+ public:
+  Connection(Stream stream, uint64_t id, std::string peer, std::string listener, const ConnectionLimits& limits,
+             FrameHandler* handler, ConnectionOwner* owner)
+      : ConnectionCore(id, std::move(peer), std::move(listener)),
+        stream_(std::in_place, std::move(stream)),
+        idle_timer_(std::in_place, stream_->get_executor()),
+        limits_(limits),
+        handler_(handler),
+        owner_(owner),
+        staging_(std::max<size_t>(limits.read_buffer_bytes, 64)) {}
+
+  void start() {
+    last_activity_ms_ = port::monotonic_millis();
+    handler_->on_connection_opened(context());
+    if (context().closed()) return;
+    if (limits_.idle_timeout_ms > 0) arm_idle_timer(limits_.idle_timeout_ms);
+    continue_reading();
+  }
+
+  // Graceful stop: read no new frames; close once every request read so far
+  // is answered and written.
+  void begin_drain() {
+    draining_ = true;
+    close_if_drained();
+  }
+
+  // The owner is going away: do not call it back.
+  void detach_owner() { owner_ = nullptr; }
+
+  void close() {
+    if (context().closed()) return;
+    auto keep = shared_from_this();
+    mark_closed();
+    stream_->close();
+    idle_timer_->cancel();
+    // Release memory and file regions (their keep_alive) now: operations
+    // on the closed stream fail without touching their buffers again.
+    pending_.clear();
+    write_queue_.clear();
+    queued_bytes_ = 0;
+    handler_->on_connection_closed(context());
+    if (owner_ != nullptr) owner_->connection_closed(context().id());
+  }
+
+  bool read_paused() const { return read_paused_; }
+  size_t queued_response_bytes() const { return queued_bytes_; }
+
+  void complete(uint64_t sequence, Completion kind, protocol::OutputBuffer response) override {
+    if (context().closed()) return;
+    if (sequence < first_pending_seq_ || sequence - first_pending_seq_ >= pending_.size()) return;
+    Pending& entry = pending_[sequence - first_pending_seq_];
+    if (entry.state != Completion::kWaiting) return;
+    if (kind == Completion::kRespond && !well_framed(response)) {
+      EDDY_LOG_ERROR("response to %s (listener %s) is not framed: %zu bytes with a different size prefix; "
+                     "closing the connection",
+                     context().peer().c_str(), context().listener().c_str(), response.size());
+      kind = Completion::kClose;
+    }
+    entry.state = kind;
+    entry.response = std::move(response);
+    release_in_order();
+  }
+
+ private:
+  struct Pending {
+    Completion state = Completion::kWaiting;
+    protocol::OutputBuffer response;
+  };
+
+  static constexpr size_t kMaxGather = 16;
+
+  auto self() { return std::static_pointer_cast<Connection>(shared_from_this()); }
+
+  // ---- read side ----------------------------------------------------------
+
+  size_t outstanding_requests() const { return pending_.size() + write_queue_.size(); }
+
+  bool over_limits() const {
+    return outstanding_requests() >= limits_.max_in_flight_requests ||
+           queued_bytes_ >= limits_.max_queued_response_bytes;
+  }
+
+  bool may_read() const { return !context().closed() && !draining_ && !closing_; }
+
+  // REQUIRES: no read in progress and not already inside this function.
+  // Dispatches the complete frames already buffered, then reads more.
+  void continue_reading() {
+    in_parse_ = true;
+    while (true) {
+      if (!may_read()) {
+        in_parse_ = false;
+        return;
+      }
+      if (over_limits()) {
+        read_paused_ = true;
+        in_parse_ = false;
+        return;
+      }
+      size_t available = staging_end_ - staging_begin_;
+      if (available < 4) break;
+      const uint8_t* p = staging_.data() + staging_begin_;
+      int32_t size = static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+                                          (uint32_t{p[2]} << 8) | uint32_t{p[3]});
+      if (size < 0 || size > limits_.max_frame_bytes) {
+        EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %" PRId32
+                      " is outside 0..%" PRId32 " (socket.request.max.bytes)",
+                      context().peer().c_str(), context().listener().c_str(), size, limits_.max_frame_bytes);
+        in_parse_ = false;
+        close();
+        return;
+      }
+      size_t frame_size = static_cast<size_t>(size);
+      if (available - 4 >= frame_size) {
+        std::vector<uint8_t> frame(p + 4, p + 4 + frame_size);
+        staging_begin_ += 4 + frame_size;
+        dispatch(std::move(frame));
+        continue;
+      }
+      if (4 + frame_size > staging_.size()) {
+        // Too large for the staging buffer: read the rest straight into
+        // the frame.
+        large_frame_.resize(frame_size);
+        large_have_ = available - 4;
+        std::memcpy(large_frame_.data(), p + 4, large_have_);
+        staging_begin_ = staging_end_ = 0;
+        in_parse_ = false;
+        read_large_frame();
+        return;
+      }
+      break;
+    }
+    in_parse_ = false;
+    if (staging_begin_ > 0) {
+      std::memmove(staging_.data(), staging_.data() + staging_begin_, staging_end_ - staging_begin_);
+      staging_end_ -= staging_begin_;
+      staging_begin_ = 0;
+    }
+    reading_ = true;
+    stream_->async_read_some(asio::buffer(staging_.data() + staging_end_, staging_.size() - staging_end_),
+                            [self = self()](const std::error_code& ec, size_t n) { self->on_read(ec, n); });
+  }
+
+  void on_read(const std::error_code& ec, size_t n) {
+    reading_ = false;
+    if (context().closed()) return;
+    if (ec) {
+      note_read_error(ec);
+      return;
+    }
+    staging_end_ += n;
+    last_activity_ms_ = port::monotonic_millis();
+    continue_reading();
+  }
+
+  void read_large_frame() {
+    reading_ = true;
+    stream_->async_read_some(asio::buffer(large_frame_.data() + large_have_, large_frame_.size() - large_have_),
+                            [self = self()](const std::error_code& ec, size_t n) { self->on_large_read(ec, n); });
+  }
+
+  void on_large_read(const std::error_code& ec, size_t n) {
+    reading_ = false;
+    if (context().closed()) return;
+    if (ec) {
+      note_read_error(ec);
+      return;
+    }
+    last_activity_ms_ = port::monotonic_millis();
+    large_have_ += n;
+    if (large_have_ < large_frame_.size()) {
+      read_large_frame();
+      return;
+    }
+    std::vector<uint8_t> frame = std::move(large_frame_);
+    large_frame_ = std::vector<uint8_t>();
+    large_have_ = 0;
+    dispatch(std::move(frame));
+    if (!reading_ && !in_parse_) continue_reading();
+  }
+
+  void note_read_error(const std::error_code& ec) {
+    size_t partial = (staging_end_ - staging_begin_) + large_have_;
+    if (ec == asio::error::eof) {
+      if (partial > 0) {
+        EDDY_LOG_INFO("connection from %s (listener %s) closed by the client in the middle of a request "
+                      "(%zu bytes of an incomplete frame)",
+                      context().peer().c_str(), context().listener().c_str(), partial);
+      } else {
+        EDDY_LOG_DEBUG("connection from %s closed by the client", context().peer().c_str());
+      }
+    } else {
+      EDDY_LOG_DEBUG("connection from %s: read failed: %s", context().peer().c_str(), ec.message().c_str());
+    }
+    close();
+  }
+
+  void dispatch(std::vector<uint8_t> frame) {
+    uint64_t sequence = first_pending_seq_ + pending_.size();
+    pending_.emplace_back();
+    handler_->on_frame(context(), std::move(frame), make_slot(sequence));
+  }
+
+  // Called whenever outstanding requests or queued bytes went down.
+  void maybe_resume_reading() {
+    if (!read_paused_ || reading_ || in_parse_ || !may_read() || over_limits()) return;
+    read_paused_ = false;
+    continue_reading();
+  }
+
+  // ---- order --------------------------------------------------------------
+
+  static bool well_framed(const protocol::OutputBuffer& response) {
+    const auto& chunks = response.chunks();
+    if (chunks.empty() || chunks.front().is_file || chunks.front().length < 4) return false;
+    const uint8_t* p = response.memory() + chunks.front().memory_offset;
+    uint32_t size = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+    return size == response.size() - 4;
+  }
+
+  void release_in_order() {
+    while (!pending_.empty() && pending_.front().state != Completion::kWaiting) {
+      Pending entry = std::move(pending_.front());
+      pending_.pop_front();
+      ++first_pending_seq_;
+      if (entry.state == Completion::kRespond) {
+        queued_bytes_ += entry.response.memory_size();
+        write_queue_.push_back(std::move(entry.response));
+      } else if (entry.state == Completion::kClose) {
+        // Later requests are not answered: forget them (their slots then
+        // complete into nothing).
+        closing_ = true;
+        first_pending_seq_ += pending_.size();
+        pending_.clear();
+      }
+    }
+    start_write();
+    if (context().closed()) return;
+    close_if_drained();
+    if (context().closed()) return;
+    maybe_resume_reading();
+  }
+
+  void close_if_drained() {
+    if (context().closed() || !(draining_ || closing_)) return;
+    if (writing_ || !write_queue_.empty()) return;
+    if (draining_ && !pending_.empty()) return;
+    close();
+  }
+
+  // ---- write side ---------------------------------------------------------
+
+  // Moves the cursor past chunks with nothing left to send and drops fully
+  // written responses at the front of the write queue.
+  void pop_written() {
+    while (!write_queue_.empty()) {
+      const auto& chunks = write_queue_.front().chunks();
+      while (write_chunk_ < chunks.size() && write_offset_ == chunks[write_chunk_].length) {
+        ++write_chunk_;
+        write_offset_ = 0;
+      }
+      if (write_chunk_ < chunks.size()) return;
+      queued_bytes_ -= write_queue_.front().memory_size();
+      write_queue_.pop_front();
+      write_chunk_ = 0;
+      write_offset_ = 0;
+    }
+  }
+
+  void start_write() {
+    if (writing_ || context().closed()) return;
+    pop_written();
+    if (write_queue_.empty()) return;
+    const protocol::OutputBuffer& front = write_queue_.front();
+    const protocol::OutputBuffer::Chunk& chunk = front.chunks()[write_chunk_];
+    writing_ = true;
+    if (chunk.is_file) {
+      stream_->async_send_file(chunk.file.fd, chunk.file.offset + write_offset_, chunk.length - write_offset_,
+                              [self = self()](const std::error_code& ec, size_t n) { self->on_written(ec, n); });
+      return;
+    }
+    // Gather memory chunks from the cursor on, across responses, up to the
+    // next file region.
+    gather_.clear();
+    size_t chunk_index = write_chunk_;
+    size_t offset = write_offset_;
+    for (const protocol::OutputBuffer& buffer : write_queue_) {
+      const auto& chunks = buffer.chunks();
+      for (; chunk_index < chunks.size() && gather_.size() < kMaxGather; ++chunk_index) {
+        const auto& c = chunks[chunk_index];
+        if (c.is_file) break;
+        gather_.emplace_back(buffer.memory() + c.memory_offset + offset, c.length - offset);
+        offset = 0;
+      }
+      if (gather_.size() >= kMaxGather || (chunk_index < chunks.size())) break;
+      chunk_index = 0;
+    }
+    stream_->async_write(gather_,
+                        [self = self()](const std::error_code& ec, size_t n) { self->on_written(ec, n); });
+  }
+
+  void on_written(const std::error_code& ec, size_t n) {
+    writing_ = false;
+    if (context().closed()) return;
+    if (ec) {
+      EDDY_LOG_DEBUG("connection from %s: write failed: %s", context().peer().c_str(), ec.message().c_str());
+      close();
+      return;
+    }
+    last_activity_ms_ = port::monotonic_millis();
+    advance_write_cursor(n);
+    start_write();
+    close_if_drained();
+    if (context().closed()) return;
+    maybe_resume_reading();
+  }
+
+  void advance_write_cursor(size_t n) {
+    pop_written();
+    while (n > 0 && !write_queue_.empty()) {
+      const auto& chunks = write_queue_.front().chunks();
+      size_t left = chunks[write_chunk_].length - write_offset_;
+      size_t take = std::min(left, n);
+      write_offset_ += take;
+      n -= take;
+      pop_written();
+    }
+    pop_written();
+  }
+
+  // ---- idle timeout -------------------------------------------------------
+
+  void arm_idle_timer(int64_t delay_ms) {
+    idle_timer_->expires_after(std::chrono::milliseconds(delay_ms));
+    idle_timer_->async_wait([self = self()](const std::error_code& ec) {
+      if (!ec) self->on_idle_timer();
+    });
+  }
+
+  void on_idle_timer() {
+    if (context().closed()) return;
+    int64_t now = port::monotonic_millis();
+    // A request the handler still works on (e.g. a parked fetch) keeps the
+    // connection alive; the clock restarts when it is answered.
+    if (!pending_.empty()) last_activity_ms_ = now;
+    int64_t idle_ms = now - last_activity_ms_;
+    if (idle_ms >= limits_.idle_timeout_ms) {
+      EDDY_LOG_INFO("closing connection from %s (listener %s): idle for %" PRId64
+                    " ms (connections.max.idle.ms)",
+                    context().peer().c_str(), context().listener().c_str(), idle_ms);
+      close();
+      return;
+    }
+    arm_idle_timer(limits_.idle_timeout_ms - idle_ms);
+  }
+
+  // Engaged for the whole life of the object (optional only to construct
+  // the timer from the stream's executor). Pending operations may refer to
+  // them, so they are not destroyed on close().
+  std::optional<Stream> stream_;
+  std::optional<asio::steady_timer> idle_timer_;
+  ConnectionLimits limits_;
+  FrameHandler* handler_;
+  ConnectionOwner* owner_;
+
+  // Read side. Invariant: staging_begin_ <= staging_end_ <= staging_.size().
+  std::vector<uint8_t> staging_;
+  size_t staging_begin_ = 0;
+  size_t staging_end_ = 0;
+  std::vector<uint8_t> large_frame_;
+  size_t large_have_ = 0;
+  bool reading_ = false;
+  bool in_parse_ = false;
+  bool read_paused_ = false;
+  bool draining_ = false;  // graceful stop
+  bool closing_ = false;   // a close_connection() reached the front
+  int64_t last_activity_ms_ = 0;
+
+  // Requests [first_pending_seq_, first_pending_seq_ + pending_.size()) are
+  // dispatched and not yet released; the front one is always kWaiting.
+  uint64_t first_pending_seq_ = 0;
+  std::deque<Pending> pending_;
+
+  // Write side. The cursor is (front response, write_chunk_, write_offset_).
+  std::deque<protocol::OutputBuffer> write_queue_;
+  size_t write_chunk_ = 0;
+  size_t write_offset_ = 0;
+  size_t queued_bytes_ = 0;  // memory bytes of the responses in write_queue_
+  bool writing_ = false;
+  std::vector<asio::const_buffer> gather_;
+};
+
+}  // namespace eddy::net

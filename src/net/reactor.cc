@@ -1,0 +1,109 @@
+#include "net/reactor.h"
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace eddy::net {
+
+// Timers: one asio timer armed for the earliest deadline of an ordered map,
+// rather than one asio timer per id (fetch long-polls create many).
+// Invariant: by_deadline_ and deadline_of_ hold the same set of ids.
+struct Reactor::Impl {
+  using Clock = std::chrono::steady_clock;
+  using Key = std::pair<Clock::time_point, TimerId>;
+
+  Impl() : io(1), work(asio::make_work_guard(io)), timer(io) {}
+
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work;
+  asio::steady_timer timer;
+  TimerId next_id = 1;
+  // Incremented on every arm; a wait completion for an older generation is
+  // stale (cancelled or superseded) and does nothing.
+  uint64_t generation = 0;
+  bool armed = false;
+  Clock::time_point armed_at{};
+  std::map<Key, std::function<void()>> by_deadline;
+  std::unordered_map<TimerId, Clock::time_point> deadline_of;
+
+  void arm() {
+    if (by_deadline.empty()) {
+      if (armed) {
+        ++generation;
+        timer.cancel();
+        armed = false;
+      }
+      return;
+    }
+    Clock::time_point earliest = by_deadline.begin()->first.first;
+    if (armed && armed_at == earliest) return;
+    ++generation;
+    armed = true;
+    armed_at = earliest;
+    timer.expires_at(earliest);
+    uint64_t my_generation = generation;
+    timer.async_wait([this, my_generation](const std::error_code& ec) {
+      if (my_generation != generation) return;
+      armed = false;
+      fire_due();
+    });
+  }
+
+  void fire_due() {
+    // Each callback may schedule or cancel timers: take one entry at a time.
+    while (!by_deadline.empty()) {
+      auto it = by_deadline.begin();
+      if (it->first.first > Clock::now()) break;
+      std::function<void()> fn = std::move(it->second);
+      deadline_of.erase(it->first.second);
+      by_deadline.erase(it);
+      fn();
+    }
+    arm();
+  }
+};
+
+Reactor::Reactor() : impl_(std::make_unique<Impl>()) {}
+
+Reactor::~Reactor() = default;
+
+void Reactor::run() {
+  if (impl_->io.stopped()) impl_->io.restart();
+  running_thread_.store(std::this_thread::get_id());
+  impl_->io.run();
+  running_thread_.store(std::thread::id());
+}
+
+void Reactor::stop() { impl_->io.stop(); }
+
+bool Reactor::in_reactor_thread() const { return running_thread_.load() == std::this_thread::get_id(); }
+
+void Reactor::post(std::function<void()> fn) { asio::post(impl_->io, std::move(fn)); }
+
+Reactor::TimerId Reactor::schedule_after(int64_t delay_ms, std::function<void()> fn) {
+  if (delay_ms < 0) delay_ms = 0;
+  TimerId id = impl_->next_id++;
+  Impl::Clock::time_point deadline = Impl::Clock::now() + std::chrono::milliseconds(delay_ms);
+  impl_->by_deadline.emplace(Impl::Key(deadline, id), std::move(fn));
+  impl_->deadline_of.emplace(id, deadline);
+  impl_->arm();
+  return id;
+}
+
+void Reactor::cancel(TimerId id) {
+  auto it = impl_->deadline_of.find(id);
+  if (it == impl_->deadline_of.end()) return;
+  impl_->by_deadline.erase(Impl::Key(it->second, id));
+  impl_->deadline_of.erase(it);
+  impl_->arm();
+}
+
+asio::io_context& Reactor::io_context() { return impl_->io; }
+
+}  // namespace eddy::net

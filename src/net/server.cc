@@ -1,0 +1,293 @@
+#include "net/server.h"
+
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/v6_only.hpp>
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include "net/connection.h"
+#include "net/plain_stream.h"
+#include "net/reactor.h"
+#include "port/log.h"
+
+namespace eddy::net {
+
+namespace {
+
+using asio::ip::tcp;
+
+// Delay before accepting again after a failed accept (e.g. out of file
+// descriptors), so the loop does not spin.
+constexpr int64_t kAcceptRetryMs = 100;
+
+std::string format_endpoint(const tcp::endpoint& endpoint) {
+  asio::ip::address address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  }
+  std::string text = address.to_string();
+  if (address.is_v6()) text = "[" + text + "]";
+  return text + ":" + std::to_string(endpoint.port());
+}
+
+}  // namespace
+
+struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server::Impl> {
+  using Conn = Connection<PlainStream>;
+
+  struct Listener {
+    Listener(asio::io_context& io, std::string listener_name)
+        : name(std::move(listener_name)), acceptor(io), retry_timer(io) {}
+    std::string name;
+    tcp::acceptor acceptor;
+    asio::steady_timer retry_timer;
+  };
+
+  Impl(Reactor& reactor, FrameHandler& h, const ServerOptions& o)
+      : io(reactor.io_context()), handler(h), options(o), stop_timer(io) {
+    limits.max_frame_bytes = o.max_request_bytes;
+    limits.max_in_flight_requests = std::max<size_t>(o.max_in_flight_requests, 1);
+    limits.max_queued_response_bytes = o.max_queued_response_bytes;
+    limits.idle_timeout_ms = o.connections_max_idle_ms;
+    limits.read_buffer_bytes = o.read_buffer_bytes;
+  }
+
+  ~Impl() {
+    close_listeners();
+    stop_timer.cancel();
+    for (const auto& connection : snapshot_connections()) {
+      connection->detach_owner();
+      connection->close();
+    }
+    connections.clear();
+  }
+
+  // ---- listeners ------------------------------------------------------------
+
+  bool open_listener(const ListenerConfig& config, std::string* error) {
+    std::string where = format_listener(config.name, config.host, config.port);
+    if (config.security_protocol != SecurityProtocol::kPlaintext) {
+      *error = "listener " + where + ": security protocol " +
+               security_protocol_name(config.security_protocol) +
+               " is not supported by this build yet (only PLAINTEXT)";
+      return false;
+    }
+    auto listener = std::make_shared<Listener>(io, config.name);
+    std::error_code ec;
+    tcp::endpoint endpoint;
+    bool dual_stack = false;  // acceptor already opened as IPv6 any
+    if (config.host.empty()) {
+      // All interfaces: IPv6 and IPv4 on one socket where the system has
+      // IPv6, IPv4 only otherwise.
+      listener->acceptor.open(tcp::v6(), ec);
+      if (!ec) {
+        listener->acceptor.set_option(asio::ip::v6_only(false), ec);
+        if (ec) listener->acceptor.close();
+      }
+      if (!ec) {
+        endpoint = tcp::endpoint(tcp::v6(), config.port);
+        dual_stack = true;
+      } else {
+        endpoint = tcp::endpoint(tcp::v4(), config.port);
+        ec.clear();
+      }
+    } else {
+      asio::ip::address address = asio::ip::make_address(config.host, ec);
+      if (ec) {
+        tcp::resolver resolver(io);
+        auto results = resolver.resolve(config.host, std::to_string(config.port), ec);
+        if (ec || results.empty()) {
+          *error = "listener " + where + ": cannot resolve host " + config.host + ": " +
+                   (ec ? ec.message() : std::string("no address"));
+          return false;
+        }
+        address = results.begin()->endpoint().address();
+      }
+      endpoint = tcp::endpoint(address, config.port);
+    }
+    if (!dual_stack) listener->acceptor.open(endpoint.protocol(), ec);
+    if (!ec) listener->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec && options.socket_send_buffer_bytes > 0) {
+      listener->acceptor.set_option(asio::socket_base::send_buffer_size(options.socket_send_buffer_bytes), ec);
+    }
+    if (!ec && options.socket_receive_buffer_bytes > 0) {
+      listener->acceptor.set_option(
+          asio::socket_base::receive_buffer_size(options.socket_receive_buffer_bytes), ec);
+    }
+    if (!ec) listener->acceptor.bind(endpoint, ec);
+    if (!ec) listener->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    tcp::endpoint local;
+    if (!ec) local = listener->acceptor.local_endpoint(ec);
+    if (ec) {
+      *error = "listener " + where + ": cannot listen on " + format_endpoint(endpoint) + ": " + ec.message();
+      return false;
+    }
+    BoundListener bound;
+    bound.name = config.name;
+    bound.host = config.host.empty() ? std::string() : local.address().to_string();
+    bound.port = local.port();
+    bound_listeners.push_back(std::move(bound));
+    listeners.push_back(std::move(listener));
+    return true;
+  }
+
+  void accept_next(const std::shared_ptr<Listener>& listener) {
+    std::weak_ptr<Impl> weak = weak_from_this();
+    listener->acceptor.async_accept([weak, listener](const std::error_code& ec, tcp::socket socket) {
+      if (auto self = weak.lock()) self->on_accept(listener, ec, std::move(socket));
+    });
+  }
+
+  void on_accept(const std::shared_ptr<Listener>& listener, const std::error_code& ec, tcp::socket socket) {
+    if (stopping || !listener->acceptor.is_open()) return;
+    if (ec) {
+      EDDY_LOG_WARN("listener %s: accept failed: %s; retrying in %lld ms", listener->name.c_str(),
+                    ec.message().c_str(), static_cast<long long>(kAcceptRetryMs));
+      std::weak_ptr<Impl> weak = weak_from_this();
+      listener->retry_timer.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
+      listener->retry_timer.async_wait([weak, listener](const std::error_code& timer_ec) {
+        auto self = weak.lock();
+        if (!timer_ec && self && !self->stopping) self->accept_next(listener);
+      });
+      return;
+    }
+    std::error_code option_ec;
+    socket.set_option(tcp::no_delay(true), option_ec);
+    std::error_code peer_ec;
+    tcp::endpoint remote = socket.remote_endpoint(peer_ec);
+    std::string peer = peer_ec ? std::string("unknown") : format_endpoint(remote);
+    uint64_t id = next_connection_id++;
+    ++accepted_total;
+    auto connection =
+        std::make_shared<Conn>(PlainStream(std::move(socket)), id, std::move(peer), listener->name, limits,
+                               &handler, this);
+    connections.emplace(id, connection);
+    EDDY_LOG_DEBUG("connection %llu from %s on listener %s", static_cast<unsigned long long>(id),
+                   connection->context().peer().c_str(), listener->name.c_str());
+    accept_next(listener);
+    connection->start();
+  }
+
+  void close_listeners() {
+    for (const auto& listener : listeners) {
+      std::error_code ec;
+      listener->acceptor.close(ec);
+      listener->retry_timer.cancel();
+    }
+  }
+
+  // ---- connections ----------------------------------------------------------
+
+  std::vector<std::shared_ptr<Conn>> snapshot_connections() const {
+    std::vector<std::shared_ptr<Conn>> out;
+    out.reserve(connections.size());
+    for (const auto& entry : connections) out.push_back(entry.second);
+    return out;
+  }
+
+  void connection_closed(uint64_t id) override {
+    connections.erase(id);
+    if (stopping && connections.empty()) finish_stop();
+  }
+
+  // ---- stop -----------------------------------------------------------------
+
+  void stop(int64_t deadline_ms, std::function<void()> callback) {
+    if (stopping) return;
+    stopping = true;
+    on_stopped = std::move(callback);
+    close_listeners();
+    EDDY_LOG_INFO("network: stopped accepting; waiting up to %lld ms for %zu connection(s) to finish",
+                  static_cast<long long>(deadline_ms), connections.size());
+    if (!connections.empty()) {
+      std::weak_ptr<Impl> weak = weak_from_this();
+      stop_timer.expires_after(std::chrono::milliseconds(std::max<int64_t>(deadline_ms, 0)));
+      stop_timer.async_wait([weak](const std::error_code& ec) {
+        auto self = weak.lock();
+        if (!ec && self) self->on_stop_deadline();
+      });
+    }
+    for (const auto& connection : snapshot_connections()) connection->begin_drain();
+    if (connections.empty()) finish_stop();
+  }
+
+  void on_stop_deadline() {
+    if (stopped) return;
+    EDDY_LOG_WARN("network: closing %zu connection(s) with requests still in flight after the stop deadline",
+                  connections.size());
+    for (const auto& connection : snapshot_connections()) connection->close();
+  }
+
+  void finish_stop() {
+    if (stopped) return;
+    stopped = true;
+    stop_timer.cancel();
+    EDDY_LOG_INFO("network: all connections closed");
+    if (on_stopped) asio::post(io, std::move(on_stopped));
+    on_stopped = nullptr;
+  }
+
+  asio::io_context& io;
+  FrameHandler& handler;
+  ServerOptions options;
+  ConnectionLimits limits;
+  std::vector<std::shared_ptr<Listener>> listeners;
+  std::vector<BoundListener> bound_listeners;
+  std::unordered_map<uint64_t, std::shared_ptr<Conn>> connections;
+  uint64_t next_connection_id = 1;
+  uint64_t accepted_total = 0;
+  bool started = false;
+  bool stopping = false;
+  bool stopped = false;
+  std::function<void()> on_stopped;
+  asio::steady_timer stop_timer;
+};
+
+Server::Server(Reactor& reactor, FrameHandler& handler, ServerOptions options)
+    : impl_(std::make_shared<Impl>(reactor, handler, options)) {}
+
+Server::~Server() = default;
+
+bool Server::start(const std::vector<ListenerConfig>& listeners, std::string* error) {
+  if (impl_->started) {
+    *error = "network server already started";
+    return false;
+  }
+  impl_->started = true;
+  for (const ListenerConfig& config : listeners) {
+    if (!impl_->open_listener(config, error)) {
+      impl_->close_listeners();
+      impl_->listeners.clear();
+      impl_->bound_listeners.clear();
+      return false;
+    }
+  }
+  for (size_t i = 0; i < impl_->listeners.size(); ++i) {
+    const BoundListener& bound = impl_->bound_listeners[i];
+    EDDY_LOG_INFO("listening on %s", format_listener(bound.name, bound.host, bound.port).c_str());
+    impl_->accept_next(impl_->listeners[i]);
+  }
+  return true;
+}
+
+const std::vector<BoundListener>& Server::bound_listeners() const { return impl_->bound_listeners; }
+
+void Server::stop(int64_t deadline_ms, std::function<void()> on_stopped) {
+  impl_->stop(deadline_ms, std::move(on_stopped));
+}
+
+ServerStats Server::stats() const {
+  ServerStats stats;
+  stats.connections = impl_->connections.size();
+  stats.accepted_total = impl_->accepted_total;
+  for (const auto& entry : impl_->connections) {
+    if (entry.second->read_paused()) ++stats.read_paused_connections;
+    stats.queued_response_bytes += entry.second->queued_response_bytes();
+  }
+  return stats;
+}
+
+}  // namespace eddy::net

@@ -1,0 +1,117 @@
+#include "net/reactor.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace eddy::net {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Reactor, PostFromOtherThreadsRunsOnTheReactorThread) {
+  Reactor reactor;
+  std::thread runner([&] { reactor.run(); });
+  std::promise<std::thread::id> ran_on;
+  std::promise<bool> in_reactor;
+  std::thread poster([&] {
+    reactor.post([&] {
+      ran_on.set_value(std::this_thread::get_id());
+      in_reactor.set_value(reactor.in_reactor_thread());
+    });
+  });
+  poster.join();
+  auto id_future = ran_on.get_future();
+  ASSERT_EQ(id_future.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(id_future.get(), runner.get_id());
+  EXPECT_TRUE(in_reactor.get_future().get());
+  EXPECT_FALSE(reactor.in_reactor_thread());
+  reactor.stop();
+  runner.join();
+}
+
+TEST(Reactor, TimersFireInDeadlineOrderAndCancelledOnesDoNot) {
+  Reactor reactor;
+  std::vector<int> fired;
+  std::vector<Reactor::TimerId> ids;
+  // Scheduled before run(): allowed while no thread is inside run().
+  ids.push_back(reactor.schedule_after(40, [&] { fired.push_back(40); }));
+  ids.push_back(reactor.schedule_after(0, [&] { fired.push_back(0); }));
+  Reactor::TimerId cancelled = reactor.schedule_after(20, [&] { fired.push_back(-20); });
+  ids.push_back(reactor.schedule_after(30, [&] { fired.push_back(30); }));
+  reactor.cancel(cancelled);
+  reactor.cancel(cancelled);  // no-op
+  ids.push_back(reactor.schedule_after(60, [&] {
+    fired.push_back(60);
+    reactor.stop();
+  }));
+  reactor.run();
+  EXPECT_EQ(fired, (std::vector<int>{0, 30, 40, 60}));
+  // Ids are distinct and never reused.
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_NE(ids[i], cancelled);
+    for (size_t j = i + 1; j < ids.size(); ++j) EXPECT_NE(ids[i], ids[j]);
+  }
+  // Cancelling a timer that already ran is a no-op.
+  reactor.cancel(ids[0]);
+}
+
+TEST(Reactor, TimerCallbacksMayScheduleAndCancel) {
+  Reactor reactor;
+  std::vector<std::string> events;
+  Reactor::TimerId later = 0;
+  reactor.schedule_after(5, [&] {
+    events.push_back("first");
+    reactor.cancel(later);
+    reactor.schedule_after(1, [&] {
+      events.push_back("nested");
+      reactor.stop();
+    });
+  });
+  later = reactor.schedule_after(10, [&] { events.push_back("cancelled"); });
+  reactor.run();
+  EXPECT_EQ(events, (std::vector<std::string>{"first", "nested"}));
+}
+
+TEST(Reactor, EarlierTimerRearmsTheWait) {
+  Reactor reactor;
+  std::vector<int> fired;
+  std::thread runner([&] { reactor.run(); });
+  std::promise<void> done;
+  reactor.post([&] {
+    // A far timer first, then a near one: the near one must not wait for
+    // the far one.
+    Reactor::TimerId far = reactor.schedule_after(60000, [&] { fired.push_back(2); });
+    reactor.schedule_after(1, [&, far] {
+      fired.push_back(1);
+      reactor.cancel(far);
+      done.set_value();
+    });
+  });
+  ASSERT_EQ(done.get_future().wait_for(20s), std::future_status::ready);
+  reactor.stop();
+  runner.join();
+  EXPECT_EQ(fired, std::vector<int>{1});
+}
+
+TEST(Reactor, RunAgainAfterStop) {
+  Reactor reactor;
+  int runs = 0;
+  reactor.post([&] {
+    ++runs;
+    reactor.stop();
+  });
+  reactor.run();
+  reactor.post([&] {
+    ++runs;
+    reactor.stop();
+  });
+  reactor.run();
+  EXPECT_EQ(runs, 2);
+}
+
+}  // namespace
+}  // namespace eddy::net

@@ -1,0 +1,417 @@
+// Connections over loopback: framing, ordering, limits, backpressure, idle
+// timeout, graceful stop.
+#include "net/server.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+
+#include "net/listener_config.h"
+#include "net_test_util.h"
+
+namespace eddy::net {
+namespace {
+
+using namespace testing;
+
+std::vector<uint8_t> pattern(size_t size, uint8_t seed) {
+  std::vector<uint8_t> out(size);
+  for (size_t i = 0; i < size; ++i) out[i] = static_cast<uint8_t>(seed + i * 31 + (i >> 8));
+  return out;
+}
+
+TEST(Server, EchoesOneFrameAndReportsTheConnection) {
+  ServerFixture fx;
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  ASSERT_TRUE(client.write_frame(bytes_of("hello")));
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(client.read_frame(&body));
+  EXPECT_EQ(text_of(body), "hello");
+  std::lock_guard<std::mutex> lock(fx.handler().mu);
+  ASSERT_EQ(fx.handler().peers.size(), 1u);
+  EXPECT_EQ(fx.handler().peers[0].rfind("127.0.0.1:", 0), 0u) << fx.handler().peers[0];
+  EXPECT_EQ(fx.handler().listeners[0], "PLAINTEXT");
+}
+
+TEST(Server, FramesSplitAcrossManyReads) {
+  ServerFixture fx;
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  // Small, empty and larger-than-the-read-buffer frames, sent in pieces of
+  // varying size, so headers and bodies straddle reads.
+  std::vector<std::vector<uint8_t>> bodies = {pattern(5, 1), {}, pattern(300, 2), pattern(40000, 3),
+                                              pattern(1, 4), pattern(17000, 5)};
+  std::vector<uint8_t> stream;
+  for (const auto& body : bodies) {
+    auto frame = framed(body);
+    stream.insert(stream.end(), frame.begin(), frame.end());
+  }
+  size_t at = 0;
+  size_t piece = 1;
+  while (at < stream.size()) {
+    size_t n = std::min(piece, stream.size() - at);
+    ASSERT_TRUE(client.write(std::span<const uint8_t>(stream.data() + at, n)));
+    at += n;
+    piece = piece < 4000 ? piece * 3 + 1 : 1;
+  }
+  for (const auto& expected : bodies) {
+    std::vector<uint8_t> body;
+    ASSERT_TRUE(client.read_frame(&body));
+    EXPECT_EQ(body, expected);
+  }
+  EXPECT_EQ(fx.handler().frames.load(), static_cast<int>(bodies.size()));
+}
+
+TEST(Server, PipelinedFramesAnsweredInRequestOrderWhenCompletedInReverse) {
+  constexpr int kRequests = 60;
+  std::vector<ResponseSlot> slots;  // reactor thread only
+  std::vector<std::vector<uint8_t>> frames;
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+    frames.push_back(std::move(frame));
+    slots.push_back(std::move(slot));
+    if (slots.size() == kRequests) {
+      for (int i = kRequests - 1; i >= 0; --i) slots[i].respond(response_with(frames[i]));
+    }
+  });
+  fx.at_teardown([&] { slots.clear(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  std::vector<uint8_t> all;
+  for (int i = 0; i < kRequests; ++i) {
+    auto frame = framed(bytes_of("request-" + std::to_string(i)));
+    all.insert(all.end(), frame.begin(), frame.end());
+  }
+  ASSERT_TRUE(client.write(all));
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<uint8_t> body;
+    ASSERT_TRUE(client.read_frame(&body)) << i;
+    EXPECT_EQ(text_of(body), "request-" + std::to_string(i));
+  }
+}
+
+TEST(Server, NoResponseAndCloseCompletionsKeepTheOrder) {
+  ServerFixture fx(ServerOptions(), [](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+    std::string text = text_of(frame);
+    if (text == "skip") {
+      slot.respond_nothing();
+    } else if (text == "bad") {
+      slot.close_connection();
+    } else {
+      slot.respond(response_with(frame));
+    }
+  });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  std::vector<uint8_t> all;
+  for (const char* text : {"a", "skip", "b", "bad", "c"}) {
+    auto frame = framed(bytes_of(text));
+    all.insert(all.end(), frame.begin(), frame.end());
+  }
+  ASSERT_TRUE(client.write(all));
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(client.read_frame(&body));
+  EXPECT_EQ(text_of(body), "a");
+  ASSERT_TRUE(client.read_frame(&body));
+  EXPECT_EQ(text_of(body), "b");
+  // "bad" closes the connection after the responses before it; "c" gets no answer.
+  EXPECT_TRUE(client.wait_closed());
+  EXPECT_TRUE(wait_until([&] { return fx.stats().connections == 0; }));
+}
+
+TEST(Server, DroppedSlotClosesTheConnection) {
+  ServerFixture fx(ServerOptions(), [](ConnectionContext&, std::vector<uint8_t>, ResponseSlot) {});
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  ASSERT_TRUE(client.write_frame(bytes_of("x")));
+  EXPECT_TRUE(client.wait_closed());
+}
+
+TEST(Server, FrameOverTheLimitClosesOnlyThatConnection) {
+  ServerOptions options;
+  options.max_request_bytes = 1024;
+  ServerFixture fx(options);
+  TestClient good, big, negative;
+  ASSERT_TRUE(good.connect(fx.port()));
+  ASSERT_TRUE(big.connect(fx.port()));
+  ASSERT_TRUE(negative.connect(fx.port()));
+
+  ASSERT_TRUE(big.write(std::vector<uint8_t>{0, 0, 0x04, 0x01}));  // 1025
+  EXPECT_TRUE(big.wait_closed());
+  ASSERT_TRUE(negative.write(std::vector<uint8_t>{0xff, 0xff, 0xff, 0xfe}));  // -2
+  EXPECT_TRUE(negative.wait_closed());
+
+  // Exactly at the limit is fine, on the connection that was there all along.
+  auto body = pattern(1024, 9);
+  ASSERT_TRUE(good.write_frame(body));
+  std::vector<uint8_t> echoed;
+  ASSERT_TRUE(good.read_frame(&echoed));
+  EXPECT_EQ(echoed, body);
+  EXPECT_EQ(fx.handler().frames.load(), 1);
+}
+
+TEST(Server, TruncatedFrameThenClientCloseDispatchesNothing) {
+  ServerFixture fx;
+  {
+    TestClient client;
+    ASSERT_TRUE(client.connect(fx.port()));
+    std::vector<uint8_t> partial = {0, 0, 0, 100};
+    partial.resize(4 + 50, 7);
+    ASSERT_TRUE(client.write(partial));
+    // And a large frame (read outside the staging buffer), also cut short.
+    TestClient large;
+    ASSERT_TRUE(large.connect(fx.port()));
+    std::vector<uint8_t> partial_large = {0, 1, 0, 0};
+    partial_large.resize(4 + 30000, 8);
+    ASSERT_TRUE(large.write(partial_large));
+    ASSERT_TRUE(wait_until([&] { return fx.handler().opened.load() == 2; }));
+  }
+  EXPECT_TRUE(wait_until([&] { return fx.handler().closed.load() == 2; }));
+  EXPECT_EQ(fx.stats().connections, 0u);
+  EXPECT_EQ(fx.handler().frames.load(), 0);
+  // The server still serves others.
+  TestClient next;
+  ASSERT_TRUE(next.connect(fx.port()));
+  ASSERT_TRUE(next.write_frame(bytes_of("still here")));
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(next.read_frame(&body));
+  EXPECT_EQ(text_of(body), "still here");
+}
+
+TEST(Server, ConnectionIdsAreDistinct) {
+  ServerFixture fx;
+  TestClient a, b, c;
+  ASSERT_TRUE(a.connect(fx.port()));
+  ASSERT_TRUE(b.connect(fx.port()));
+  ASSERT_TRUE(c.connect(fx.port()));
+  ASSERT_TRUE(wait_until([&] { return fx.handler().opened.load() == 3; }));
+  std::lock_guard<std::mutex> lock(fx.handler().mu);
+  auto ids = fx.handler().opened_ids;
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
+// A client that sends many requests and reads nothing: the server stops
+// reading once the unsent responses reach the bound, and memory stays
+// bounded; when the client reads, everything arrives in order.
+TEST(Server, BackpressureOnQueuedResponseBytes) {
+  constexpr int kRequests = 200;
+  constexpr size_t kResponseBytes = 64 * 1024;
+  ServerOptions options;
+  options.max_queued_response_bytes = 256 * 1024;
+  options.socket_send_buffer_bytes = 64 * 1024;
+  ServerFixture fx(options, [](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+    std::vector<uint8_t> body(kResponseBytes, frame.empty() ? 0 : frame[0]);
+    std::copy(frame.begin(), frame.end(), body.begin());
+    slot.respond(response_with(body));
+  });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port(), 64 * 1024));
+  std::vector<uint8_t> all;
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<uint8_t> body = {static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8)};
+    auto frame = framed(body);
+    all.insert(all.end(), frame.begin(), frame.end());
+  }
+  ASSERT_TRUE(client.write(all));
+  ASSERT_TRUE(wait_until([&] { return fx.stats().read_paused_connections == 1; }));
+  ServerStats paused = fx.stats();
+  int frames_when_paused = fx.handler().frames.load();
+  EXPECT_LT(frames_when_paused, kRequests);
+  EXPECT_LE(paused.queued_response_bytes, options.max_queued_response_bytes + kResponseBytes + 4);
+  // While paused no further frame is read.
+  EXPECT_EQ(fx.stats().read_paused_connections, 1u);
+  EXPECT_EQ(fx.handler().frames.load(), frames_when_paused);
+
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<uint8_t> body;
+    ASSERT_TRUE(client.read_frame(&body)) << i;
+    ASSERT_EQ(body.size(), kResponseBytes);
+    ASSERT_EQ(body[0], static_cast<uint8_t>(i));
+    ASSERT_EQ(body[1], static_cast<uint8_t>(i >> 8));
+  }
+  EXPECT_EQ(fx.handler().frames.load(), kRequests);
+  EXPECT_TRUE(wait_until([&] { return fx.stats().read_paused_connections == 0; }));
+}
+
+TEST(Server, BackpressureOnRequestsInFlight) {
+  constexpr int kRequests = 150;
+  std::deque<ResponseSlot> slots;  // reactor thread only
+  std::deque<std::vector<uint8_t>> frames;
+  ServerOptions options;
+  options.max_in_flight_requests = 100;
+  ServerFixture fx(options, [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+    frames.push_back(std::move(frame));
+    slots.push_back(std::move(slot));
+  });
+  fx.at_teardown([&] { slots.clear(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  std::vector<uint8_t> all;
+  for (int i = 0; i < kRequests; ++i) {
+    auto frame = framed(bytes_of(std::to_string(i)));
+    all.insert(all.end(), frame.begin(), frame.end());
+  }
+  ASSERT_TRUE(client.write(all));
+  ASSERT_TRUE(wait_until([&] { return fx.stats().read_paused_connections == 1; }));
+  EXPECT_EQ(fx.handler().frames.load(), 100);
+  // Answer what is parked; reading resumes and the rest arrives.
+  auto answer_all = [&] {
+    fx.on_reactor([&] {
+      while (!slots.empty()) {
+        slots.front().respond(response_with(frames.front()));
+        slots.pop_front();
+        frames.pop_front();
+      }
+    });
+  };
+  answer_all();
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() == kRequests; }));
+  answer_all();
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<uint8_t> body;
+    ASSERT_TRUE(client.read_frame(&body)) << i;
+    EXPECT_EQ(text_of(body), std::to_string(i));
+  }
+}
+
+TEST(Server, IdleConnectionsAreClosedButNotWhileARequestIsParked) {
+  ServerOptions options;
+  options.connections_max_idle_ms = 200;
+  std::vector<ResponseSlot> parked;  // reactor thread only
+  ServerFixture fx(options, [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+    if (text_of(frame) == "park") {
+      parked.push_back(std::move(slot));
+    } else {
+      slot.respond(response_with(frame));
+    }
+  });
+  fx.at_teardown([&] { parked.clear(); });
+  TestClient busy;
+  ASSERT_TRUE(busy.connect(fx.port()));
+  ASSERT_TRUE(busy.write_frame(bytes_of("park")));
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() == 1; }));
+  // Connected after busy's last activity: once it is closed for idleness,
+  // busy has been idle at least as long.
+  TestClient idle;
+  ASSERT_TRUE(idle.connect(fx.port()));
+  EXPECT_TRUE(idle.wait_closed());
+  // stats() runs on the reactor after the handler that closed idle.
+  EXPECT_EQ(fx.stats().connections, 1u);
+  EXPECT_EQ(fx.handler().closed.load(), 1);
+
+  fx.on_reactor([&] { parked[0].respond(response_with(bytes_of("done"))); });
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(busy.read_frame(&body));
+  EXPECT_EQ(text_of(body), "done");
+  EXPECT_TRUE(busy.wait_closed());
+}
+
+TEST(Server, GracefulStopLetsInFlightRequestsFinish) {
+  std::vector<ResponseSlot> parked;  // reactor thread only
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+    parked.push_back(std::move(slot));
+  });
+  fx.at_teardown([&] { parked.clear(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  ASSERT_TRUE(client.write_frame(bytes_of("in flight")));
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() == 1; }));
+
+  std::atomic<bool> stopped{false};
+  fx.on_reactor([&] { fx.server().stop(20000, [&] { stopped = true; }); });
+  // No new connections; frames sent after stop are not read.
+  TestClient late;
+  EXPECT_FALSE(late.connect(fx.port()));
+  ASSERT_TRUE(client.write_frame(bytes_of("after stop")));
+  EXPECT_FALSE(stopped.load());
+
+  fx.on_reactor([&] { parked[0].respond(response_with(bytes_of("answer"))); });
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(client.read_frame(&body));
+  EXPECT_EQ(text_of(body), "answer");
+  EXPECT_TRUE(client.wait_closed());
+  EXPECT_TRUE(wait_until([&] { return stopped.load(); }));
+  EXPECT_EQ(fx.handler().frames.load(), 1);
+}
+
+TEST(Server, GracefulStopClosesStragglersAtTheDeadline) {
+  std::vector<ResponseSlot> parked;  // reactor thread only
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t>, ResponseSlot slot) {
+    parked.push_back(std::move(slot));
+  });
+  fx.at_teardown([&] { parked.clear(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  ASSERT_TRUE(client.write_frame(bytes_of("never answered")));
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() == 1; }));
+  std::atomic<bool> stopped{false};
+  fx.on_reactor([&] { fx.server().stop(50, [&] { stopped = true; }); });
+  EXPECT_TRUE(client.wait_closed());
+  EXPECT_TRUE(wait_until([&] { return stopped.load(); }));
+  // Answering after the connection is gone is harmless.
+  fx.on_reactor([&] {
+    EXPECT_TRUE(parked[0].connection().closed());
+    parked[0].respond(response_with(bytes_of("late")));
+  });
+}
+
+TEST(Server, StopWithoutConnections) {
+  ServerFixture fx;
+  std::atomic<bool> stopped{false};
+  fx.on_reactor([&] { fx.server().stop(20000, [&] { stopped = true; }); });
+  EXPECT_TRUE(wait_until([&] { return stopped.load(); }));
+}
+
+TEST(Server, StartRefusesUnsupportedSecurityProtocolsAndBusyPorts) {
+  TestHandler handler;
+  Reactor reactor;
+  std::vector<ListenerConfig> listeners;
+  std::string error;
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", nullptr, &listeners, &error));
+  {
+    Server server(reactor, handler);
+    EXPECT_FALSE(server.start(listeners, &error));
+    EXPECT_NE(error.find("SSL"), std::string::npos) << error;
+    EXPECT_NE(error.find("not supported"), std::string::npos) << error;
+    EXPECT_TRUE(server.bound_listeners().empty());
+  }
+  Server first(reactor, handler);
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0", nullptr, &listeners, &error));
+  ASSERT_TRUE(first.start(listeners, &error)) << error;
+  ASSERT_EQ(first.bound_listeners().size(), 1u);
+  uint16_t port = first.bound_listeners()[0].port;
+  EXPECT_NE(port, 0);
+  EXPECT_EQ(first.bound_listeners()[0].host, "127.0.0.1");
+  Server second(reactor, handler);
+  ASSERT_TRUE(
+      parse_listeners("PLAINTEXT://127.0.0.1:" + std::to_string(port), nullptr, &listeners, &error));
+  EXPECT_FALSE(second.start(listeners, &error));
+  EXPECT_NE(error.find("cannot listen"), std::string::npos) << error;
+}
+
+TEST(Server, AllInterfacesListenerAcceptsLoopback) {
+  TestHandler handler;
+  Reactor reactor;
+  Server server(reactor, handler);
+  std::vector<ListenerConfig> listeners;
+  std::string error;
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://:0", nullptr, &listeners, &error));
+  ASSERT_TRUE(server.start(listeners, &error)) << error;
+  ASSERT_EQ(server.bound_listeners().size(), 1u);
+  EXPECT_EQ(server.bound_listeners()[0].host, "");
+  std::thread runner([&] { reactor.run(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(server.bound_listeners()[0].port));
+  ASSERT_TRUE(client.write_frame(bytes_of("any")));
+  std::vector<uint8_t> body;
+  EXPECT_TRUE(client.read_frame(&body));
+  EXPECT_EQ(text_of(body), "any");
+  reactor.stop();
+  runner.join();
+}
+
+}  // namespace
+}  // namespace eddy::net
