@@ -1,0 +1,686 @@
+#include "protocol/wire.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace eddy::protocol {
+
+namespace {
+
+uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
+uint32_t load_be32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+uint64_t load_be64(const uint8_t* p) { return (uint64_t{load_be32(p)} << 32) | load_be32(p + 4); }
+
+void store_be16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+void store_be32(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 24);
+  p[1] = static_cast<uint8_t>(v >> 16);
+  p[2] = static_cast<uint8_t>(v >> 8);
+  p[3] = static_cast<uint8_t>(v);
+}
+void store_be64(uint8_t* p, uint64_t v) {
+  store_be32(p, static_cast<uint32_t>(v >> 32));
+  store_be32(p + 4, static_cast<uint32_t>(v));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Value types
+// ---------------------------------------------------------------------------
+
+bool Uuid::is_zero() const {
+  for (uint8_t b : bytes) {
+    if (b != 0) return false;
+  }
+  return true;
+}
+
+uint64_t Records::size() const {
+  uint64_t total = bytes.size();
+  for (const FileRegion& r : file_regions) total += r.length;
+  return total;
+}
+
+bool Records::operator==(const Records& other) const {
+  if (bytes.size() != other.bytes.size()) return false;
+  if (!bytes.empty() && std::memcmp(bytes.data(), other.bytes.data(), bytes.size()) != 0) return false;
+  if (file_regions.size() != other.file_regions.size()) return false;
+  for (size_t i = 0; i < file_regions.size(); ++i) {
+    const FileRegion& a = file_regions[i];
+    const FileRegion& b = other.file_regions[i];
+    if (a.fd != b.fd || a.offset != b.offset || a.length != b.length) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+// ---------------------------------------------------------------------------
+
+Reader::Reader(std::span<const uint8_t> data, const char* message_name, size_t base_offset)
+    : data_(data), end_(data.size()), base_offset_(base_offset), message_name_(message_name) {}
+
+void Reader::enter(int32_t index) {
+  if (depth_ + 1 >= kMaxDepth) {
+    ++overflow_depth_;
+    return;
+  }
+  path_[depth_].index = index;
+  ++depth_;
+  path_[depth_] = PathEntry{};
+}
+
+void Reader::leave() {
+  if (overflow_depth_ > 0) {
+    --overflow_depth_;
+    return;
+  }
+  if (depth_ > 0) --depth_;
+}
+
+void Reader::fail(const char* format, ...) {
+  if (failed_) return;
+  failed_ = true;
+  std::string where = message_name_ ? message_name_ : "message";
+  for (int d = 0; d <= depth_; ++d) {
+    if (path_[d].name == nullptr) break;
+    where += '.';
+    where += path_[d].name;
+    if (d < depth_ && path_[d].index >= 0) {
+      where += '[';
+      where += std::to_string(path_[d].index);
+      where += ']';
+    }
+  }
+  char what[256];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(what, sizeof(what), format, args);
+  va_end(args);
+  error_ = where + ": " + what + " at byte " + std::to_string(base_offset_ + pos_);
+}
+
+bool Reader::need(size_t n, const char* what) {
+  if (failed_) return false;
+  if (end_ - pos_ < n) {
+    fail("%s needs %zu bytes but %zu remain", what, n, end_ - pos_);
+    return false;
+  }
+  return true;
+}
+
+int8_t Reader::read_int8() {
+  if (!need(1, "int8")) return 0;
+  return static_cast<int8_t>(data_[pos_++]);
+}
+
+int16_t Reader::read_int16() {
+  if (!need(2, "int16")) return 0;
+  int16_t v = static_cast<int16_t>(load_be16(&data_[pos_]));
+  pos_ += 2;
+  return v;
+}
+
+uint16_t Reader::read_uint16() {
+  if (!need(2, "uint16")) return 0;
+  uint16_t v = load_be16(&data_[pos_]);
+  pos_ += 2;
+  return v;
+}
+
+int32_t Reader::read_int32() {
+  if (!need(4, "int32")) return 0;
+  int32_t v = static_cast<int32_t>(load_be32(&data_[pos_]));
+  pos_ += 4;
+  return v;
+}
+
+uint32_t Reader::read_uint32() {
+  if (!need(4, "uint32")) return 0;
+  uint32_t v = load_be32(&data_[pos_]);
+  pos_ += 4;
+  return v;
+}
+
+int64_t Reader::read_int64() {
+  if (!need(8, "int64")) return 0;
+  int64_t v = static_cast<int64_t>(load_be64(&data_[pos_]));
+  pos_ += 8;
+  return v;
+}
+
+double Reader::read_float64() {
+  if (!need(8, "float64")) return 0;
+  uint64_t bits = load_be64(&data_[pos_]);
+  pos_ += 8;
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+bool Reader::read_bool() {
+  if (!need(1, "bool")) return false;
+  return data_[pos_++] != 0;
+}
+
+Uuid Reader::read_uuid() {
+  Uuid u;
+  if (!need(16, "uuid")) return u;
+  std::memcpy(u.bytes.data(), &data_[pos_], 16);
+  pos_ += 16;
+  return u;
+}
+
+uint32_t Reader::read_uvarint() {
+  uint32_t value = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (!need(1, "unsigned varint")) return 0;
+    uint8_t b = data_[pos_++];
+    if (i == 4 && (b & 0xf0) != 0) {
+      fail("unsigned varint does not fit in 32 bits");
+      return 0;
+    }
+    value |= uint32_t{b & 0x7fu} << (7 * i);
+    if ((b & 0x80) == 0) return value;
+  }
+  return value;  // unreachable: the 5th byte has its high bit clear
+}
+
+uint64_t Reader::read_uvarlong() {
+  uint64_t value = 0;
+  for (int i = 0; i < 10; ++i) {
+    if (!need(1, "unsigned varlong")) return 0;
+    uint8_t b = data_[pos_++];
+    if (i == 9 && (b & 0xfe) != 0) {
+      fail("unsigned varlong does not fit in 64 bits");
+      return 0;
+    }
+    value |= uint64_t{b & 0x7fu} << (7 * i);
+    if ((b & 0x80) == 0) return value;
+  }
+  return value;
+}
+
+int32_t Reader::read_varint() {
+  uint32_t v = read_uvarint();
+  return static_cast<int32_t>((v >> 1) ^ (~(v & 1) + 1));
+}
+
+int64_t Reader::read_varlong() {
+  uint64_t v = read_uvarlong();
+  return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+}
+
+// Reads a length prefix: compact (unsigned varint N meaning N-1), int16
+// (strings) or int32 (wide: bytes, records). Returns -1 for null, -2 after
+// an error. A non-null length is checked against the remaining bytes.
+int64_t Reader::read_length(bool compact, bool wide, const char* what) {
+  if (failed_) return -2;
+  int64_t length;
+  if (compact) {
+    length = static_cast<int64_t>(read_uvarint()) - 1;
+  } else if (wide) {
+    length = read_int32();
+  } else {
+    length = read_int16();
+  }
+  if (failed_) return -2;
+  if (length < -1) {
+    fail("%s length %lld is negative", what, static_cast<long long>(length));
+    return -2;
+  }
+  if (length >= 0 && static_cast<uint64_t>(length) > end_ - pos_) {
+    fail("%s length %lld exceeds remaining %zu bytes", what, static_cast<long long>(length), end_ - pos_);
+    return -2;
+  }
+  return length;
+}
+
+std::string Reader::read_string(bool compact) {
+  int64_t length = read_length(compact, false, "string");
+  if (length == -1) {
+    fail("null string in a non-nullable field");
+    return {};
+  }
+  if (length < 0) return {};
+  std::string s(reinterpret_cast<const char*>(&data_[pos_]), static_cast<size_t>(length));
+  pos_ += static_cast<size_t>(length);
+  return s;
+}
+
+std::optional<std::string> Reader::read_nullable_string(bool compact, bool nullable) {
+  int64_t length = read_length(compact, false, "string");
+  if (length == -1) {
+    if (!nullable) fail("null string in a version where the field is not nullable");
+    return std::nullopt;
+  }
+  if (length < 0) return std::nullopt;
+  std::string s(reinterpret_cast<const char*>(&data_[pos_]), static_cast<size_t>(length));
+  pos_ += static_cast<size_t>(length);
+  return s;
+}
+
+std::span<const uint8_t> Reader::read_bytes_view(bool compact, bool* is_null) {
+  *is_null = false;
+  int64_t length = read_length(compact, true, "bytes");
+  if (length == -1) {
+    *is_null = true;
+    return {};
+  }
+  if (length < 0) return {};
+  std::span<const uint8_t> view = data_.subspan(pos_, static_cast<size_t>(length));
+  pos_ += static_cast<size_t>(length);
+  return view;
+}
+
+std::vector<uint8_t> Reader::read_bytes(bool compact) {
+  bool is_null;
+  std::span<const uint8_t> view = read_bytes_view(compact, &is_null);
+  if (is_null) fail("null bytes in a non-nullable field");
+  return std::vector<uint8_t>(view.begin(), view.end());
+}
+
+std::optional<std::vector<uint8_t>> Reader::read_nullable_bytes(bool compact, bool nullable) {
+  bool is_null;
+  std::span<const uint8_t> view = read_bytes_view(compact, &is_null);
+  if (is_null) {
+    if (!nullable) fail("null bytes in a version where the field is not nullable");
+    return std::nullopt;
+  }
+  if (failed_) return std::nullopt;
+  return std::vector<uint8_t>(view.begin(), view.end());
+}
+
+Records Reader::read_records(bool compact) {
+  int64_t length = read_length(compact, true, "records");
+  Records records;
+  if (length == -1) {
+    fail("null records in a non-nullable field");
+    return records;
+  }
+  if (length < 0) return records;
+  records.bytes = data_.subspan(pos_, static_cast<size_t>(length));
+  pos_ += static_cast<size_t>(length);
+  return records;
+}
+
+std::optional<Records> Reader::read_nullable_records(bool compact, bool nullable) {
+  int64_t length = read_length(compact, true, "records");
+  if (length == -1) {
+    if (!nullable) fail("null records in a version where the field is not nullable");
+    return std::nullopt;
+  }
+  if (length < 0) return std::nullopt;
+  Records records;
+  records.bytes = data_.subspan(pos_, static_cast<size_t>(length));
+  pos_ += static_cast<size_t>(length);
+  return records;
+}
+
+int32_t Reader::read_array_length(bool compact, size_t min_element_size, bool nullable) {
+  if (failed_) return 0;
+  int64_t count = compact ? static_cast<int64_t>(read_uvarint()) - 1 : read_int32();
+  if (failed_) return 0;
+  if (count == -1) {
+    if (!nullable) {
+      fail("null array in a non-nullable field");
+      return 0;
+    }
+    return -1;
+  }
+  if (count < 0) {
+    fail("array count %lld is negative", static_cast<long long>(count));
+    return 0;
+  }
+  size_t remaining = end_ - pos_;
+  if (static_cast<uint64_t>(count) > remaining / min_element_size) {
+    fail("array count %lld exceeds what the remaining %zu bytes can hold (at least %zu bytes per element)",
+         static_cast<long long>(count), remaining, min_element_size);
+    return 0;
+  }
+  return static_cast<int32_t>(count);
+}
+
+bool Reader::read_struct_marker(bool nullable) {
+  int8_t marker = read_int8();
+  if (failed_) return false;
+  if (marker < 0) {
+    if (!nullable) fail("null struct in a version where the field is not nullable");
+    return false;
+  }
+  return true;
+}
+
+Reader::TagSection Reader::read_tag_section() {
+  TagSection section;
+  uint32_t count = read_uvarint();
+  if (failed_) return section;
+  // Each tagged field takes at least two bytes (tag, size).
+  if (count > (end_ - pos_) / 2) {
+    fail("tagged field count %u exceeds what the remaining %zu bytes can hold", count, end_ - pos_);
+    return section;
+  }
+  section.count = count;
+  return section;
+}
+
+Reader::Tag Reader::begin_tag(TagSection* section) {
+  Tag t;
+  t.outer_end = end_;
+  t.tag = read_uvarint();
+  uint32_t size = read_uvarint();
+  if (failed_) {
+    t.end = end_;
+    return t;
+  }
+  if (static_cast<int64_t>(t.tag) <= section->last_tag) {
+    fail("tagged field %u follows tag %lld (tags must ascend)", t.tag, static_cast<long long>(section->last_tag));
+    t.end = end_;
+    return t;
+  }
+  section->last_tag = t.tag;
+  if (size > end_ - pos_) {
+    fail("tagged field %u size %u exceeds remaining %zu bytes", t.tag, size, end_ - pos_);
+    t.end = end_;
+    return t;
+  }
+  t.end = pos_ + size;
+  end_ = t.end;
+  return t;
+}
+
+void Reader::read_unknown_tag(const Tag& tag, std::vector<TaggedField>* unknown) {
+  if (failed_) return;
+  TaggedField f;
+  f.tag = tag.tag;
+  f.data.assign(data_.begin() + static_cast<ptrdiff_t>(pos_), data_.begin() + static_cast<ptrdiff_t>(tag.end));
+  pos_ = tag.end;
+  unknown->push_back(std::move(f));
+}
+
+void Reader::end_tag(const Tag& tag) {
+  // pos_ cannot pass tag.end: begin_tag narrowed end_ to it.
+  if (!failed_ && pos_ != tag.end) {
+    fail("the value of tagged field %u left %zu of its bytes unread", tag.tag, tag.end - pos_);
+  }
+  end_ = tag.outer_end;
+}
+
+void Reader::read_tagged_fields(std::vector<TaggedField>* unknown) {
+  TagSection section = read_tag_section();
+  for (uint32_t i = 0; i < section.count && !failed_; ++i) {
+    Tag t = begin_tag(&section);
+    read_unknown_tag(t, unknown);
+    end_tag(t);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Writer
+// ---------------------------------------------------------------------------
+
+void Writer::write_int16(int16_t v) { write_uint16(static_cast<uint16_t>(v)); }
+
+void Writer::write_uint16(uint16_t v) {
+  uint8_t b[2];
+  store_be16(b, v);
+  put(b, 2);
+}
+
+void Writer::write_int32(int32_t v) { write_uint32(static_cast<uint32_t>(v)); }
+
+void Writer::write_uint32(uint32_t v) {
+  uint8_t b[4];
+  store_be32(b, v);
+  put(b, 4);
+}
+
+void Writer::write_int64(int64_t v) {
+  uint8_t b[8];
+  store_be64(b, static_cast<uint64_t>(v));
+  put(b, 8);
+}
+
+void Writer::write_float64(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  uint8_t b[8];
+  store_be64(b, bits);
+  put(b, 8);
+}
+
+void Writer::write_uvarint(uint32_t v) {
+  uint8_t b[5];
+  size_t n = 0;
+  while (v >= 0x80) {
+    b[n++] = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  b[n++] = static_cast<uint8_t>(v);
+  put(b, n);
+}
+
+void Writer::write_uvarlong(uint64_t v) {
+  uint8_t b[10];
+  size_t n = 0;
+  while (v >= 0x80) {
+    b[n++] = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  b[n++] = static_cast<uint8_t>(v);
+  put(b, n);
+}
+
+void Writer::write_varint(int32_t v) {
+  uint32_t u = static_cast<uint32_t>(v);
+  write_uvarint((u << 1) ^ (v < 0 ? 0xffffffffu : 0u));
+}
+
+void Writer::write_varlong(int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v);
+  write_uvarlong((u << 1) ^ (v < 0 ? ~uint64_t{0} : uint64_t{0}));
+}
+
+void Writer::write_string(std::string_view s, bool compact) {
+  if (compact) {
+    if (s.size() >= std::numeric_limits<uint32_t>::max()) {
+      record_error("string of " + std::to_string(s.size()) + " bytes is too long to encode");
+      write_uvarint(1);
+      return;
+    }
+    write_uvarint(static_cast<uint32_t>(s.size() + 1));
+  } else {
+    if (s.size() > static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
+      record_error("string of " + std::to_string(s.size()) + " bytes is too long for an int16 length");
+      write_int16(0);
+      return;
+    }
+    write_int16(static_cast<int16_t>(s.size()));
+  }
+  put(s.data(), s.size());
+}
+
+void Writer::write_nullable_string(const std::optional<std::string>& s, bool compact, bool nullable,
+                                   const char* field) {
+  if (s) {
+    write_string(*s, compact);
+    return;
+  }
+  if (!nullable) {
+    record_error(std::string(field ? field : "string field") + " is null in a version where it is not nullable");
+    write_string({}, compact);
+    return;
+  }
+  if (compact) {
+    write_uvarint(0);
+  } else {
+    write_int16(-1);
+  }
+}
+
+void Writer::write_bytes(std::span<const uint8_t> b, bool compact) {
+  if (b.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    record_error("bytes of " + std::to_string(b.size()) + " bytes are too long to encode");
+    b = {};
+  }
+  if (compact) {
+    write_uvarint(static_cast<uint32_t>(b.size() + 1));
+  } else {
+    write_int32(static_cast<int32_t>(b.size()));
+  }
+  put(b.data(), b.size());
+}
+
+void Writer::write_nullable_bytes(const std::optional<std::vector<uint8_t>>& b, bool compact, bool nullable,
+                                  const char* field) {
+  if (b) {
+    write_bytes(*b, compact);
+    return;
+  }
+  if (!nullable) {
+    record_error(std::string(field ? field : "bytes field") + " is null in a version where it is not nullable");
+    write_bytes({}, compact);
+    return;
+  }
+  if (compact) {
+    write_uvarint(0);
+  } else {
+    write_int32(-1);
+  }
+}
+
+void Writer::write_records(const Records& records, bool compact) {
+  uint64_t size = records.size();
+  if (size >= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    record_error("records of " + std::to_string(size) + " bytes are too long to encode");
+    write_bytes({}, compact);
+    return;
+  }
+  if (compact) {
+    write_uvarint(static_cast<uint32_t>(size + 1));
+  } else {
+    write_int32(static_cast<int32_t>(size));
+  }
+  put(records.bytes.data(), records.bytes.size());
+  for (const FileRegion& region : records.file_regions) out_->append_file(region);
+}
+
+void Writer::write_nullable_records(const std::optional<Records>& records, bool compact, bool nullable,
+                                    const char* field) {
+  if (records) {
+    write_records(*records, compact);
+    return;
+  }
+  if (!nullable) {
+    record_error(std::string(field ? field : "records field") + " is null in a version where it is not nullable");
+    write_bytes({}, compact);
+    return;
+  }
+  if (compact) {
+    write_uvarint(0);
+  } else {
+    write_int32(-1);
+  }
+}
+
+void Writer::write_array_length(size_t count, bool compact) {
+  if (count >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    record_error("array of " + std::to_string(count) + " elements is too long to encode");
+  }
+  if (compact) {
+    write_uvarint(static_cast<uint32_t>(count + 1));
+  } else {
+    write_int32(static_cast<int32_t>(count));
+  }
+}
+
+void Writer::write_null_array(bool compact, bool nullable, const char* field) {
+  if (!nullable) {
+    record_error(std::string(field ? field : "array field") + " is null in a version where it is not nullable");
+    write_array_length(0, compact);
+    return;
+  }
+  if (compact) {
+    write_uvarint(0);
+  } else {
+    write_int32(-1);
+  }
+}
+
+void Writer::write_struct_marker(bool present, bool nullable, const char* field) {
+  if (!present && !nullable) {
+    record_error(std::string(field ? field : "struct field") + " is null in a version where it is not nullable");
+  }
+  write_int8(present ? 1 : -1);
+}
+
+void Writer::write_tagged_fields(const std::vector<TaggedField>& unknown) {
+  if (unknown.empty()) {
+    write_uvarint(0);
+    return;
+  }
+  TaggedFieldsWriter tags(*this, unknown);
+  tags.finish();
+}
+
+void Writer::not_representable(const char* field, int16_t version) {
+  record_error(std::string(field) + " has a non-default value that version " + std::to_string(version) +
+               " cannot carry");
+}
+
+void Writer::record_error(std::string message) {
+  if (error_.empty()) error_ = std::move(message);
+}
+
+// ---------------------------------------------------------------------------
+// TaggedFieldsWriter
+// ---------------------------------------------------------------------------
+
+Writer& TaggedFieldsWriter::add(uint32_t tag) {
+  if (current_ && !current_->ok()) w_.record_error(current_->error());
+  current_.reset();
+  known_.push_back(Entry{tag, OutputBuffer()});
+  current_.emplace(&known_.back().value);
+  return *current_;
+}
+
+void TaggedFieldsWriter::finish() {
+  if (current_ && !current_->ok()) w_.record_error(current_->error());
+  current_.reset();
+
+  // Merge known and unknown fields by tag (stable: known first on a tie,
+  // which only a caller bug could produce).
+  struct Item {
+    uint32_t tag;
+    const OutputBuffer* known;
+    const TaggedField* unknown;
+  };
+  std::vector<Item> items;
+  items.reserve(known_.size() + unknown_.size());
+  for (const Entry& e : known_) items.push_back({e.tag, &e.value, nullptr});
+  for (const TaggedField& f : unknown_) items.push_back({f.tag, nullptr, &f});
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.tag < b.tag; });
+
+  w_.write_uvarint(static_cast<uint32_t>(items.size()));
+  for (const Item& item : items) {
+    w_.write_uvarint(item.tag);
+    if (item.known) {
+      w_.write_uvarint(static_cast<uint32_t>(item.known->size()));
+      w_.out()->append(*item.known);
+    } else {
+      w_.write_uvarint(static_cast<uint32_t>(item.unknown->data.size()));
+      w_.out()->append(item.unknown->data.data(), item.unknown->data.size());
+    }
+  }
+}
+
+}  // namespace eddy::protocol
