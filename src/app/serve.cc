@@ -1,9 +1,17 @@
 #include "app/serve.h"
 
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include "app/broker_config.h"
+#include "app/broker_options_from_config.h"
+#include "broker/broker.h"
+#include "meta/meta_store.h"
+#include "net/reactor.h"
+#include "net/server.h"
+#include "storage/log_manager.h"
 #include "app/cli.h"
 #include "app/version.h"
 #include "port/log.h"
@@ -41,6 +49,115 @@ bool parse_serve_args(const std::vector<std::string>& args, ServeArgs* out, std:
   return true;
 }
 
+// Adapts the network layer's response slots to the broker's Reply.
+class SlotReply final : public broker::Reply {
+ public:
+  explicit SlotReply(net::ResponseSlot slot) : slot_(std::move(slot)) {}
+  void send(protocol::OutputBuffer response) override { slot_.respond(std::move(response)); }
+  void send_nothing() override { slot_.respond_nothing(); }
+  void close_connection() override { slot_.close_connection(); }
+  bool connection_closed() const override { return !slot_.pending() || slot_.connection().closed(); }
+
+ private:
+  net::ResponseSlot slot_;
+};
+
+class BrokerFrameHandler final : public net::FrameHandler {
+ public:
+  explicit BrokerFrameHandler(broker::Broker** broker) : broker_(broker) {}
+  void on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame, net::ResponseSlot slot) override {
+    broker::ClientInfo client{connection.id(), connection.peer(), connection.listener()};
+    (*broker_)->handle(client, std::move(frame), std::make_unique<SlotReply>(std::move(slot)));
+  }
+  void on_connection_closed(net::ConnectionContext& connection) override {
+    if (*broker_ != nullptr) (*broker_)->on_connection_closed(connection.id());
+  }
+
+ private:
+  broker::Broker** broker_;
+};
+
+// How often time-based retention runs.
+constexpr int64_t kRetentionCheckMs = 30000;
+// How long in-flight requests get to finish on shutdown.
+constexpr int64_t kShutdownDeadlineMs = 5000;
+
+int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
+               const std::vector<net::ListenerConfig>& advertised) {
+  const std::string data_dir = config.get_string("log.dirs");
+  EDDY_LOG_INFO("eddy %s starting: config %s, data %s", EDDY_VERSION,
+                config_path.empty() ? "(defaults)" : config_path.c_str(), data_dir.c_str());
+  std::unique_ptr<storage::LogManager> logs;
+  storage::Status ls = storage::LogManager::open(data_dir, &logs);
+  if (ls == storage::Status::kLocked) {
+    EDDY_LOG_ERROR("data directory %s is in use by another eddy process", data_dir.c_str());
+    return kExitFailure;
+  }
+  if (ls != storage::Status::kOk) {
+    EDDY_LOG_ERROR("cannot open data directory %s: %s", data_dir.c_str(), storage::status_name(ls));
+    return kExitFailure;
+  }
+  std::unique_ptr<meta::MetaStore> meta;
+  meta::Status ms = meta::MetaStore::open(data_dir + "/eddy.db", &meta);
+  if (!ms.ok()) {
+    EDDY_LOG_ERROR("%s", ms.message().c_str());
+    return kExitFailure;
+  }
+
+  net::Reactor reactor;
+  broker::Broker* broker_ptr = nullptr;
+  BrokerFrameHandler handler(&broker_ptr);
+  net::Server server(reactor, handler, server_options_from(config));
+  std::string error;
+  if (!server.start(listeners, &error)) {
+    EDDY_LOG_ERROR("%s", error.c_str());
+    return kExitFailure;
+  }
+  broker::BrokerOptions options = broker_options_from(config);
+  options.advertised_listeners = advertise(advertised, server.bound_listeners());
+  broker::Broker broker(reactor, options, meta.get(), logs.get());
+  if (!broker.start(&error)) {
+    EDDY_LOG_ERROR("%s", error.c_str());
+    return kExitFailure;
+  }
+  broker_ptr = &broker;
+
+  // Time retention, periodically.
+  std::function<void()> retention = [&] {
+    size_t dropped = logs->apply_retention(port::wall_clock_millis());
+    if (dropped > 0) EDDY_LOG_INFO("retention dropped %zu segments", dropped);
+    reactor.schedule_after(kRetentionCheckMs, retention);
+  };
+  reactor.schedule_after(kRetentionCheckMs, retention);
+
+  // SIGINT/SIGTERM arrive on this thread and start the shutdown on the reactor.
+  std::thread signals([&] {
+    int sig = port::wait_for_termination_signal();
+    reactor.post([&, sig] {
+      EDDY_LOG_INFO("signal %d: shutting down", sig);
+      broker.drain();
+      server.stop(kShutdownDeadlineMs, [&] { reactor.stop(); });
+    });
+  });
+  reactor.run();
+  broker_ptr = nullptr;
+
+  int rc = kExitOk;
+  storage::Status cs = logs->close();
+  if (cs != storage::Status::kOk) {
+    EDDY_LOG_ERROR("closing the logs failed: %s", storage::status_name(cs));
+    rc = kExitFailure;
+  }
+  meta::Status mcs = meta->close();
+  if (!mcs.ok()) {
+    EDDY_LOG_ERROR("%s", mcs.message().c_str());
+    rc = kExitFailure;
+  }
+  signals.join();
+  EDDY_LOG_INFO("stopped");
+  return rc;
+}
+
 }  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
@@ -64,27 +181,12 @@ int run_serve(const std::vector<std::string>& args) {
   // Signals are taken by a dedicated thread (sigwait), never by handlers.
   port::block_termination_signals();
 
-  const std::string data_dir = config.get_string("log.dirs");
-  if (auto ec = port::make_directories(data_dir)) {
-    EDDY_LOG_ERROR("cannot create data directory %s: %s", data_dir.c_str(), ec.message().c_str());
-    return kExitFailure;
+  std::vector<net::ListenerConfig> listeners, advertised;
+  if (!listeners_from(config, &listeners, &advertised, &error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return kExitUsage;
   }
-  port::File lock;
-  if (auto ec = port::File::open(data_dir + "/.lock", port::OpenMode::kCreate, &lock)) {
-    EDDY_LOG_ERROR("cannot open %s/.lock: %s", data_dir.c_str(), ec.message().c_str());
-    return kExitFailure;
-  }
-  if (auto ec = lock.try_lock_exclusive()) {
-    EDDY_LOG_ERROR("data directory %s is in use by another eddy process (%s)", data_dir.c_str(),
-                   ec.message().c_str());
-    return kExitFailure;
-  }
-
-  EDDY_LOG_INFO("eddy %s starting: config %s, data %s", EDDY_VERSION,
-                serve_args.config_path.empty() ? "(defaults)" : serve_args.config_path.c_str(), data_dir.c_str());
-  int sig = port::wait_for_termination_signal();
-  EDDY_LOG_INFO("signal %d: shutting down", sig);
-  return kExitOk;
+  return run_broker(config, serve_args.config_path, listeners, advertised);
 }
 
 }  // namespace eddy::app

@@ -1,0 +1,106 @@
+#include "app/broker_options_from_config.h"
+
+#include "app/broker_config.h"
+#include "port/log.h"
+
+namespace eddy::app {
+
+storage::LogConfig log_defaults_from(const Config& config) {
+  storage::LogConfig c;
+  c.segment_bytes = static_cast<uint64_t>(config.get_long("log.segment.bytes"));
+  c.retention_bytes = config.get_long("log.retention.bytes");
+  // Kafka's precedence: log.retention.ms, then .minutes, then .hours.
+  if (config.is_set("log.retention.ms")) {
+    c.retention_ms = config.get_long("log.retention.ms");
+  } else if (config.is_set("log.retention.minutes")) {
+    int64_t m = config.get_long("log.retention.minutes");
+    c.retention_ms = m < 0 ? storage::kNoLimit : m * 60 * 1000;
+  } else {
+    int64_t h = config.get_long("log.retention.hours");
+    c.retention_ms = h < 0 ? storage::kNoLimit : h * 3600 * 1000;
+  }
+  c.flush_interval_messages = config.get_long("log.flush.interval.messages");
+  c.flush_interval_ms = config.is_set("log.flush.interval.ms") ? config.get_long("log.flush.interval.ms")
+                                                                : config.get_long("log.flush.scheduler.interval.ms");
+  c.timestamp_type = config.get_string("log.message.timestamp.type") == "LogAppendTime"
+                         ? protocol::TimestampType::kLogAppendTime
+                         : protocol::TimestampType::kCreateTime;
+  c.full_policy = config.get_string("eddy.full.policy") == "reject" ? storage::FullPolicy::kReject
+                                                                      : storage::FullPolicy::kDropOldest;
+  c.acks_all_waits_for = config.get_string("eddy.acks.all.waits.for") == "page-cache"
+                             ? storage::AcksAllWaitsFor::kPageCache
+                             : storage::AcksAllWaitsFor::kDisk;
+  return c;
+}
+
+broker::BrokerOptions broker_options_from(const Config& config) {
+  broker::BrokerOptions o;
+  o.node_id = config.get_int("node.id");
+  o.auto_create_topics = config.get_bool("auto.create.topics.enable");
+  o.num_partitions = config.get_int("num.partitions");
+  o.default_replication_factor = static_cast<int16_t>(config.get_int("default.replication.factor"));
+  o.message_max_bytes = config.get_int("message.max.bytes");
+  o.log_defaults = log_defaults_from(config);
+  for (const ConfigKey& key : broker_schema().keys()) {
+    if (key.ignored || !key.alias_of.empty()) continue;
+    broker::BrokerConfigEntry e;
+    e.name = key.name;
+    e.value = config.get_string(key.name);
+    e.is_default = !config.is_set(key.name);
+    e.read_only = true;
+    o.static_configs.push_back(std::move(e));
+  }
+  return o;
+}
+
+net::ServerOptions server_options_from(const Config& config) {
+  net::ServerOptions o;
+  o.max_request_bytes = config.get_int("socket.request.max.bytes");
+  o.connections_max_idle_ms = config.get_long("connections.max.idle.ms");
+  return o;
+}
+
+bool listeners_from(const Config& config, std::vector<net::ListenerConfig>* listeners,
+                    std::vector<net::ListenerConfig>* advertised, std::string* error) {
+  std::string why;
+  if (!net::parse_listeners(config.get_string("listeners"), nullptr, listeners, &why)) {
+    *error = config.origin("listeners") + ": listeners: " + why;
+    return false;
+  }
+  if (listeners->empty()) {
+    *error = config.origin("listeners") + ": listeners: at least one listener is needed";
+    return false;
+  }
+  if (!net::parse_listeners(config.get_string("advertised.listeners"), nullptr, advertised, &why)) {
+    *error = config.origin("advertised.listeners") + ": advertised.listeners: " + why;
+    return false;
+  }
+  return true;
+}
+
+std::vector<broker::AdvertisedListener> advertise(const std::vector<net::ListenerConfig>& advertised,
+                                                  const std::vector<net::BoundListener>& bound) {
+  std::vector<broker::AdvertisedListener> out;
+  for (const auto& b : bound) {
+    broker::AdvertisedListener a;
+    a.name = b.name;
+    a.host = b.host;
+    a.port = b.port;
+    for (const auto& adv : advertised) {
+      if (adv.name == b.name) {
+        a.host = adv.host;
+        a.port = adv.port;
+      }
+    }
+    if (a.host.empty() || a.host == "0.0.0.0" || a.host == "::") {
+      EDDY_LOG_WARN("listener %s binds every interface and advertised.listeners does not name it: clients are "
+                    "told to connect to localhost:%d",
+                    a.name.c_str(), a.port);
+      a.host = "localhost";
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace eddy::app

@@ -1,0 +1,163 @@
+#include "broker/broker.h"
+
+#include "port/log.h"
+#include "protocol/errors.h"
+
+namespace eddy::broker {
+
+using protocol::ErrorCode;
+
+// What Eddy answers. A version is listed only when every field it carries is
+// handled (e.g. Fetch stops at 12: 13+ names topics by id only).
+const std::vector<ApiSupport>& Broker::supported_apis() {
+  static const std::vector<ApiSupport> kApis = {
+      {0, 0, 9},    // Produce
+      {1, 0, 12},   // Fetch
+      {2, 0, 8},    // ListOffsets
+      {3, 0, 12},   // Metadata
+      {18, 0, 3},   // ApiVersions
+      {19, 0, 7},   // CreateTopics
+      {20, 0, 6},   // DeleteTopics
+      {21, 0, 2},   // DeleteRecords
+      {23, 0, 4},   // OffsetForLeaderEpoch
+      {32, 0, 4},   // DescribeConfigs
+      {37, 0, 3},   // CreatePartitions
+      {44, 0, 1},   // IncrementalAlterConfigs
+      {60, 0, 1},   // DescribeCluster
+  };
+  return kApis;
+}
+
+namespace {
+
+const ApiSupport* find_support(int16_t api_key) {
+  for (const auto& api : Broker::supported_apis()) {
+    if (api.api_key == api_key) return &api;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Broker::Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta, storage::LogManager* logs)
+    : executor_(executor),
+      options_(std::move(options)),
+      meta_(meta),
+      logs_(logs),
+      topics_(options_, meta, logs,
+              [this](const Topic& topic, int32_t partition, storage::PartitionLog* log) {
+                on_partition_opened(topic, partition, log);
+              }),
+      alive_(std::make_shared<bool>(true)) {}
+
+Broker::~Broker() { *alive_ = false; }
+
+bool Broker::start(std::string* error) { return topics_.load(error); }
+
+void Broker::note_encode_problem(const Request& request, const protocol::Status& status) {
+  // A value the negotiated version cannot carry: the frame is still valid
+  // (the value is dropped); worth knowing, not worth failing the client.
+  EDDY_LOG_DEBUG("encoding %s v%d for %s: %s", protocol::api_name(request.api_key()), request.version(),
+                 request.client.peer.c_str(), status.message().c_str());
+}
+
+void Broker::close_bad_request(Request& request, const std::string& why) {
+  EDDY_LOG_WARN("closing connection from %s (client id '%s'): %s v%d: %s", request.client.peer.c_str(),
+                request.client_id().c_str(), protocol::api_name(request.api_key()), request.version(), why.c_str());
+  request.reply->close_connection();
+}
+
+void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply) {
+  auto request = std::make_unique<Request>();
+  request->client = client;
+  request->frame = std::move(frame);
+  request->reply = std::move(reply);
+  protocol::Status s = protocol::parse_request_header(request->frame, &request->parsed);
+  if (!s.ok()) {
+    close_bad_request(*request, s.message());
+    return;
+  }
+  const int16_t key = request->api_key();
+  const int16_t version = request->version();
+  const ApiSupport* api = find_support(key);
+  if (key == static_cast<int16_t>(protocol::ApiKey::kApiVersions)) {
+    handle_api_versions(std::move(request));
+    return;
+  }
+  if (api == nullptr) {
+    close_bad_request(*request, "API not supported by this broker");
+    return;
+  }
+  if (version < api->min_version || version > api->max_version) {
+    close_bad_request(*request, "version not supported (this broker speaks " + std::to_string(api->min_version) +
+                                    "-" + std::to_string(api->max_version) + ")");
+    return;
+  }
+  switch (static_cast<protocol::ApiKey>(key)) {
+    case protocol::ApiKey::kProduce: handle_produce(std::move(request)); break;
+    case protocol::ApiKey::kFetch: handle_fetch(std::move(request)); break;
+    case protocol::ApiKey::kListOffsets: handle_list_offsets(std::move(request)); break;
+    case protocol::ApiKey::kMetadata: handle_metadata(std::move(request)); break;
+    case protocol::ApiKey::kCreateTopics: handle_create_topics(std::move(request)); break;
+    case protocol::ApiKey::kDeleteTopics: handle_delete_topics(std::move(request)); break;
+    case protocol::ApiKey::kDeleteRecords: handle_delete_records(std::move(request)); break;
+    case protocol::ApiKey::kOffsetForLeaderEpoch: handle_offset_for_leader_epoch(std::move(request)); break;
+    case protocol::ApiKey::kDescribeConfigs: handle_describe_configs(std::move(request)); break;
+    case protocol::ApiKey::kCreatePartitions: handle_create_partitions(std::move(request)); break;
+    case protocol::ApiKey::kIncrementalAlterConfigs: handle_incremental_alter_configs(std::move(request)); break;
+    case protocol::ApiKey::kDescribeCluster: handle_describe_cluster(std::move(request)); break;
+    default: close_bad_request(*request, "API not supported by this broker"); break;
+  }
+}
+
+void Broker::handle_api_versions(RequestPtr request) {
+  protocol::ApiVersionsResponse response;
+  for (const auto& api : supported_apis()) {
+    protocol::ApiVersionsResponse::ApiVersion v;
+    v.api_key = api.api_key;
+    v.min_version = api.min_version;
+    v.max_version = api.max_version;
+    response.api_keys.push_back(v);
+  }
+  const ApiSupport* self = find_support(static_cast<int16_t>(protocol::ApiKey::kApiVersions));
+  int16_t version = request->version();
+  if (version > self->max_version || version < self->min_version) {
+    // KIP-511: answer with version 0 and UNSUPPORTED_VERSION so that the
+    // client can retry with a version we speak.
+    response.error_code = protocol::to_int(ErrorCode::kUnsupportedVersion);
+    protocol::OutputBuffer out;
+    protocol::encode_response_frame(response, 0, request->correlation_id(), &out);
+    request->reply->send(std::move(out));
+    return;
+  }
+  protocol::ApiVersionsRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, response);
+}
+
+const AdvertisedListener* Broker::endpoint_for(const std::string& listener) const {
+  for (const auto& l : options_.advertised_listeners) {
+    if (l.name == listener) return &l;
+  }
+  return options_.advertised_listeners.empty() ? nullptr : &options_.advertised_listeners.front();
+}
+
+void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log) {
+  std::weak_ptr<bool> alive = alive_;
+  std::string name = topic.name;
+  Executor* executor = &executor_;
+  log->set_durability_listener([this, alive, name, partition, executor](int64_t durable, storage::Status status) {
+    // Flusher thread: hand over to the reactor.
+    executor->post([this, alive, name, partition, durable] {
+      auto a = alive.lock();
+      if (a && *a) on_partition_durable(name, partition, durable);
+    });
+  });
+}
+
+void Broker::on_partition_durable(const std::string& topic, int32_t partition, int64_t durable_offset) {
+  complete_produce_waiters(false);
+  wake_fetch_waiters(topic, partition);
+}
+
+}  // namespace eddy::broker

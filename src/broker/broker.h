@@ -1,0 +1,165 @@
+// The broker: decodes each request frame, answers it from the topic table,
+// the logs and the meta store, and encodes the response. One handler per API
+// family lives in its own file (produce.cc, fetch.cc, metadata.cc, ...); this
+// class holds the state they share.
+//
+// Threading: every member runs on the reactor thread. The only other thread
+// is the storage flusher, whose durability reports are posted here through
+// the Executor.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/broker_options.h"
+#include "broker/executor.h"
+#include "broker/reply.h"
+#include "broker/topic_table.h"
+#include "meta/meta_store.h"
+#include "protocol/headers.h"
+#include "protocol/codec.h"
+#include "protocol/generated/messages.h"
+#include "storage/log_manager.h"
+
+namespace eddy::broker {
+
+// One request in the broker's hands: the frame it came in (which decoded
+// records fields view), its header and the way to answer it.
+struct Request {
+  ClientInfo client;
+  protocol::ParsedRequestHeader parsed;
+  std::vector<uint8_t> frame;
+  std::unique_ptr<Reply> reply;
+
+  int16_t api_key() const { return parsed.header.request_api_key; }
+  int16_t version() const { return parsed.header.request_api_version; }
+  int32_t correlation_id() const { return parsed.header.correlation_id; }
+  std::string client_id() const { return parsed.header.client_id.value_or(""); }
+};
+using RequestPtr = std::unique_ptr<Request>;
+
+// An API the broker answers, with the versions it advertises.
+struct ApiSupport {
+  int16_t api_key;
+  int16_t min_version;
+  int16_t max_version;
+};
+
+class Broker {
+ public:
+  // REQUIRES: executor, meta and logs outlive the Broker.
+  Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta, storage::LogManager* logs);
+  ~Broker();
+  Broker(const Broker&) = delete;
+  Broker& operator=(const Broker&) = delete;
+
+  // Opens the topics the meta store knows. False with *error when a log
+  // cannot be opened.
+  bool start(std::string* error);
+
+  // A request frame (without its size prefix) from a client.
+  void handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply);
+  // Drops requests parked for this connection.
+  void on_connection_closed(uint64_t connection_id);
+  // Answers every parked request now (fetches with what they have, produces
+  // waiting for durability with what is durable) before shutdown.
+  void drain();
+
+  // What ApiVersions advertises.
+  static const std::vector<ApiSupport>& supported_apis();
+
+  TopicTable& topics() { return topics_; }
+  const BrokerOptions& options() const { return options_; }
+
+ private:
+  // A Produce with acks=-1 waiting for its batches to become durable.
+  struct ProduceWaiter {
+    struct Pending {
+      size_t topic_index;      // into response.responses
+      size_t partition_index;  // into its partition_responses
+      std::string topic;
+      int32_t partition;
+      int64_t needed;  // durable offset that covers the batch
+    };
+    RequestPtr request;
+    protocol::ProduceResponse response;
+    std::vector<Pending> pending;
+    Executor::TimerId timer = 0;
+  };
+  // A Fetch waiting for min_bytes.
+  struct FetchWaiter {
+    RequestPtr request;
+    protocol::FetchRequest body;
+    Executor::TimerId timer = 0;
+  };
+
+  template <typename M>
+  void respond(Request& request, const M& body);
+  template <typename M>
+  bool decode(Request& request, M* out);
+  void close_bad_request(Request& request, const std::string& why);
+  void note_encode_problem(const Request& request, const protocol::Status& status);
+
+  // Handlers (one file each, named after the API family).
+  void handle_api_versions(RequestPtr request);
+  void handle_metadata(RequestPtr request);
+  void handle_produce(RequestPtr request);
+  void handle_fetch(RequestPtr request);
+  void handle_list_offsets(RequestPtr request);
+  void handle_offset_for_leader_epoch(RequestPtr request);
+  void handle_create_topics(RequestPtr request);
+  void handle_delete_topics(RequestPtr request);
+  void handle_create_partitions(RequestPtr request);
+  void handle_delete_records(RequestPtr request);
+  void handle_describe_configs(RequestPtr request);
+  void handle_incremental_alter_configs(RequestPtr request);
+  void handle_describe_cluster(RequestPtr request);
+
+  // Produce acks=-1: parked until the batches are durable or timeout_ms.
+  void complete_produce_waiters(bool timed_out_only);
+  void finish_produce_waiter(std::list<ProduceWaiter>::iterator it, bool timed_out);
+  // Fetch long-poll: parked until min_bytes are readable or max_wait_ms.
+  // Returns true when the fetch was answered.
+  bool try_answer_fetch(FetchWaiter& waiter, bool force);
+  // partition -1: any partition of the topic.
+  void wake_fetch_waiters(const std::string& topic, int32_t partition);
+  void on_partition_durable(const std::string& topic, int32_t partition, int64_t durable_offset);
+  void on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log);
+
+  // The advertised endpoint for a client of listener (falls back to the first).
+  const AdvertisedListener* endpoint_for(const std::string& listener) const;
+
+  Executor& executor_;
+  BrokerOptions options_;
+  meta::MetaStore* meta_;
+  storage::LogManager* logs_;
+  TopicTable topics_;
+  std::list<ProduceWaiter> produce_waiters_;
+  std::list<FetchWaiter> fetch_waiters_;
+  // Cleared when the broker is destroyed, so that durability reports posted
+  // by the flusher after that are ignored.
+  std::shared_ptr<bool> alive_;
+};
+
+template <typename M>
+void Broker::respond(Request& request, const M& body) {
+  protocol::OutputBuffer out;
+  protocol::Status s = protocol::encode_response_frame(body, request.version(), request.correlation_id(), &out);
+  if (!s.ok()) note_encode_problem(request, s);
+  request.reply->send(std::move(out));
+}
+
+template <typename M>
+bool Broker::decode(Request& request, M* out) {
+  protocol::Status s = protocol::decode_request_body(request.frame, request.parsed, out);
+  if (!s.ok()) {
+    close_bad_request(request, s.message());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace eddy::broker

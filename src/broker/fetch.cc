@@ -1,0 +1,139 @@
+// Fetch: record batches straight from the segment files as file regions
+// (sent with sendfile on plaintext connections), never copied by the broker.
+// A fetch that finds fewer than min_bytes is parked, without a thread, until
+// data arrives on one of its partitions or max_wait_ms passes.
+#include "broker/broker.h"
+#include "port/log.h"
+#include "protocol/errors.h"
+
+namespace eddy::broker {
+
+using protocol::ErrorCode;
+using protocol::FetchRequest;
+using protocol::FetchResponse;
+
+
+bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
+  const FetchRequest& body = waiter.body;
+  const int16_t version = waiter.request->version();
+  FetchResponse response;
+  if (version >= 7 && body.session_id != 0) {
+    // Eddy keeps no fetch sessions: every fetch is a full fetch, and the
+    // response's session id 0 tells clients so.
+    response.error_code = protocol::to_int(ErrorCode::kFetchSessionIdNotFound);
+    respond(*waiter.request, response);
+    return true;
+  }
+  int64_t budget = version >= 3 ? std::max<int32_t>(body.max_bytes, 0) : INT32_MAX;
+  bool first_data = true;
+  bool errors = false;
+  uint64_t total = 0;
+  for (const auto& fetch_topic : body.topics) {
+    FetchResponse::FetchableTopicResponse topic_out;
+    topic_out.topic = fetch_topic.topic;
+    Topic* topic = topics_.find(fetch_topic.topic);
+    for (const auto& fp : fetch_topic.partitions) {
+      FetchResponse::PartitionData out;
+      out.partition_index = fp.partition;
+      out.aborted_transactions.reset();
+      if (topic == nullptr || fp.partition < 0 || fp.partition >= static_cast<int32_t>(topic->partitions.size())) {
+        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+        out.high_watermark = -1;
+        errors = true;
+        topic_out.partitions.push_back(std::move(out));
+        continue;
+      }
+      storage::PartitionLog* log = topic->partitions[static_cast<size_t>(fp.partition)];
+      out.high_watermark = log->high_watermark();
+      out.last_stable_offset = out.high_watermark;
+      out.log_start_offset = log->log_start_offset();
+      size_t limit = static_cast<size_t>(std::max<int32_t>(fp.partition_max_bytes, 0));
+      if (!first_data) limit = std::min<size_t>(limit, static_cast<size_t>(std::max<int64_t>(budget, 0)));
+      storage::ReadResult read;
+      storage::Status s = storage::Status::kOk;
+      if (limit > 0 || first_data) s = log->read(fp.fetch_offset, std::max<size_t>(limit, 1), -1, &read);
+      if (s == storage::Status::kOffsetOutOfRange) {
+        out.error_code = protocol::to_int(ErrorCode::kOffsetOutOfRange);
+        errors = true;
+      } else if (s != storage::Status::kOk) {
+        out.error_code = protocol::to_int(ErrorCode::kKafkaStorageError);
+        errors = true;
+      } else if (read.bytes > 0 && (first_data || static_cast<int64_t>(read.bytes) <= budget)) {
+        // Kafka's rule: the first batch of the first partition with data is
+        // returned even when larger than the limits, so a consumer can always
+        // make progress; later partitions get only what fits.
+        first_data = false;
+        budget -= static_cast<int64_t>(read.bytes);
+        total += read.bytes;
+        protocol::Records records;
+        records.file_regions = std::move(read.regions);
+        out.records = std::move(records);
+      }
+      if (!out.records) out.records = protocol::Records{};
+      topic_out.partitions.push_back(std::move(out));
+    }
+    response.responses.push_back(std::move(topic_out));
+  }
+  if (!force && !errors && total < static_cast<uint64_t>(std::max<int32_t>(body.min_bytes, 0))) return false;
+  respond(*waiter.request, response);
+  return true;
+}
+
+void Broker::handle_fetch(RequestPtr request) {
+  FetchWaiter waiter;
+  if (!decode(*request, &waiter.body)) return;
+  waiter.request = std::move(request);
+  bool can_wait = waiter.body.max_wait_ms > 0 && waiter.body.min_bytes > 0;
+  if (try_answer_fetch(waiter, !can_wait)) return;
+  // The request frame is no longer needed: the decoded body owns its names.
+  waiter.request->frame.clear();
+  waiter.request->frame.shrink_to_fit();
+  fetch_waiters_.push_back(std::move(waiter));
+  auto it = std::prev(fetch_waiters_.end());
+  it->timer = executor_.schedule_after(it->body.max_wait_ms, [this, it] {
+    try_answer_fetch(*it, true);
+    fetch_waiters_.erase(it);
+  });
+}
+
+void Broker::wake_fetch_waiters(const std::string& topic, int32_t partition) {
+  for (auto it = fetch_waiters_.begin(); it != fetch_waiters_.end();) {
+    bool interested = false;
+    for (const auto& t : it->body.topics) {
+      if (t.topic != topic) continue;
+      for (const auto& p : t.partitions) interested |= partition < 0 || p.partition == partition;
+    }
+    if (interested && try_answer_fetch(*it, false)) {
+      executor_.cancel(it->timer);
+      it = fetch_waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Broker::on_connection_closed(uint64_t connection_id) {
+  for (auto it = fetch_waiters_.begin(); it != fetch_waiters_.end();) {
+    if (it->request->client.connection_id == connection_id) {
+      executor_.cancel(it->timer);
+      it->request->reply->send_nothing();
+      it = fetch_waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Broker::drain() {
+  for (auto it = fetch_waiters_.begin(); it != fetch_waiters_.end(); it = fetch_waiters_.erase(it)) {
+    executor_.cancel(it->timer);
+    try_answer_fetch(*it, true);
+  }
+  complete_produce_waiters(false);
+  while (!produce_waiters_.empty()) {
+    executor_.cancel(produce_waiters_.front().timer);
+    finish_produce_waiter(produce_waiters_.begin(), true);
+  }
+}
+
+}  // namespace eddy::broker

@@ -1,0 +1,91 @@
+// Metadata: this single broker, and every topic asked for with its
+// partitions, all led by this node. Unknown topics are created when
+// auto.create.topics.enable and the request allow it, as Kafka does.
+#include "broker/broker.h"
+#include "meta/topic_name.h"
+#include "protocol/errors.h"
+
+namespace eddy::broker {
+
+using protocol::ErrorCode;
+using protocol::MetadataRequest;
+using protocol::MetadataResponse;
+
+namespace {
+
+MetadataResponse::MetadataResponseTopic describe(const Topic& topic, int32_t node_id) {
+  MetadataResponse::MetadataResponseTopic out;
+  out.name = topic.name;
+  out.topic_id = topic.id;
+  for (size_t p = 0; p < topic.partitions.size(); ++p) {
+    MetadataResponse::MetadataResponsePartition partition;
+    partition.partition_index = static_cast<int32_t>(p);
+    partition.leader_id = node_id;
+    partition.leader_epoch = 0;
+    partition.replica_nodes = {node_id};
+    partition.isr_nodes = {node_id};
+    out.partitions.push_back(std::move(partition));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Broker::handle_metadata(RequestPtr request) {
+  MetadataRequest body;
+  if (!decode(*request, &body)) return;
+  const int16_t version = request->version();
+  MetadataResponse response;
+  if (const AdvertisedListener* endpoint = endpoint_for(request->client.listener)) {
+    MetadataResponse::MetadataResponseBroker broker;
+    broker.node_id = options_.node_id;
+    broker.host = endpoint->host;
+    broker.port = endpoint->port;
+    response.brokers.push_back(std::move(broker));
+  }
+  response.cluster_id = meta_->cluster_id();
+  response.controller_id = options_.node_id;
+
+  // Version 0 asks for every topic with an empty list; later versions with null.
+  bool all = !body.topics.has_value() || (version == 0 && body.topics->empty());
+  if (all) {
+    for (Topic* topic : topics_.all()) response.topics.push_back(describe(*topic, options_.node_id));
+    respond(*request, response);
+    return;
+  }
+  bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
+  for (const auto& wanted : *body.topics) {
+    Topic* topic = nullptr;
+    if (wanted.name.has_value()) {
+      topic = topics_.find(*wanted.name);
+    } else if (!wanted.topic_id.is_zero()) {
+      topic = topics_.find(wanted.topic_id);
+    }
+    if (topic != nullptr) {
+      response.topics.push_back(describe(*topic, options_.node_id));
+      continue;
+    }
+    MetadataResponse::MetadataResponseTopic missing;
+    missing.name = wanted.name;
+    missing.topic_id = wanted.topic_id;
+    if (!wanted.name.has_value()) {
+      missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicId);
+    } else if (!meta::is_valid_topic_name(*wanted.name)) {
+      missing.error_code = protocol::to_int(ErrorCode::kInvalidTopicException);
+    } else if (may_create) {
+      TopicResult r = topics_.create(*wanted.name, -1, -1, {}, false, &topic);
+      if (r.ok()) {
+        response.topics.push_back(describe(*topic, options_.node_id));
+        continue;
+      }
+      missing.error_code = protocol::to_int(r.code == ErrorCode::kTopicAlreadyExists ? ErrorCode::kLeaderNotAvailable
+                                                                                      : r.code);
+    } else {
+      missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+    }
+    response.topics.push_back(std::move(missing));
+  }
+  respond(*request, response);
+}
+
+}  // namespace eddy::broker

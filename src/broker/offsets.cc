@@ -1,0 +1,137 @@
+// ListOffsets, OffsetForLeaderEpoch and DeleteRecords: questions and
+// changes about a partition's offsets.
+#include "broker/broker.h"
+#include "protocol/errors.h"
+
+namespace eddy::broker {
+
+using protocol::ErrorCode;
+
+namespace {
+
+// Kafka's special timestamps in ListOffsets.
+constexpr int64_t kLatest = -1;
+constexpr int64_t kEarliest = -2;
+constexpr int64_t kMaxTimestamp = -3;
+constexpr int64_t kEarliestLocal = -4;
+
+// The leader epoch Eddy stamps into every batch (single node, no elections).
+constexpr int32_t kLeaderEpoch = 0;
+
+storage::PartitionLog* find_partition(TopicTable& topics, const std::string& name, int32_t partition) {
+  Topic* topic = topics.find(name);
+  if (topic == nullptr || partition < 0 || partition >= static_cast<int32_t>(topic->partitions.size())) return nullptr;
+  return topic->partitions[static_cast<size_t>(partition)];
+}
+
+}  // namespace
+
+void Broker::handle_list_offsets(RequestPtr request) {
+  protocol::ListOffsetsRequest body;
+  if (!decode(*request, &body)) return;
+  const int16_t version = request->version();
+  protocol::ListOffsetsResponse response;
+  for (const auto& t : body.topics) {
+    protocol::ListOffsetsResponse::ListOffsetsTopicResponse topic_out;
+    topic_out.name = t.name;
+    for (const auto& p : t.partitions) {
+      protocol::ListOffsetsResponse::ListOffsetsPartitionResponse out;
+      out.partition_index = p.partition_index;
+      storage::PartitionLog* log = find_partition(topics_, t.name, p.partition_index);
+      if (log == nullptr) {
+        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+        topic_out.partitions.push_back(std::move(out));
+        continue;
+      }
+      out.leader_epoch = kLeaderEpoch;
+      if (p.timestamp == kLatest) {
+        out.offset = log->high_watermark();
+      } else if (p.timestamp == kEarliest || p.timestamp == kEarliestLocal) {
+        out.offset = log->log_start_offset();
+      } else if (p.timestamp == kMaxTimestamp) {
+        storage::TimestampLookup found;
+        if (log->find_max_timestamp(&found) == storage::Status::kOk && found.found) {
+          out.offset = found.offset;
+          out.timestamp = found.timestamp;
+        }
+      } else if (p.timestamp >= 0) {
+        storage::TimestampLookup found;
+        storage::Status s = log->find_offset_by_timestamp(p.timestamp, &found);
+        if (s != storage::Status::kOk) {
+          out.error_code = protocol::to_int(ErrorCode::kKafkaStorageError);
+        } else if (found.found) {
+          out.offset = found.offset;
+          out.timestamp = found.timestamp;
+        }
+      } else {
+        out.error_code = protocol::to_int(ErrorCode::kUnsupportedVersion);
+      }
+      if (version == 0 && out.offset >= 0) out.old_style_offsets = {out.offset};
+      topic_out.partitions.push_back(std::move(out));
+    }
+    response.topics.push_back(std::move(topic_out));
+  }
+  respond(*request, response);
+}
+
+void Broker::handle_offset_for_leader_epoch(RequestPtr request) {
+  protocol::OffsetForLeaderEpochRequest body;
+  if (!decode(*request, &body)) return;
+  protocol::OffsetForLeaderEpochResponse response;
+  for (const auto& t : body.topics) {
+    protocol::OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult topic_out;
+    topic_out.topic = t.topic;
+    for (const auto& p : t.partitions) {
+      protocol::OffsetForLeaderEpochResponse::EpochEndOffset out;
+      out.partition = p.partition;
+      storage::PartitionLog* log = find_partition(topics_, t.topic, p.partition);
+      if (log == nullptr) {
+        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+      } else if (p.current_leader_epoch > kLeaderEpoch) {
+        out.error_code = protocol::to_int(ErrorCode::kUnknownLeaderEpoch);
+      } else if (p.leader_epoch >= kLeaderEpoch) {
+        // Every batch carries epoch 0: it ends at the log end.
+        out.leader_epoch = kLeaderEpoch;
+        out.end_offset = log->log_end_offset();
+      }
+      topic_out.partitions.push_back(std::move(out));
+    }
+    response.topics.push_back(std::move(topic_out));
+  }
+  respond(*request, response);
+}
+
+void Broker::handle_delete_records(RequestPtr request) {
+  protocol::DeleteRecordsRequest body;
+  if (!decode(*request, &body)) return;
+  protocol::DeleteRecordsResponse response;
+  for (const auto& t : body.topics) {
+    protocol::DeleteRecordsResponse::DeleteRecordsTopicResult topic_out;
+    topic_out.name = t.name;
+    for (const auto& p : t.partitions) {
+      protocol::DeleteRecordsResponse::DeleteRecordsPartitionResult out;
+      out.partition_index = p.partition_index;
+      out.low_watermark = -1;
+      storage::PartitionLog* log = find_partition(topics_, t.name, p.partition_index);
+      if (log == nullptr) {
+        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+      } else {
+        // -1 means "up to the high watermark", as in Kafka.
+        int64_t offset = p.offset == -1 ? log->high_watermark() : p.offset;
+        storage::Status s = offset < 0 ? storage::Status::kOffsetOutOfRange : storage::Status::kOk;
+        if (s == storage::Status::kOk && offset > log->log_start_offset()) s = log->delete_records_before(offset);
+        if (s == storage::Status::kOk) {
+          out.low_watermark = log->log_start_offset();
+        } else {
+          out.error_code = protocol::to_int(s == storage::Status::kOffsetOutOfRange ? ErrorCode::kOffsetOutOfRange
+                                                                                   : ErrorCode::kKafkaStorageError);
+        }
+      }
+      topic_out.partitions.push_back(std::move(out));
+    }
+    response.topics.push_back(std::move(topic_out));
+  }
+  respond(*request, response);
+}
+
+}  // namespace eddy::broker

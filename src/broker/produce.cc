@@ -1,0 +1,197 @@
+// Produce: validate each partition's record batch, append it (the storage
+// patches offsets in place in the request frame, which the broker owns), and
+// answer according to acks: 0 nothing, 1 after the append, -1 after the data
+// is durable as the topic's eddy.acks.all.waits.for says (or timeout_ms).
+#include "broker/broker.h"
+#include "port/log.h"
+#include "port/port.h"
+#include "protocol/errors.h"
+#include "protocol/record_batch.h"
+
+namespace eddy::broker {
+
+using protocol::ErrorCode;
+using protocol::ProduceRequest;
+using protocol::ProduceResponse;
+
+namespace {
+
+ErrorCode error_for(storage::Status s, int16_t version) {
+  switch (s) {
+    case storage::Status::kOk: return ErrorCode::kNone;
+    case storage::Status::kCorruptBatch: return ErrorCode::kCorruptMessage;
+    case storage::Status::kInvalidBatch: return ErrorCode::kCorruptMessage;
+    case storage::Status::kUnsupportedMagic:
+      // Kafka answers Produce v3+ carrying a magic 0/1 message set with
+      // INVALID_RECORD; older versions may carry them, which Eddy does not
+      // store.
+      return version >= 3 ? ErrorCode::kInvalidRecord : ErrorCode::kUnsupportedForMessageFormat;
+    case storage::Status::kBatchTooLarge: return ErrorCode::kMessageTooLarge;
+    case storage::Status::kOffsetOutOfRange: return ErrorCode::kOffsetOutOfRange;
+    case storage::Status::kLogFull:
+    case storage::Status::kNoSpace:
+    case storage::Status::kIoError: return ErrorCode::kKafkaStorageError;
+    default: return ErrorCode::kUnknownServerError;
+  }
+}
+
+// Checks what the storage does not: one batch per partition (Kafka requires
+// exactly one for v3+), the size limit, and features Eddy does not offer yet.
+ErrorCode precheck(std::span<const uint8_t> records, int32_t max_message_bytes, int16_t version,
+                   std::string* message) {
+  if (records.empty()) {
+    *message = "Produce request carries no record batch";
+    return ErrorCode::kInvalidRecord;
+  }
+  if (records.size() > static_cast<size_t>(max_message_bytes)) {
+    *message = "The batch of " + std::to_string(records.size()) + " bytes exceeds max.message.bytes (" +
+               std::to_string(max_message_bytes) + ")";
+    return ErrorCode::kMessageTooLarge;
+  }
+  protocol::RecordBatchView batch;
+  protocol::BatchError e = protocol::RecordBatchView::parse(records, &batch);
+  if (e == protocol::BatchError::kUnsupportedMagic) {
+    *message = "Magic 0/1 message sets are not supported; use a client that writes record batch v2";
+    return version >= 3 ? ErrorCode::kInvalidRecord : ErrorCode::kUnsupportedForMessageFormat;
+  }
+  if (e != protocol::BatchError::kOk) {
+    *message = "Malformed record batch";
+    return ErrorCode::kCorruptMessage;
+  }
+  if (batch.size() != records.size()) {
+    *message = "Produce requests must carry exactly one record batch per partition";
+    return ErrorCode::kInvalidRecord;
+  }
+  if (batch.is_transactional() || batch.is_control()) {
+    *message = "Transactions are not supported by Eddy";
+    return ErrorCode::kInvalidRecord;
+  }
+  return ErrorCode::kNone;
+}
+
+}  // namespace
+
+void Broker::handle_produce(RequestPtr request) {
+  ProduceRequest body;
+  if (!decode(*request, &body)) return;
+  const int16_t version = request->version();
+  const bool valid_acks = body.acks == 0 || body.acks == 1 || body.acks == -1;
+
+  ProduceResponse response;
+  ProduceWaiter waiter;
+  for (size_t t = 0; t < body.topic_data.size(); ++t) {
+    auto& topic_data = body.topic_data[t];
+    ProduceResponse::TopicProduceResponse topic_response;
+    topic_response.name = topic_data.name;
+    Topic* topic = topics_.find(topic_data.name);
+    for (size_t p = 0; p < topic_data.partition_data.size(); ++p) {
+      auto& partition_data = topic_data.partition_data[p];
+      ProduceResponse::PartitionProduceResponse out;
+      out.index = partition_data.index;
+      out.base_offset = -1;
+      std::string message;
+      ErrorCode code = ErrorCode::kNone;
+      storage::PartitionLog* log = nullptr;
+      if (!valid_acks) {
+        code = ErrorCode::kInvalidRequiredAcks;
+      } else if (topic == nullptr || partition_data.index < 0 ||
+                 partition_data.index >= static_cast<int32_t>(topic->partitions.size())) {
+        code = ErrorCode::kUnknownTopicOrPartition;
+      } else {
+        log = topic->partitions[static_cast<size_t>(partition_data.index)];
+        std::span<const uint8_t> records;
+        if (partition_data.records) records = partition_data.records->bytes;
+        code = precheck(records, topic->config.max_message_bytes, version, &message);
+        if (code == ErrorCode::kNone) {
+          // The frame belongs to this request: the storage patches baseOffset
+          // (and, for LogAppendTime, the timestamp and CRC) in place.
+          std::span<uint8_t> writable(const_cast<uint8_t*>(records.data()), records.size());
+          storage::AppendResult result;
+          storage::Status s = log->append(writable, storage::AppendOptions{}, &result);
+          code = error_for(s, version);
+          if (code == ErrorCode::kNone) {
+            out.base_offset = result.base_offset;
+            out.log_append_time_ms = result.log_append_time_ms;
+            out.log_start_offset = result.log_start_offset;
+            if (body.acks == -1 && log->config().acks_all_waits_for == storage::AcksAllWaitsFor::kDisk &&
+                log->durable_offset() <= result.last_offset) {
+              waiter.pending.push_back({t, p, topic->name, partition_data.index, result.last_offset + 1});
+            }
+            wake_fetch_waiters(topic->name, partition_data.index);
+          } else {
+            message = std::string("append failed: ") + storage::status_name(s);
+            if (s == storage::Status::kLogFull) {
+              message = "The partition's disk budget is full of data not yet forwarded (eddy.full.policy=reject)";
+            }
+          }
+        }
+      }
+      if (log != nullptr) out.log_start_offset = log->log_start_offset();
+      out.error_code = protocol::to_int(code);
+      if (code != ErrorCode::kNone) {
+        if (!message.empty()) out.error_message = message;
+        EDDY_LOG_DEBUG("produce from %s to %s-%d: %s %s", request->client.peer.c_str(), topic_data.name.c_str(),
+                       partition_data.index, protocol::error_name(code), message.c_str());
+      }
+      topic_response.partition_responses.push_back(std::move(out));
+    }
+    response.responses.push_back(std::move(topic_response));
+  }
+
+  if (body.acks == 0) {
+    request->reply->send_nothing();
+    return;
+  }
+  if (waiter.pending.empty()) {
+    respond(*request, response);
+    return;
+  }
+  waiter.request = std::move(request);
+  waiter.response = std::move(response);
+  produce_waiters_.push_back(std::move(waiter));
+  auto it = std::prev(produce_waiters_.end());
+  int64_t timeout = body.timeout_ms > 0 ? body.timeout_ms : 0;
+  it->timer = executor_.schedule_after(timeout, [this, it] { finish_produce_waiter(it, true); });
+}
+
+void Broker::complete_produce_waiters(bool) {
+  for (auto it = produce_waiters_.begin(); it != produce_waiters_.end();) {
+    auto next = std::next(it);
+    auto& pending = it->pending;
+    for (size_t i = 0; i < pending.size();) {
+      Topic* topic = topics_.find(pending[i].topic);
+      bool gone = topic == nullptr || pending[i].partition >= static_cast<int32_t>(topic->partitions.size());
+      if (gone) {
+        auto& out = it->response.responses[pending[i].topic_index].partition_responses[pending[i].partition_index];
+        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+        out.base_offset = -1;
+      }
+      if (gone || topic->partitions[static_cast<size_t>(pending[i].partition)]->durable_offset() >= pending[i].needed) {
+        pending[i] = pending.back();
+        pending.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    if (pending.empty()) {
+      executor_.cancel(it->timer);
+      finish_produce_waiter(it, false);
+    }
+    it = next;
+  }
+}
+
+void Broker::finish_produce_waiter(std::list<ProduceWaiter>::iterator it, bool timed_out) {
+  if (timed_out) {
+    for (const auto& p : it->pending) {
+      auto& out = it->response.responses[p.topic_index].partition_responses[p.partition_index];
+      out.error_code = protocol::to_int(ErrorCode::kRequestTimedOut);
+      out.error_message = "The batch was written but is not yet durable (eddy.acks.all.waits.for=disk)";
+    }
+  }
+  if (!it->request->reply->connection_closed()) respond(*it->request, it->response);
+  else it->request->reply->send_nothing();
+  produce_waiters_.erase(it);
+}
+
+}  // namespace eddy::broker

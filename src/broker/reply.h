@@ -1,0 +1,33 @@
+// How the broker answers a request without knowing the network layer: the
+// app adapts net::ResponseSlot to this interface. Exactly one of send,
+// send_nothing or close_connection is called, on the reactor thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "protocol/output_buffer.h"
+
+namespace eddy::broker {
+
+struct ClientInfo {
+  uint64_t connection_id = 0;
+  std::string peer;      // "127.0.0.1:50312"
+  std::string listener;  // "PLAINTEXT"
+};
+
+class Reply {
+ public:
+  virtual ~Reply() = default;
+  // A whole framed response (size prefix included).
+  virtual void send(protocol::OutputBuffer response) = 0;
+  // No answer (Produce with acks=0).
+  virtual void send_nothing() = 0;
+  // Close the connection after the responses before this one.
+  virtual void close_connection() = 0;
+  // The client went away; a parked request may be dropped.
+  virtual bool connection_closed() const = 0;
+};
+
+}  // namespace eddy::broker

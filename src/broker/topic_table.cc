@@ -1,0 +1,222 @@
+#include "broker/topic_table.h"
+
+#include <cstring>
+
+#include "meta/topic_name.h"
+#include "port/log.h"
+
+namespace eddy::broker {
+namespace {
+
+using protocol::ErrorCode;
+
+protocol::Uuid to_protocol(const meta::Uuid& id) {
+  protocol::Uuid out;
+  std::memcpy(out.bytes.data(), id.bytes.data(), 16);
+  return out;
+}
+
+TopicResult fail(ErrorCode code, std::string message) { return TopicResult{code, std::move(message)}; }
+
+TopicResult from_meta(const meta::Status& s) {
+  if (s.ok()) return {};
+  switch (s.code()) {
+    case meta::Status::Code::kNotFound: return fail(ErrorCode::kUnknownTopicOrPartition, s.message());
+    case meta::Status::Code::kAlreadyExists: return fail(ErrorCode::kTopicAlreadyExists, s.message());
+    case meta::Status::Code::kInvalidArgument: return fail(ErrorCode::kInvalidTopicException, s.message());
+    default: return fail(ErrorCode::kUnknownServerError, s.message());
+  }
+}
+
+TopicResult validate_configs(const ConfigMap& configs) {
+  for (const auto& [key, value] : configs) {
+    std::string why = validate_topic_config(key, value);
+    if (!why.empty()) return fail(ErrorCode::kInvalidConfig, why);
+  }
+  return {};
+}
+
+}  // namespace
+
+TopicTable::TopicTable(const BrokerOptions& options, meta::MetaStore* meta, storage::LogManager* logs,
+                       PartitionOpened on_opened)
+    : options_(options), meta_(meta), logs_(logs), on_opened_(std::move(on_opened)) {}
+
+Topic* TopicTable::insert(const meta::TopicRecord& record) {
+  auto topic = std::make_unique<Topic>();
+  topic->name = record.name;
+  topic->id = to_protocol(record.id);
+  topic->replication_factor = record.replication_factor;
+  topic->overrides = record.configs;
+  topic->config = effective_topic_config(options_, topic->overrides);
+  Topic* raw = topic.get();
+  topics_[record.name] = std::move(topic);
+  return raw;
+}
+
+TopicResult TopicTable::open_partitions(Topic* topic, int32_t from, int32_t to) {
+  for (int32_t p = from; p < to; ++p) {
+    storage::PartitionLog* log = nullptr;
+    storage::Status s = logs_->open_partition({topic->name, p}, topic->config.log, &log);
+    if (s != storage::Status::kOk) {
+      return fail(ErrorCode::kKafkaStorageError, "cannot open partition " + topic->name + "-" + std::to_string(p) +
+                                                     ": " + storage::status_name(s));
+    }
+    topic->partitions.push_back(log);
+    if (on_opened_) on_opened_(*topic, p, log);
+  }
+  return {};
+}
+
+bool TopicTable::load(std::string* error) {
+  std::vector<meta::TopicRecord> records;
+  meta::Status s = meta_->topics().list(&records);
+  if (!s.ok()) {
+    *error = s.message();
+    return false;
+  }
+  for (const auto& record : records) {
+    Topic* topic = insert(record);
+    TopicResult r = open_partitions(topic, 0, record.partition_count);
+    if (!r.ok()) {
+      *error = r.message;
+      return false;
+    }
+  }
+  for (const auto& tp : logs_->partitions_on_disk()) {
+    Topic* topic = find(tp.topic);
+    if (topic == nullptr || tp.partition >= static_cast<int32_t>(topic->partitions.size())) {
+      EDDY_LOG_WARN("partition directory %s-%d belongs to no known topic; left untouched", tp.topic.c_str(),
+                    tp.partition);
+    }
+  }
+  EDDY_LOG_INFO("loaded %zu topics", topics_.size());
+  return true;
+}
+
+Topic* TopicTable::find(const std::string& name) {
+  auto it = topics_.find(name);
+  return it == topics_.end() ? nullptr : it->second.get();
+}
+
+Topic* TopicTable::find(const protocol::Uuid& id) {
+  for (auto& [name, topic] : topics_) {
+    if (topic->id == id) return topic.get();
+  }
+  return nullptr;
+}
+
+std::vector<Topic*> TopicTable::all() {
+  std::vector<Topic*> out;
+  out.reserve(topics_.size());
+  for (auto& [name, topic] : topics_) out.push_back(topic.get());
+  return out;
+}
+
+TopicResult TopicTable::create(const std::string& name, int32_t partitions, int16_t replication_factor,
+                               const ConfigMap& configs, bool validate_only, Topic** out) {
+  std::string name_error = meta::topic_name_error(name);
+  if (!name_error.empty()) return fail(ErrorCode::kInvalidTopicException, name_error);
+  if (find(name) != nullptr) return fail(ErrorCode::kTopicAlreadyExists, "Topic '" + name + "' already exists.");
+  for (auto& [existing, topic] : topics_) {
+    if (meta::topic_names_collide(existing, name)) {
+      return fail(ErrorCode::kInvalidTopicException,
+                  "Topic '" + name + "' collides with existing topic: " + existing);
+    }
+  }
+  if (partitions == -1) partitions = options_.num_partitions;
+  if (replication_factor == -1) replication_factor = options_.default_replication_factor;
+  if (partitions < 1) return fail(ErrorCode::kInvalidPartitions, "Number of partitions must be larger than 0.");
+  if (partitions > 100000) return fail(ErrorCode::kInvalidPartitions, "Number of partitions is too large.");
+  if (replication_factor != 1) {
+    return fail(ErrorCode::kInvalidReplicationFactor,
+                "Replication factor must be 1: this Eddy broker is a single node (replication comes with Raft).");
+  }
+  TopicResult r = validate_configs(configs);
+  if (!r.ok()) return r;
+  if (validate_only) return {};
+
+  meta::NewTopic topic;
+  topic.name = name;
+  topic.partition_count = partitions;
+  topic.replication_factor = replication_factor;
+  topic.configs = configs;
+  meta::TopicRecord record;
+  r = from_meta(meta_->topics().create(topic, &record));
+  if (!r.ok()) return r;
+  Topic* created = insert(record);
+  r = open_partitions(created, 0, partitions);
+  if (!r.ok()) {
+    EDDY_LOG_ERROR("create topic %s: %s", name.c_str(), r.message.c_str());
+    return r;
+  }
+  EDDY_LOG_INFO("created topic %s with %d partitions", name.c_str(), partitions);
+  if (out != nullptr) *out = created;
+  return {};
+}
+
+TopicResult TopicTable::remove(const std::string& name) {
+  if (find(name) == nullptr) return fail(ErrorCode::kUnknownTopicOrPartition, "This server does not host this topic.");
+  TopicResult r = from_meta(meta_->topics().remove(name));
+  if (!r.ok()) return r;
+  topics_.erase(name);
+  storage::Status s = logs_->delete_topic(name);
+  if (s != storage::Status::kOk) {
+    EDDY_LOG_ERROR("delete topic %s: removing its logs failed: %s", name.c_str(), storage::status_name(s));
+  }
+  EDDY_LOG_INFO("deleted topic %s", name.c_str());
+  return {};
+}
+
+TopicResult TopicTable::add_partitions(const std::string& name, int32_t new_count, bool validate_only) {
+  Topic* topic = find(name);
+  if (topic == nullptr) return fail(ErrorCode::kUnknownTopicOrPartition, "This server does not host this topic.");
+  int32_t current = static_cast<int32_t>(topic->partitions.size());
+  if (new_count <= current) {
+    return fail(ErrorCode::kInvalidPartitions, "Topic currently has " + std::to_string(current) +
+                                                   " partitions, which is higher than the requested " +
+                                                   std::to_string(new_count) + ".");
+  }
+  if (new_count > 100000) return fail(ErrorCode::kInvalidPartitions, "Number of partitions is too large.");
+  if (validate_only) return {};
+  TopicResult r = from_meta(meta_->topics().set_partition_count(name, new_count));
+  if (!r.ok()) return r;
+  return open_partitions(topic, current, new_count);
+}
+
+TopicResult TopicTable::alter_configs(const std::string& name, const std::vector<meta::ConfigChange>& changes,
+                                      bool validate_only) {
+  Topic* topic = find(name);
+  if (topic == nullptr) return fail(ErrorCode::kUnknownTopicOrPartition, "This server does not host this topic.");
+  ConfigMap next = topic->overrides;
+  for (const auto& change : changes) {
+    if (change.op == meta::ConfigChange::Op::kSet) {
+      std::string why = validate_topic_config(change.key, change.value);
+      if (!why.empty()) return fail(ErrorCode::kInvalidConfig, why);
+      next[change.key] = change.value;
+    } else {
+      std::string why = validate_topic_config(change.key, "");
+      if (why.rfind("Unknown topic config name", 0) == 0) return fail(ErrorCode::kInvalidConfig, why);
+      next.erase(change.key);
+    }
+  }
+  EffectiveTopicConfig effective = effective_topic_config(options_, next);
+  if (storage::validate(effective.log) != storage::Status::kOk) {
+    return fail(ErrorCode::kInvalidConfig, "The resulting storage configuration is not valid.");
+  }
+  if (validate_only) return {};
+  TopicResult r = from_meta(meta_->topics().alter_configs(name, changes));
+  if (!r.ok()) return r;
+  topic->overrides = std::move(next);
+  topic->config = effective;
+  for (auto* log : topic->partitions) {
+    storage::Status s = log->update_config(effective.log);
+    if (s != storage::Status::kOk) {
+      EDDY_LOG_WARN("topic %s: new config not applied to %s: %s", name.c_str(), log->directory().c_str(),
+                    storage::status_name(s));
+    }
+  }
+  return {};
+}
+
+}  // namespace eddy::broker

@@ -1,0 +1,76 @@
+// The broker's topics: what the meta store says exists, with each partition's
+// open log. Creating, deleting, growing and reconfiguring a topic goes
+// through here so that the meta store and the logs agree.
+//
+// Invariant: a Topic in the table has a row in the meta store and an open
+// PartitionLog for each of its partitions. Threading: reactor thread only.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/broker_options.h"
+#include "broker/topic_configs.h"
+#include "meta/config_change.h"
+#include "meta/meta_store.h"
+#include "protocol/errors.h"
+#include "protocol/wire.h"
+#include "storage/log_manager.h"
+
+namespace eddy::broker {
+
+struct Topic {
+  std::string name;
+  protocol::Uuid id;
+  int16_t replication_factor = 1;
+  ConfigMap overrides;  // topic-level configs set on this topic
+  EffectiveTopicConfig config;
+  std::vector<storage::PartitionLog*> partitions;
+};
+
+struct TopicResult {
+  protocol::ErrorCode code = protocol::ErrorCode::kNone;
+  std::string message;
+  bool ok() const { return code == protocol::ErrorCode::kNone; }
+};
+
+class TopicTable {
+ public:
+  // Called after a partition's log is opened (at load, create, add).
+  using PartitionOpened = std::function<void(const Topic&, int32_t partition, storage::PartitionLog*)>;
+
+  TopicTable(const BrokerOptions& options, meta::MetaStore* meta, storage::LogManager* logs,
+             PartitionOpened on_opened);
+
+  // Opens every topic of the meta store with its partitions; partition
+  // directories of topics the meta store does not know are reported and left
+  // alone. False with *error when a log cannot be opened.
+  bool load(std::string* error);
+
+  Topic* find(const std::string& name);
+  Topic* find(const protocol::Uuid& id);
+  std::vector<Topic*> all();  // sorted by name
+
+  // partitions / replication_factor of -1 mean the broker default.
+  TopicResult create(const std::string& name, int32_t partitions, int16_t replication_factor,
+                     const ConfigMap& configs, bool validate_only, Topic** out);
+  TopicResult remove(const std::string& name);
+  TopicResult add_partitions(const std::string& name, int32_t new_count, bool validate_only);
+  TopicResult alter_configs(const std::string& name, const std::vector<meta::ConfigChange>& changes,
+                            bool validate_only);
+
+ private:
+  TopicResult open_partitions(Topic* topic, int32_t from, int32_t to);
+  Topic* insert(const meta::TopicRecord& record);
+
+  const BrokerOptions& options_;
+  meta::MetaStore* meta_;
+  storage::LogManager* logs_;
+  PartitionOpened on_opened_;
+  std::map<std::string, std::unique_ptr<Topic>> topics_;
+};
+
+}  // namespace eddy::broker

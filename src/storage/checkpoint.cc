@@ -1,0 +1,89 @@
+#include "storage/checkpoint.h"
+
+#include <vector>
+
+#include "port/log.h"
+#include "port/port.h"
+#include "protocol/record_batch.h"
+#include "storage/segment.h"
+
+namespace eddy::storage {
+
+namespace {
+
+constexpr uint32_t kCleanShutdownMagic = 0x45444353;  // "EDCS"
+constexpr uint32_t kLogStartMagic = 0x45444c53;       // "EDLS"
+
+// magic u32, count u32, fields i64..., crc u32
+std::vector<uint8_t> encode(uint32_t magic, const std::vector<int64_t>& fields) {
+  std::vector<uint8_t> out(8 + fields.size() * 8 + 4);
+  protocol::store_be32(out.data(), magic);
+  protocol::store_be32(out.data() + 4, static_cast<uint32_t>(fields.size()));
+  for (size_t i = 0; i < fields.size(); ++i) protocol::store_be64(out.data() + 8 + i * 8, static_cast<uint64_t>(fields[i]));
+  protocol::store_be32(out.data() + out.size() - 4, port::crc32c(0, out.data(), out.size() - 4));
+  return out;
+}
+
+bool decode(const std::string& path, uint32_t magic, size_t count, std::vector<int64_t>* fields) {
+  port::File file;
+  if (port::File::open(path, port::OpenMode::kReadOnly, &file)) return false;
+  std::vector<uint8_t> bytes(8 + count * 8 + 4);
+  uint64_t size = 0;
+  size_t got = 0;
+  if (file.size(&size) || size != bytes.size()) return false;
+  if (file.read_at(0, bytes.data(), bytes.size(), &got) || got != bytes.size()) return false;
+  if (protocol::load_be32(bytes.data()) != magic || protocol::load_be32(bytes.data() + 4) != count) return false;
+  if (port::crc32c(0, bytes.data(), bytes.size() - 4) != protocol::load_be32(bytes.data() + bytes.size() - 4)) {
+    return false;
+  }
+  fields->resize(count);
+  for (size_t i = 0; i < count; ++i) (*fields)[i] = static_cast<int64_t>(protocol::load_be64(bytes.data() + 8 + i * 8));
+  return true;
+}
+
+Status replace_file(const std::string& directory, const char* name, const std::vector<uint8_t>& bytes, bool durable) {
+  std::string path = directory + "/" + name;
+  std::string tmp = path + ".tmp";
+  port::File file;
+  std::error_code ec = port::File::open(tmp, port::OpenMode::kCreate, &file);
+  if (!ec) ec = file.truncate(0);
+  if (!ec) ec = file.write_at(0, bytes.data(), bytes.size());
+  if (!ec && durable) ec = file.sync_data();
+  if (!ec) ec = file.close();
+  if (!ec) ec = port::rename_file(tmp, path);
+  if (!ec && durable) ec = port::sync_directory(directory);
+  if (ec) {
+    EDDY_LOG_ERROR("cannot write %s: %s", path.c_str(), port::error_message(ec).c_str());
+    port::remove_file(tmp);
+    return status_from_error(ec);
+  }
+  return Status::kOk;
+}
+
+}  // namespace
+
+Status write_clean_shutdown(const std::string& directory, const CleanShutdown& c) {
+  return replace_file(directory, kCleanShutdownFile,
+                      encode(kCleanShutdownMagic, {c.active_base_offset, c.next_offset, c.end_position, c.log_start_offset}),
+                      /*durable=*/true);
+}
+
+bool read_clean_shutdown(const std::string& directory, CleanShutdown* c) {
+  std::vector<int64_t> f;
+  if (!decode(directory + "/" + kCleanShutdownFile, kCleanShutdownMagic, 4, &f)) return false;
+  *c = CleanShutdown{f[0], f[1], f[2], f[3]};
+  return true;
+}
+
+Status write_log_start_offset(const std::string& directory, int64_t log_start_offset) {
+  return replace_file(directory, kLogStartOffsetFile, encode(kLogStartMagic, {log_start_offset}), /*durable=*/false);
+}
+
+bool read_log_start_offset(const std::string& directory, int64_t* log_start_offset) {
+  std::vector<int64_t> f;
+  if (!decode(directory + "/" + kLogStartOffsetFile, kLogStartMagic, 1, &f)) return false;
+  *log_start_offset = f[0];
+  return true;
+}
+
+}  // namespace eddy::storage

@@ -1,0 +1,36 @@
+// Small metadata files of a partition directory, each a few int64 fields
+// followed by a CRC-32C, replaced atomically (write "<name>.tmp", rename).
+//
+//   clean-shutdown.checkpoint  written last by a clean close: the active
+//       segment's end, so that reopening trusts every index file instead of
+//       scanning. Removed (durably) by open before anything is appended.
+//   log-start-offset.checkpoint  the log start offset set by DeleteRecords
+//       or time retention, when it lies above the first segment's base.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "storage/status.h"
+
+namespace eddy::storage {
+
+inline constexpr const char* kCleanShutdownFile = "clean-shutdown.checkpoint";
+inline constexpr const char* kLogStartOffsetFile = "log-start-offset.checkpoint";
+
+struct CleanShutdown {
+  int64_t active_base_offset = 0;
+  int64_t next_offset = 0;
+  int64_t end_position = 0;
+  int64_t log_start_offset = 0;
+};
+
+// durable: sync the file and the directory (clean shutdown); otherwise the
+// rename alone makes the replacement atomic but not durable.
+Status write_clean_shutdown(const std::string& directory, const CleanShutdown& checkpoint);
+bool read_clean_shutdown(const std::string& directory, CleanShutdown* checkpoint);
+
+Status write_log_start_offset(const std::string& directory, int64_t log_start_offset);
+bool read_log_start_offset(const std::string& directory, int64_t* log_start_offset);
+
+}  // namespace eddy::storage

@@ -1,0 +1,254 @@
+#include "storage/flusher.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+
+#include "port/log.h"
+#include "port/port.h"
+#include "storage/log_config.h"
+
+namespace eddy::storage {
+
+// ---------------------------------------------------------------------------
+// SyncState
+// ---------------------------------------------------------------------------
+
+SyncState::SyncState(std::string directory, int64_t durable_offset)
+    : directory_(std::move(directory)), flush_interval_ms_(kNever), durable_offset_(durable_offset) {}
+
+bool SyncState::note_append(const std::shared_ptr<SegmentFile>& file, int64_t segment_base, int64_t end_offset,
+                            int64_t now_ms, bool urgent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unsynced_.empty() || unsynced_.back().segment_base != segment_base) {
+    unsynced_.push_back(Unsynced{file, segment_base, end_offset, nullptr, {}});
+  } else {
+    unsynced_.back().end_offset = end_offset;
+  }
+  bool deadline_starts = false;
+  if (first_unsynced_ms_ < 0) {
+    first_unsynced_ms_ = now_ms;
+    deadline_starts = flush_interval_ms_ != kNever;
+  }
+  urgent_ = urgent_ || urgent;
+  return urgent || deadline_starts;
+}
+
+void SyncState::note_sealed(int64_t segment_base, std::shared_ptr<const SegmentIndex> index, std::string index_path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Unsynced& u : unsynced_) {
+    if (u.segment_base == segment_base) {
+      u.sealed_index = std::move(index);
+      u.index_path = std::move(index_path);
+      urgent_ = true;
+      return;
+    }
+  }
+  // Already durable: only the index file remains to be written. An entry
+  // with end_offset at the durable point makes the flusher write it.
+  unsynced_.push_front(Unsynced{nullptr, segment_base, durable_offset(), std::move(index), std::move(index_path)});
+  urgent_ = true;
+}
+
+void SyncState::note_directory_changed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  directory_dirty_ = true;
+}
+
+void SyncState::request_sync() {
+  std::lock_guard<std::mutex> lock(mu_);
+  urgent_ = true;
+}
+
+void SyncState::set_flush_interval_ms(int64_t interval_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  flush_interval_ms_ = interval_ms;
+}
+
+void SyncState::set_listener(DurabilityListener listener) {
+  auto shared = listener ? std::make_shared<const DurabilityListener>(std::move(listener)) : nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  listener_ = std::move(shared);
+}
+
+bool SyncState::wait_durable(int64_t offset, int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return durable_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+    return durable_offset() >= offset || failed_.load(std::memory_order_acquire);
+  }) && durable_offset() >= offset;
+}
+
+bool SyncState::due(int64_t now_ms, int64_t* next_deadline_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (urgent_) return true;
+  if (directory_dirty_ && unsynced_.empty()) return true;
+  if (first_unsynced_ms_ < 0 || flush_interval_ms_ >= kNever - first_unsynced_ms_) return false;
+  int64_t deadline = first_unsynced_ms_ + flush_interval_ms_;
+  if (deadline <= now_ms) return true;
+  *next_deadline_ms = std::min(*next_deadline_ms, deadline);
+  return false;
+}
+
+bool SyncState::take_work(Work* work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  work->segments.assign(unsynced_.begin(), unsynced_.end());
+  work->directory = directory_dirty_;
+  work->taken_ms = port::monotonic_millis();
+  directory_dirty_ = false;
+  urgent_ = false;
+  return !work->segments.empty() || work->directory;
+}
+
+Status SyncState::run_work(const Work& work) {
+  if (failed_.load(std::memory_order_acquire)) return Status::kIoError;
+  Status status = Status::kOk;
+  if (work.directory) {
+    std::error_code ec = port::sync_directory(directory_);
+    if (ec) {
+      EDDY_LOG_ERROR("sync of directory %s failed: %s", directory_.c_str(), port::error_message(ec).c_str());
+      status = Status::kIoError;
+    }
+  }
+  for (const Unsynced& u : work.segments) {
+    if (status != Status::kOk || u.file == nullptr) continue;
+    std::error_code ec = u.file->file.sync_data();
+    syncs_.fetch_add(1, std::memory_order_relaxed);
+    if (ec) {
+      EDDY_LOG_ERROR("fdatasync of segment %" PRId64 " in %s failed: %s", u.segment_base, directory_.c_str(),
+                     port::error_message(ec).c_str());
+      status = Status::kIoError;
+    }
+  }
+
+  std::shared_ptr<const DurabilityListener> listener;
+  int64_t durable = durable_offset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener = listener_;
+    if (status != Status::kOk) {
+      failed_.store(true, std::memory_order_release);
+    } else if (!work.segments.empty()) {
+      // Drop the entries synced up to their end. An entry the owner extended
+      // meanwhile (same segment, larger end) stays, with its new end.
+      // An entry sealed meanwhile stays too, so that its index gets written.
+      for (const Unsynced& done : work.segments) {
+        if (unsynced_.empty() || unsynced_.front().segment_base != done.segment_base) break;
+        if (unsynced_.front().end_offset != done.end_offset) break;
+        if (unsynced_.front().sealed_index != done.sealed_index) break;
+        unsynced_.pop_front();
+      }
+      first_unsynced_ms_ = unsynced_.empty() ? -1 : work.taken_ms;
+      durable = std::max(durable, work.segments.back().end_offset);
+      durable_offset_.store(durable, std::memory_order_release);
+    }
+  }
+  durable_cv_.notify_all();
+
+  if (status == Status::kOk) {
+    // The sealed segments' data is durable: their index files may now be
+    // trusted by recovery.
+    for (const Unsynced& u : work.segments) {
+      if (u.sealed_index == nullptr) continue;
+      Status s = write_index_file(u.index_path, *u.sealed_index);
+      if (s != Status::kOk) {
+        // Not fatal: without its index file the segment is rescanned.
+        EDDY_LOG_WARN("cannot write index file %s: %s", u.index_path.c_str(), status_name(s));
+      }
+    }
+  }
+  if (listener) (*listener)(durable, status);
+  return status;
+}
+
+Status SyncState::sync_now() {
+  Work work;
+  if (!take_work(&work)) return failure();
+  return run_work(work);
+}
+
+// ---------------------------------------------------------------------------
+// Flusher
+// ---------------------------------------------------------------------------
+
+Flusher::Flusher() = default;
+
+Flusher::~Flusher() { stop(); }
+
+void Flusher::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { run(); });
+}
+
+void Flusher::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+  }
+  wake_cv_.notify_all();
+  thread_.join();
+}
+
+void Flusher::add(std::shared_ptr<SyncState> state) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state->registered_ = true;
+    states_.push_back(std::move(state));
+    woken_ = true;
+  }
+  wake_cv_.notify_one();
+}
+
+void Flusher::remove(const std::shared_ptr<SyncState>& state) {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return busy_ != state.get(); });
+  state->registered_ = false;
+  states_.erase(std::remove(states_.begin(), states_.end(), state), states_.end());
+}
+
+void Flusher::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (woken_) return;
+    woken_ = true;
+  }
+  wake_cv_.notify_one();
+}
+
+void Flusher::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    bool stopping = stopping_;
+    woken_ = false;
+    int64_t now = port::monotonic_millis();
+    int64_t next_deadline = kNever;
+    // A round: every partition that is due (or, when stopping, that has
+    // anything pending) gets one sync covering all it appended so far.
+    std::vector<std::shared_ptr<SyncState>> round = states_;
+    for (const std::shared_ptr<SyncState>& state : round) {
+      if (!state->registered_) continue;  // removed while we were syncing another
+      if (!stopping && !state->due(now, &next_deadline)) continue;
+      SyncState::Work work;
+      if (!state->take_work(&work)) continue;
+      busy_ = state.get();
+      lock.unlock();
+      state->run_work(work);
+      lock.lock();
+      busy_ = nullptr;
+      idle_cv_.notify_all();
+    }
+    rounds_.fetch_add(1, std::memory_order_relaxed);
+    if (stopping) return;
+    if (woken_ || stopping_) continue;
+    if (next_deadline == kNever) {
+      wake_cv_.wait(lock, [&] { return woken_ || stopping_; });
+    } else {
+      auto wait = std::chrono::milliseconds(std::max<int64_t>(next_deadline - port::monotonic_millis(), 1));
+      wake_cv_.wait_for(lock, wait, [&] { return woken_ || stopping_; });
+    }
+  }
+}
+
+}  // namespace eddy::storage

@@ -1,0 +1,151 @@
+// Durability: the flusher thread runs fdatasync for every partition, with
+// group commit (whatever was appended before a sync starts is covered by it,
+// however many appends that is), and tells each partition how far its data
+// is durable.
+//
+// Threads. A partition's owner thread (the reactor) appends to the page cache
+// and records what it wrote in the partition's SyncState. The flusher thread
+// is the only one that calls sync_data()/sync_directory() while a partition
+// is registered. SyncState is the whole of what the two threads share; it is
+// guarded by its mutex, except durable_offset which is an atomic written only
+// by the flusher.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "storage/segment.h"
+#include "storage/segment_index.h"
+#include "storage/status.h"
+
+namespace eddy::storage {
+
+// Called on the FLUSHER thread after each sync round of the partition (and
+// once with an error status if a sync fails): every offset below
+// durable_offset is on disk. Must be quick and thread-safe; the broker posts
+// it to its reactor. PartitionLog::close() makes its final call on the
+// closing thread.
+using DurabilityListener = std::function<void(int64_t durable_offset, Status status)>;
+
+class SyncState {
+ public:
+  SyncState(std::string directory, int64_t durable_offset);
+
+  // ---- Owner thread ----
+  // Data up to end_offset (exclusive) was written to the segment file with
+  // base segment_base. urgent: sync as soon as possible (group commit);
+  // otherwise only when flush.ms has passed since the first unsynced append.
+  // Returns true when the flusher must be woken (urgent, or a flush.ms
+  // deadline starts).
+  bool note_append(const std::shared_ptr<SegmentFile>& file, int64_t segment_base, int64_t end_offset,
+                   int64_t now_ms, bool urgent);
+  // The segment segment_base receives no more appends. Once its data is
+  // durable the flusher writes index (immutable from now on) to index_path.
+  void note_sealed(int64_t segment_base, std::shared_ptr<const SegmentIndex> index, std::string index_path);
+  // A file was created or renamed in the directory: sync it before the next
+  // durability report.
+  void note_directory_changed();
+  // Asks for a sync of everything appended so far.
+  void request_sync();
+  void set_flush_interval_ms(int64_t interval_ms);
+  // Syncs everything still unsynced on the calling thread. REQUIRES the state
+  // is not registered with a running flusher (clean shutdown).
+  Status sync_now();
+
+  // ---- Any thread ----
+  int64_t durable_offset() const { return durable_offset_.load(std::memory_order_acquire); }
+  // kIoError after a failed sync; the partition then refuses appends.
+  Status failure() const { return failed_.load(std::memory_order_acquire) ? Status::kIoError : Status::kOk; }
+  // Blocks until durable_offset() >= offset or the timeout; false on timeout
+  // or failure. Not for the reactor: tests, tools, shutdown.
+  bool wait_durable(int64_t offset, int64_t timeout_ms);
+  void set_listener(DurabilityListener listener);
+  // fdatasync calls made for this partition.
+  uint64_t syncs() const { return syncs_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class Flusher;
+
+  struct Unsynced {
+    std::shared_ptr<SegmentFile> file;
+    int64_t segment_base;
+    int64_t end_offset;
+    std::shared_ptr<const SegmentIndex> sealed_index;  // set once sealed
+    std::string index_path;
+  };
+  struct Work {
+    std::vector<Unsynced> segments;
+    bool directory = false;
+    int64_t taken_ms = 0;
+  };
+
+  // Flusher side.
+  bool due(int64_t now_ms, int64_t* next_deadline_ms);
+  bool take_work(Work* work);
+  Status run_work(const Work& work);
+
+  const std::string directory_;
+  mutable std::mutex mu_;
+  std::condition_variable durable_cv_;
+  // Guarded by mu_. Invariant: every segment holding an offset in
+  // [durable_offset, last appended offset] appears in unsynced_, in offset
+  // order, with the end of what was appended to it; the flusher removes an
+  // entry only after syncing it up to that end.
+  std::deque<Unsynced> unsynced_;
+  bool directory_dirty_ = false;
+  bool urgent_ = false;
+  int64_t first_unsynced_ms_ = -1;  // -1: nothing unsynced
+  int64_t flush_interval_ms_;
+  std::shared_ptr<const DurabilityListener> listener_;
+
+  std::atomic<int64_t> durable_offset_;
+  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> syncs_{0};
+  bool registered_ = false;  // guarded by the Flusher's mutex
+};
+
+class Flusher {
+ public:
+  Flusher();
+  ~Flusher();  // stop()
+  Flusher(const Flusher&) = delete;
+  Flusher& operator=(const Flusher&) = delete;
+
+  void start();
+  // Syncs what is pending, then joins the thread. Idempotent.
+  void stop();
+
+  void add(std::shared_ptr<SyncState> state);
+  // After remove() returns the flusher no longer touches state (an ongoing
+  // flush of it is waited for).
+  void remove(const std::shared_ptr<SyncState>& state);
+  // An urgent sync was requested (SyncState::note_append/request_sync call
+  // this through the owner).
+  void wake();
+
+  uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
+
+ private:
+  void run();
+
+  std::mutex mu_;
+  std::condition_variable wake_cv_;
+  std::condition_variable idle_cv_;
+  // Guarded by mu_.
+  std::vector<std::shared_ptr<SyncState>> states_;
+  const SyncState* busy_ = nullptr;  // being flushed, outside mu_
+  bool woken_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+  std::atomic<uint64_t> rounds_{0};
+};
+
+}  // namespace eddy::storage

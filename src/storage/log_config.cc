@@ -1,0 +1,21 @@
+#include "storage/log_config.h"
+
+#include <algorithm>
+
+namespace eddy::storage {
+
+Status validate(const LogConfig& c) {
+  if (c.segment_bytes < 1024 || c.segment_bytes > static_cast<uint64_t>(INT32_MAX)) return Status::kInvalidArgument;
+  if (c.retention_bytes < kNoLimit || c.retention_ms < kNoLimit) return Status::kInvalidArgument;
+  if (c.flush_interval_messages < 1 || c.flush_interval_ms < 0) return Status::kInvalidArgument;
+  if (c.index_interval_bytes == 0) return Status::kInvalidArgument;
+  return Status::kOk;
+}
+
+uint64_t ring_segments(const LogConfig& c) {
+  if (c.retention_bytes < 0) return 0;
+  uint64_t bytes = static_cast<uint64_t>(c.retention_bytes);
+  return std::max<uint64_t>(2, bytes / c.segment_bytes + (bytes % c.segment_bytes != 0));
+}
+
+}  // namespace eddy::storage

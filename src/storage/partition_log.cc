@@ -1,0 +1,631 @@
+#include "storage/partition_log.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <limits>
+
+#include "port/log.h"
+#include "port/port.h"
+#include "protocol/record_batch.h"
+#include "storage/checkpoint.h"
+#include "storage/recovery.h"
+
+namespace eddy::storage {
+
+using protocol::BatchError;
+using protocol::RecordBatchView;
+
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+  size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+std::string parent_directory(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Status status_from_batch_error(BatchError e) {
+  switch (e) {
+    case BatchError::kOk: return Status::kOk;
+    case BatchError::kUnsupportedMagic: return Status::kUnsupportedMagic;
+    case BatchError::kCrcMismatch: return Status::kCorruptBatch;
+    case BatchError::kTruncated:
+    case BatchError::kInvalid: return Status::kInvalidBatch;
+  }
+  return Status::kInvalidBatch;
+}
+
+}  // namespace
+
+PartitionLog::PartitionLog(std::string directory, const LogConfig& config, Flusher* flusher)
+    : directory_(std::move(directory)), config_(config), flusher_(flusher) {}
+
+PartitionLog::~PartitionLog() {
+  if (!closed_ && sync_ != nullptr) flusher_->remove(sync_);
+}
+
+std::string PartitionLog::segment_path(int64_t base) const { return directory_ + "/" + segment_file_name(base); }
+std::string PartitionLog::index_path(int64_t base) const { return directory_ + "/" + index_file_name(base); }
+
+// ---------------------------------------------------------------------------
+// Open and recovery
+// ---------------------------------------------------------------------------
+
+Status PartitionLog::open(const std::string& directory, const LogConfig& config, Flusher* flusher,
+                          std::unique_ptr<PartitionLog>* out) {
+  Status s = validate(config);
+  if (s != Status::kOk) return s;
+  const bool created = !port::is_directory(directory);
+  std::error_code ec = port::make_directories(directory);
+  // A new partition directory must survive a power cut like its segments.
+  if (!ec && created) ec = port::sync_directory(parent_directory(directory));
+  std::vector<std::string> names;
+  if (!ec) ec = port::list_directory(directory, &names);
+  if (ec) {
+    EDDY_LOG_ERROR("cannot open partition directory %s: %s", directory.c_str(), port::error_message(ec).c_str());
+    return status_from_error(ec);
+  }
+  int64_t started = port::monotonic_nanos();
+  std::vector<int64_t> bases;
+  std::vector<int64_t> index_bases;
+  for (const std::string& name : names) {
+    int64_t base = 0;
+    if (parse_offset_file_name(name, ".log", &base)) {
+      bases.push_back(base);
+    } else if (parse_offset_file_name(name, ".index", &base)) {
+      index_bases.push_back(base);
+    } else if (ends_with(name, ".tmp")) {
+      port::remove_file(directory + "/" + name);  // an interrupted checkpoint
+    }
+  }
+  std::sort(bases.begin(), bases.end());
+  for (int64_t base : index_bases) {
+    // An index without its segment (the segment was recycled or discarded).
+    if (!std::binary_search(bases.begin(), bases.end(), base)) port::remove_file(directory + "/" + index_file_name(base));
+  }
+
+  std::unique_ptr<PartitionLog> log(new PartitionLog(directory, config, flusher));
+  for (int64_t base : bases) {
+    std::unique_ptr<Segment> segment;
+    s = Segment::open(log->segment_path(base), base, config.index_interval_bytes, &segment);
+    if (s != Status::kOk) return s;
+    log->segments_.push_back(std::move(segment));
+  }
+  CleanShutdown clean;
+  bool have_clean = read_clean_shutdown(directory, &clean);
+  int64_t persisted_log_start = -1;
+  read_log_start_offset(directory, &persisted_log_start);
+  if (have_clean) persisted_log_start = std::max(persisted_log_start, clean.log_start_offset);
+  s = log->recover(have_clean ? &clean : nullptr, persisted_log_start);
+  if (s != Status::kOk) return s;
+  log->recovery_.micros = (port::monotonic_nanos() - started) / 1000;
+
+  log->sync_ = std::make_shared<SyncState>(directory, log->log_end_offset());
+  log->sync_->set_flush_interval_ms(config.flush_interval_ms);
+  flusher->add(log->sync_);
+  EDDY_LOG_DEBUG("%s: opened, offsets %" PRId64 "..%" PRId64 ", %zu segments, %s, scanned %" PRIu64 " bytes in %" PRId64
+                 " us",
+                 directory.c_str(), log->log_start_offset_, log->log_end_offset(), log->segments_.size(),
+                 log->recovery_.clean ? "clean" : "recovered", log->recovery_.bytes_scanned, log->recovery_.micros);
+  *out = std::move(log);
+  return Status::kOk;
+}
+
+Status PartitionLog::recover(const CleanShutdown* clean, int64_t persisted_log_start) {
+  recovery_.clean = clean != nullptr;
+  bool directory_changed = false;
+  std::vector<Segment*> scanned;        // their data must be made durable
+  std::vector<Segment*> sealed_scanned;  // and their index files written
+  const uint32_t interval = config_.index_interval_bytes;
+
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    Segment& segment = *segments_[i];
+    const int64_t base = segment.base_offset();
+    const bool last = i + 1 == segments_.size();
+
+    // Sealed segments (and the active one after a clean shutdown) have an
+    // index file written after their data was durable: trust it when it
+    // checks out.
+    if (!last || clean != nullptr) {
+      SegmentIndex index(base, interval);
+      if (read_index_file(index_path(base), base, interval, &index) &&
+          verify_indexed_segment(segment.file()->file, segment.capacity(), index)) {
+        bool fits = last ? clean->active_base_offset == base && clean->next_offset == index.next_offset() &&
+                               static_cast<uint64_t>(clean->end_position) == index.end_position()
+                         : index.next_offset() == segments_[i + 1]->base_offset();
+        if (fits) {
+          segment.set_index(std::move(index));
+          ++recovery_.segments_trusted;
+          continue;
+        }
+      }
+    }
+    if (last) recovery_.clean = false;
+
+    SegmentIndex index(base, interval);
+    ScanOutcome outcome;
+    Status s = scan_segment(segment.file()->file, segment.capacity(), &index, &outcome);
+    if (s != Status::kOk) return s;
+    recovery_.bytes_scanned += outcome.bytes_read;
+    ++recovery_.segments_scanned;
+    segment.set_index(std::move(index));
+    scanned.push_back(&segment);
+    if (!last && segment.next_offset() == segments_[i + 1]->base_offset()) {
+      sealed_scanned.push_back(&segment);
+      continue;
+    }
+
+    // The log ends in this segment. Zero what follows its last valid batch,
+    // so that nothing there can ever be taken for data (a batch written
+    // later at this position may be shorter than what it overwrites), and
+    // delete the segments after it.
+    uint64_t dropped = 0;
+    s = zero_tail(segment.file()->file, segment.end_position(), segment.capacity(), &dropped,
+                  &recovery_.bytes_zero_checked, &recovery_.bytes_zeroed);
+    if (s != Status::kOk) return s;
+    recovery_.bytes_dropped += dropped;
+    size_t discarded = segments_.size() - i - 1;
+    uint64_t discarded_bytes = 0;
+    for (size_t j = i + 1; j < segments_.size(); ++j) {
+      discarded_bytes += segments_[j]->capacity();
+      port::remove_file(segments_[j]->path());
+      port::remove_file(index_path(segments_[j]->base_offset()));
+    }
+    if (discarded > 0) {
+      segments_.erase(segments_.begin() + static_cast<ptrdiff_t>(i) + 1, segments_.end());
+      directory_changed = true;
+      recovery_.segments_discarded = discarded;
+    }
+    if (dropped > 0 || discarded > 0) {
+      EDDY_LOG_WARN("%s: recovery dropped %" PRIu64 " bytes after offset %" PRId64 " in segment %s at position %" PRIu64
+                    " (%s); %zu later segment files (%" PRIu64 " bytes) discarded",
+                    directory_.c_str(), dropped, segment.next_offset(), segment_file_name(base).c_str(),
+                    segment.end_position(),
+                    outcome.stop_reason.empty() ? "zeros, then non-zero bytes" : outcome.stop_reason.c_str(), discarded,
+                    discarded_bytes);
+    }
+    break;
+  }
+
+  if (segments_.empty()) {
+    int64_t base = std::max<int64_t>(0, persisted_log_start);
+    std::unique_ptr<Segment> segment;
+    Status s = Segment::create(segment_path(base), base, config_.segment_bytes, interval, &segment);
+    if (s != Status::kOk) return s;
+    segments_.push_back(std::move(segment));
+    directory_changed = true;
+  }
+  Segment& active = *segments_.back();
+  if (active.capacity() < config_.segment_bytes) {
+    Status s = active.grow_to(config_.segment_bytes);
+    if (s != Status::kOk) return s;
+  }
+
+  // What the scan accepted may still sit only in the page cache (after a
+  // process crash): make it durable before it is reported durable.
+  for (Segment* segment : scanned) {
+    std::error_code ec = segment->file()->file.sync_data();
+    if (ec) {
+      EDDY_LOG_ERROR("%s: sync during recovery failed: %s", directory_.c_str(), port::error_message(ec).c_str());
+      return status_from_error(ec);
+    }
+  }
+  for (Segment* segment : sealed_scanned) write_index_file(index_path(segment->base_offset()), segment->index());
+
+  // The checkpoint and the active segment's index describe the log as it was
+  // closed; once appends resume they would lie. Remove both durably first.
+  std::string clean_path = directory_ + "/" + kCleanShutdownFile;
+  if (port::path_exists(clean_path)) {
+    port::remove_file(clean_path);
+    directory_changed = true;
+  }
+  if (port::path_exists(index_path(active.base_offset()))) {
+    port::remove_file(index_path(active.base_offset()));
+    directory_changed = true;
+  }
+  if (directory_changed) {
+    std::error_code ec = port::sync_directory(directory_);
+    if (ec) return status_from_error(ec);
+  }
+
+  log_start_offset_ = segments_.front()->base_offset();
+  if (persisted_log_start > log_start_offset_) log_start_offset_ = std::min(persisted_log_start, log_end_offset());
+  return Status::kOk;
+}
+
+Status PartitionLog::close() {
+  if (closed_) return Status::kOk;
+  closed_ = true;
+  flusher_->remove(sync_);
+  // The flusher no longer touches this partition: sync here.
+  Status s = sync_->sync_now();
+  if (s != Status::kOk) return s;
+  if (write_failed_) return Status::kIoError;  // no checkpoint: the next open rescans
+  Segment& active = *segments_.back();
+  s = write_index_file(index_path(active.base_offset()), active.index());
+  if (s != Status::kOk) return s;
+  return write_clean_shutdown(directory_,
+                              CleanShutdown{active.base_offset(), active.next_offset(),
+                                            static_cast<int64_t>(active.end_position()), log_start_offset_});
+}
+
+// ---------------------------------------------------------------------------
+// Append, roll, recycle
+// ---------------------------------------------------------------------------
+
+Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& options, AppendResult* result) {
+  if (closed_ || write_failed_ || sync_->failure() != Status::kOk) return Status::kIoError;
+  RecordBatchView view;
+  BatchError e = RecordBatchView::parse(batch, &view);
+  if (e != BatchError::kOk) return status_from_batch_error(e);
+  if (view.size() != batch.size()) return Status::kInvalidBatch;
+  if (!view.crc_matches()) return Status::kCorruptBatch;
+  if (batch.size() > config_.segment_bytes) return Status::kBatchTooLarge;
+  Status s = ensure_room(batch.size());
+  if (s != Status::kOk) return s;
+
+  Segment& active = *segments_.back();
+  const int64_t base = active.next_offset();
+  BatchInfo info{base, base + view.last_offset_delta(), view.max_timestamp(), static_cast<uint32_t>(batch.size())};
+  protocol::set_base_offset(batch, base);
+  protocol::set_partition_leader_epoch(batch, options.leader_epoch);
+  result->log_append_time_ms = -1;
+  if (config_.timestamp_type == protocol::TimestampType::kLogAppendTime) {
+    int64_t now = options.now_ms >= 0 ? options.now_ms : port::wall_clock_millis();
+    protocol::set_log_append_time(batch, now);
+    info.max_timestamp = now;
+    result->log_append_time_ms = now;
+  }
+  s = active.append(batch, info);
+  if (s != Status::kOk) {
+    // Part of the batch may have reached the file; refuse further appends
+    // until a reopen has recovered the partition.
+    write_failed_ = true;
+    return s;
+  }
+
+  unsynced_records_ += view.record_count();
+  bool urgent = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ||
+                unsynced_records_ >= config_.flush_interval_messages;
+  if (urgent) unsynced_records_ = 0;
+  if (sync_->note_append(active.file(), active.base_offset(), info.last_offset + 1, port::monotonic_millis(), urgent)) {
+    flusher_->wake();
+  }
+  result->base_offset = base;
+  result->last_offset = info.last_offset;
+  result->log_start_offset = log_start_offset_;
+  return Status::kOk;
+}
+
+Status PartitionLog::ensure_room(uint64_t size) {
+  if (segments_.back()->has_room(size)) return Status::kOk;
+  if (segments_.back()->empty()) return Status::kBatchTooLarge;
+  Status s = roll();
+  if (s != Status::kOk) return s;
+  return segments_.back()->has_room(size) ? Status::kOk : Status::kBatchTooLarge;
+}
+
+bool PartitionLog::pinned(const Segment& segment) const {
+  return pin_ >= 0 && segment.next_offset() > pin_ && segment.next_offset() > log_start_offset_;
+}
+
+Status PartitionLog::roll() {
+  Segment& active = *segments_.back();
+  const int64_t new_base = active.next_offset();
+  const uint64_t ring = ring_segments(config_);
+  const bool oldest_dead = segments_.size() >= 2 && segments_.front()->next_offset() <= log_start_offset_;
+  const bool budget_full = ring != 0 && segments_.size() >= ring;
+  if (!oldest_dead && budget_full && pinned(*segments_.front())) {
+    if (config_.full_policy == FullPolicy::kReject) {
+      if (stats_.appends_rejected_full++ == 0 || stats_.appends_rejected_full % 10000 == 0) {
+        EDDY_LOG_WARN("%s: budget of %" PRIu64 " segments full and offsets from %" PRId64
+                      " are pinned: rejecting appends (eddy.full.policy=reject, %" PRIu64 " so far)",
+                      directory_.c_str(), ring, pin_, stats_.appends_rejected_full);
+      }
+      return Status::kLogFull;
+    }
+    ++stats_.pinned_segments_dropped;
+    EDDY_LOG_WARN("%s: budget full: dropping segment %" PRId64 "..%" PRId64 " although offsets from %" PRId64
+                  " are pinned (eddy.full.policy=drop-oldest)",
+                  directory_.c_str(), segments_.front()->base_offset(), segments_.front()->next_offset() - 1, pin_);
+  }
+
+  std::unique_ptr<Segment> next;
+  Status s;
+  if (oldest_dead || budget_full) {
+    s = recycle_oldest(new_base, &next);
+  } else {
+    s = Segment::create(segment_path(new_base), new_base, config_.segment_bytes, config_.index_interval_bytes, &next);
+    if (s == Status::kOk) sync_->note_directory_changed();
+  }
+  if (s != Status::kOk) return s;
+
+  // Seal the active segment: the flusher syncs it and then writes its index.
+  Segment& sealed = *segments_.back();
+  sealed.shrink_index();
+  sync_->note_sealed(sealed.base_offset(), std::make_shared<const SegmentIndex>(sealed.index()),
+                     index_path(sealed.base_offset()));
+  segments_.push_back(std::move(next));
+  ++stats_.rolls;
+  drop_extra_segments();
+  flusher_->wake();
+  return Status::kOk;
+}
+
+Status PartitionLog::recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* out) {
+  Segment& oldest = *segments_.front();
+  const std::string new_path = segment_path(new_base);
+  port::remove_file(index_path(oldest.base_offset()));  // missing is fine
+  port::remove_file(index_path(new_base));
+  if (oldest.has_readers()) {
+    // A reader is still sending from this file: leave its bytes alone (the
+    // open descriptor keeps the unlinked file alive) and use a fresh file.
+    // The budget is exceeded by one segment until that reader is done.
+    Status s = Segment::create(new_path, new_base, config_.segment_bytes, config_.index_interval_bytes, out);
+    if (s != Status::kOk) return s;
+    port::remove_file(oldest.path());
+    sync_->note_directory_changed();
+  } else {
+    std::error_code ec = port::rename_file(oldest.path(), new_path);
+    // The rename must be durable before new batches land in the file: if a
+    // power cut kept the old name, they would sit in the oldest segment.
+    // This directory sync is the one sync the owner thread does (once per
+    // roll of a full ring).
+    if (!ec) ec = port::sync_directory(directory_);
+    if (ec) {
+      EDDY_LOG_ERROR("%s: cannot recycle segment %s: %s", directory_.c_str(), oldest.path().c_str(),
+                     port::error_message(ec).c_str());
+      write_failed_ = true;
+      return status_from_error(ec);
+    }
+    *out = Segment::reuse(std::move(segments_.front()), new_path, new_base, config_.index_interval_bytes);
+  }
+  segments_.pop_front();
+  ++stats_.segments_recycled;
+  log_start_offset_ = std::max(log_start_offset_, segments_.front()->base_offset());
+  return Status::kOk;
+}
+
+void PartitionLog::drop_extra_segments() {
+  // Only after retention.bytes was lowered: more files than the budget.
+  const uint64_t ring = ring_segments(config_);
+  while (ring != 0 && segments_.size() > ring) {
+    Segment& oldest = *segments_.front();
+    if (pinned(oldest)) {
+      if (config_.full_policy == FullPolicy::kReject) return;
+      ++stats_.pinned_segments_dropped;
+    }
+    port::remove_file(index_path(oldest.base_offset()));
+    port::remove_file(oldest.path());
+    segments_.pop_front();
+    log_start_offset_ = std::max(log_start_offset_, segments_.front()->base_offset());
+    sync_->note_directory_changed();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reads and lookups
+// ---------------------------------------------------------------------------
+
+int64_t PartitionLog::high_watermark() const {
+  int64_t end = log_end_offset();
+  int64_t hw = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ? std::min(durable_offset(), end) : end;
+  return std::max(hw, log_start_offset_);
+}
+
+size_t PartitionLog::segment_for(int64_t offset) const {
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                             [](int64_t o, const std::unique_ptr<Segment>& s) { return o < s->base_offset(); });
+  return static_cast<size_t>(it - segments_.begin()) - 1;
+}
+
+template <typename Visit>
+Status PartitionLog::collect(int64_t offset, size_t max_bytes, int64_t upper_offset, int64_t* next_offset,
+                             Visit visit) {
+  const int64_t end = log_end_offset();
+  if (offset < log_start_offset_ || offset > end) return Status::kOffsetOutOfRange;
+  const int64_t bound = upper_offset < 0 ? high_watermark() : std::min(upper_offset, end);
+  *next_offset = offset;
+  if (offset >= bound) return Status::kOk;
+
+  size_t i = segment_for(offset);
+  uint64_t position = 0;
+  bool hinted = false;
+  for (const ReadHint& hint : hints_) {
+    if (hint.offset == offset && hint.segment_base == segments_[i]->base_offset()) {
+      position = hint.position;
+      hinted = true;
+      break;
+    }
+  }
+  if (!hinted) {
+    BatchPosition batch;
+    Status s = segments_[i]->locate(offset, &batch);
+    if (s != Status::kOk) return s;
+    position = batch.position;
+  }
+
+  uint64_t remaining = max_bytes;
+  bool first = true;
+  for (; i < segments_.size(); ++i, position = 0) {
+    Segment& segment = *segments_[i];
+    uint64_t limit = remaining > std::numeric_limits<uint64_t>::max() - position ? std::numeric_limits<uint64_t>::max()
+                                                                                 : position + remaining;
+    uint64_t stop = position;
+    Status s = segment.read_end(position, limit, bound, first, &stop, next_offset);
+    if (s != Status::kOk) return s;
+    if (stop > position) {
+      s = visit(segment, position, stop - position);
+      if (s != Status::kOk) return s;
+      remaining -= std::min(remaining, stop - position);
+      first = false;
+    }
+    if (*next_offset >= bound || stop < segment.end_position()) {
+      hints_[next_hint_] = ReadHint{*next_offset, segment.base_offset(), stop};
+      next_hint_ = (next_hint_ + 1) % std::size(hints_);
+      break;
+    }
+  }
+  return Status::kOk;
+}
+
+Status PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_offset, ReadResult* result) {
+  result->regions.clear();
+  result->bytes = 0;
+  return collect(offset, max_bytes, upper_offset, &result->next_offset,
+                 [&](const Segment& segment, uint64_t position, uint64_t length) {
+                   result->regions.push_back(segment.region(position, length));
+                   result->bytes += length;
+                   return Status::kOk;
+                 });
+}
+
+Status PartitionLog::read_copy(int64_t offset, size_t max_bytes, int64_t upper_offset, std::vector<uint8_t>* bytes,
+                               int64_t* next_offset) {
+  bytes->clear();
+  return collect(offset, max_bytes, upper_offset, next_offset,
+                 [&](const Segment& segment, uint64_t position, uint64_t length) {
+                   size_t at = bytes->size();
+                   bytes->resize(at + length);
+                   return segment.read(position, bytes->data() + at, length);
+                 });
+}
+
+Status PartitionLog::lookup(int64_t offset, BatchLocation* location) {
+  if (offset < log_start_offset_ || offset >= log_end_offset()) return Status::kOffsetOutOfRange;
+  const Segment& segment = *segments_[segment_for(offset)];
+  location->segment_base_offset = segment.base_offset();
+  return segment.locate(offset, &location->batch);
+}
+
+Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup* lookup) {
+  *lookup = TimestampLookup{};
+  const int64_t bound = high_watermark();
+  for (const auto& segment : segments_) {
+    if (segment->next_offset() <= log_start_offset_ || segment->max_timestamp() < timestamp) continue;
+    BatchPosition position;
+    bool found = false;
+    Status s = segment->find_timestamp(timestamp, log_start_offset_, &position, &found);
+    if (s != Status::kOk) return s;
+    if (!found) continue;
+    if (position.info.base_offset >= bound) return Status::kOk;
+
+    std::vector<uint8_t> bytes(position.info.size);
+    s = segment->read(position.position, bytes.data(), bytes.size());
+    if (s != Status::kOk) return s;
+    RecordBatchView view;
+    if (RecordBatchView::parse(bytes, &view) != BatchError::kOk) return Status::kIoError;
+    lookup->found = true;
+    lookup->offset = std::max(view.base_offset(), log_start_offset_);
+    lookup->timestamp = view.max_timestamp();
+    if (view.compression() != protocol::Compression::kNone ||
+        view.timestamp_type() == protocol::TimestampType::kLogAppendTime) {
+      return Status::kOk;
+    }
+    protocol::RecordIterator records(view);
+    protocol::Record record;
+    while (records.next(&record)) {
+      int64_t record_offset = view.base_offset() + record.offset_delta;
+      int64_t record_timestamp = view.base_timestamp() + record.timestamp_delta;
+      if (record_offset >= log_start_offset_ && record_timestamp >= timestamp) {
+        lookup->offset = record_offset;
+        lookup->timestamp = record_timestamp;
+        return Status::kOk;
+      }
+    }
+    return Status::kOk;
+  }
+  return Status::kOk;
+}
+
+Status PartitionLog::find_max_timestamp(TimestampLookup* lookup) {
+  int64_t max_timestamp = -1;
+  for (const auto& segment : segments_) {
+    if (segment->next_offset() > log_start_offset_) max_timestamp = std::max(max_timestamp, segment->max_timestamp());
+  }
+  *lookup = TimestampLookup{};
+  if (max_timestamp < 0) return Status::kOk;
+  return find_offset_by_timestamp(max_timestamp, lookup);
+}
+
+// ---------------------------------------------------------------------------
+// Retention, pins, configuration
+// ---------------------------------------------------------------------------
+
+void PartitionLog::set_log_start(int64_t offset) {
+  log_start_offset_ = offset;
+  // Losing this file only makes deleted records readable again after a
+  // crash (as with Kafka's periodic checkpoint); it is replaced atomically.
+  write_log_start_offset(directory_, offset);
+}
+
+Status PartitionLog::delete_records_before(int64_t offset) {
+  if (offset < 0 || offset > high_watermark()) return Status::kOffsetOutOfRange;
+  if (offset > log_start_offset_) set_log_start(offset);
+  return Status::kOk;
+}
+
+size_t PartitionLog::apply_retention(int64_t now_ms) {
+  if (config_.retention_ms < 0) return 0;
+  const int64_t limit = now_ms - config_.retention_ms;
+  size_t dropped = 0;
+  int64_t start = log_start_offset_;
+  for (size_t i = 0; i + 1 < segments_.size(); ++i) {
+    const Segment& segment = *segments_[i];
+    if (segment.next_offset() <= start) continue;  // already dropped
+    // Segments without timestamps (-1) never expire by time.
+    if (segment.max_timestamp() < 0 || segment.max_timestamp() >= limit || pinned(segment)) break;
+    start = segment.next_offset();
+    ++dropped;
+  }
+  if (dropped > 0) {
+    EDDY_LOG_INFO("%s: retention.ms dropped %zu segments, log start %" PRId64 " -> %" PRId64, directory_.c_str(),
+                  dropped, log_start_offset_, start);
+    set_log_start(start);
+  }
+  return dropped;
+}
+
+Status PartitionLog::update_config(const LogConfig& config) {
+  Status s = validate(config);
+  if (s != Status::kOk) return s;
+  config_ = config;
+  sync_->set_flush_interval_ms(config.flush_interval_ms);
+  request_sync();
+  return Status::kOk;
+}
+
+void PartitionLog::request_sync() {
+  sync_->request_sync();
+  flusher_->wake();
+}
+
+bool PartitionLog::wait_durable(int64_t offset, int64_t timeout_ms) {
+  request_sync();
+  return sync_->wait_durable(offset, timeout_ms);
+}
+
+PartitionStats PartitionLog::stats() const {
+  PartitionStats stats = stats_;
+  stats.segments = segments_.size();
+  for (const auto& segment : segments_) {
+    stats.disk_bytes += segment->capacity();
+    if (segment->next_offset() > log_start_offset_) stats.log_bytes += segment->end_position();
+    stats.index_memory_bytes += segment->index().memory_bytes();
+  }
+  return stats;
+}
+
+std::vector<SegmentInfo> PartitionLog::segments() const {
+  std::vector<SegmentInfo> out;
+  for (const auto& s : segments_) {
+    out.push_back(SegmentInfo{s->base_offset(), s->next_offset(), s->end_position(), s->capacity(), s->max_timestamp()});
+  }
+  return out;
+}
+
+}  // namespace eddy::storage

@@ -1,0 +1,231 @@
+// The log of one partition: a ring of fixed-size segment files inside the
+// partition's disk budget.
+//
+// Offsets: log_start_offset() <= high_watermark() <= log_end_offset().
+//   log end offset (LEO)  next offset append() assigns.
+//   durable offset        every offset below it is on disk (fdatasync).
+//   high watermark (HW)   what consumers may read: the durable offset when
+//                         eddy.acks.all.waits.for=disk, the LEO when
+//                         page-cache (clamped to >= log start).
+//   log start offset      first readable offset; advanced by recycling the
+//                         oldest segment, by retention.ms, by DeleteRecords.
+//
+// Threading: every method except the durability ones marked "any thread"
+// must be called from the single owner thread (the reactor). The flusher
+// thread syncs in the background through the partition's SyncState; see
+// flusher.h for what the two share.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "protocol/output_buffer.h"
+#include "storage/checkpoint.h"
+#include "storage/flusher.h"
+#include "storage/log_config.h"
+#include "storage/segment.h"
+#include "storage/status.h"
+
+namespace eddy::storage {
+
+struct AppendOptions {
+  // Stored in the batch's partitionLeaderEpoch field.
+  int32_t leader_epoch = 0;
+  // Wall-clock milliseconds for LogAppendTime; -1: port::wall_clock_millis().
+  int64_t now_ms = -1;
+};
+
+struct AppendResult {
+  int64_t base_offset = -1;
+  int64_t last_offset = -1;
+  int64_t log_append_time_ms = -1;  // the stamped time for LogAppendTime topics
+  int64_t log_start_offset = 0;
+};
+
+struct ReadResult {
+  // Whole batches in offset order, as zero-copy regions of segment files.
+  // Each region keeps its file open (and its bytes unchanged: a segment with
+  // live regions is never reused) until released.
+  std::vector<protocol::FileRegion> regions;
+  uint64_t bytes = 0;
+  // Offset after the last batch returned (the requested offset when empty).
+  int64_t next_offset = 0;
+};
+
+struct TimestampLookup {
+  bool found = false;
+  int64_t offset = -1;
+  int64_t timestamp = -1;
+};
+
+struct BatchLocation {
+  int64_t segment_base_offset = 0;
+  BatchPosition batch;
+};
+
+struct SegmentInfo {
+  int64_t base_offset;
+  int64_t next_offset;
+  uint64_t end_position;
+  uint64_t capacity;
+  int64_t max_timestamp;
+};
+
+struct RecoveryStats {
+  bool clean = false;               // reopened from a clean-shutdown checkpoint
+  uint64_t bytes_scanned = 0;       // segment bytes read by validation scans
+  uint64_t segments_scanned = 0;
+  uint64_t segments_trusted = 0;    // loaded from their index file
+  uint64_t bytes_zero_checked = 0;  // bytes read after the end of data
+  uint64_t bytes_zeroed = 0;        // bytes overwritten with zeros
+  uint64_t bytes_dropped = 0;       // extent of non-zero bytes after the end
+  uint64_t segments_discarded = 0;  // later segments deleted after a break
+  int64_t micros = 0;
+};
+
+struct PartitionStats {
+  uint64_t segments = 0;
+  uint64_t disk_bytes = 0;            // sum of segment file sizes
+  uint64_t log_bytes = 0;             // bytes of batches from the log start segment on
+  uint64_t index_memory_bytes = 0;
+  uint64_t rolls = 0;
+  uint64_t segments_recycled = 0;
+  uint64_t pinned_segments_dropped = 0;  // drop-oldest overrode a pin
+  uint64_t appends_rejected_full = 0;    // kLogFull answers
+};
+
+class PartitionLog {
+ public:
+  // Opens (creating when missing) the partition in directory and recovers
+  // it: from a clean-shutdown checkpoint without scanning, otherwise by
+  // trusting sealed segments whose index files check out and scanning the
+  // rest (see README.md). May write and sync (recovery zeroing); call it
+  // before the partition is served. REQUIRES flusher outlives the log and is
+  // started.
+  static Status open(const std::string& directory, const LogConfig& config, Flusher* flusher,
+                     std::unique_ptr<PartitionLog>* out);
+  // Without close(): unregisters from the flusher and leaves the files as a
+  // crash would (what was written stays in the page cache).
+  ~PartitionLog();
+  // Clean shutdown: syncs everything, writes the active segment's index
+  // file and the clean-shutdown checkpoint. Further calls do nothing.
+  Status close();
+
+  // Appends one batch (a Produce request's batches are appended one by one).
+  // Validates it (length == batch.size(), magic 2, consistent header, CRC),
+  // rolls to a new segment when it does not fit, then patches baseOffset,
+  // partitionLeaderEpoch and, for LogAppendTime topics, maxTimestamp, the
+  // timestamp-type bit and the CRC, in place in batch, and writes it to the
+  // page cache. Statuses: kOk, kCorruptBatch, kInvalidBatch,
+  // kUnsupportedMagic, kBatchTooLarge, kLogFull, kNoSpace, kIoError (also
+  // after close()). On any error the log and batch are unchanged, except
+  // kIoError from the write itself (the partition then refuses appends).
+  Status append(std::span<uint8_t> batch, const AppendOptions& options, AppendResult* result);
+
+  // Batches from the one containing offset, whole, up to max_bytes (the first
+  // batch is returned even when larger, as Kafka does), not beyond
+  // upper_offset (-1: the high watermark). kOffsetOutOfRange when offset is
+  // below the log start or above the log end; empty at or above the bound.
+  Status read(int64_t offset, size_t max_bytes, int64_t upper_offset, ReadResult* result);
+  // Same, copying the bytes (tools, tests).
+  Status read_copy(int64_t offset, size_t max_bytes, int64_t upper_offset, std::vector<uint8_t>* bytes,
+                   int64_t* next_offset);
+
+  // Where the batch holding offset lies. kOffsetOutOfRange outside
+  // [log start, LEO).
+  Status lookup(int64_t offset, BatchLocation* location);
+  // The first offset at or above the log start, below the high watermark,
+  // whose record timestamp is >= timestamp (Kafka ListOffsets by time).
+  // Exact for uncompressed CreateTime batches; for compressed batches the
+  // batch's base offset (Eddy never decompresses); for LogAppendTime batches
+  // the base offset with the batch's append time.
+  Status find_offset_by_timestamp(int64_t timestamp, TimestampLookup* lookup);
+  // The offset of the batch holding the largest timestamp (ListOffsets -3),
+  // reported as the batch's last offset; found=false when empty.
+  Status find_max_timestamp(TimestampLookup* lookup);
+
+  // DeleteRecords: advances the log start offset to offset.
+  // REQUIRES offset <= high watermark (kOffsetOutOfRange otherwise).
+  Status delete_records_before(int64_t offset);
+  // Time retention: drops whole segments (never the active one, never one
+  // holding pinned offsets) whose newest timestamp is older than
+  // now_ms - retention.ms. Returns how many were dropped.
+  size_t apply_retention(int64_t now_ms);
+  // Offsets >= pin must not be dropped (the forwarder pins what it has not
+  // delivered). -1: no pin. When the budget is full and the oldest segment is
+  // pinned, eddy.full.policy decides (see README.md).
+  void set_pin(int64_t pin_offset) { pin_ = pin_offset; }
+  int64_t pin() const { return pin_; }
+
+  Status update_config(const LogConfig& config);
+  const LogConfig& config() const { return config_; }
+
+  int64_t log_start_offset() const { return log_start_offset_; }
+  int64_t log_end_offset() const { return segments_.back()->next_offset(); }
+  int64_t high_watermark() const;
+
+  // ---- Durability (any thread) ----
+  int64_t durable_offset() const { return sync_->durable_offset(); }
+  // See DurabilityListener: called on the flusher thread.
+  void set_durability_listener(DurabilityListener listener) { sync_->set_listener(std::move(listener)); }
+  // Asks the flusher for a sync now (owner thread).
+  void request_sync();
+  // Blocks until durable_offset() >= offset (after asking for a sync). For
+  // tests, tools and shutdown; the reactor uses the listener instead.
+  bool wait_durable(int64_t offset, int64_t timeout_ms);
+  uint64_t syncs() const { return sync_->syncs(); }
+
+  const std::string& directory() const { return directory_; }
+  const RecoveryStats& recovery_stats() const { return recovery_; }
+  PartitionStats stats() const;
+  std::vector<SegmentInfo> segments() const;
+
+ private:
+  PartitionLog(std::string directory, const LogConfig& config, Flusher* flusher);
+
+  Status recover(const CleanShutdown* clean, int64_t persisted_log_start);
+  Status ensure_room(uint64_t size);
+  Status roll();
+  Status recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* out);
+  void drop_extra_segments();
+  bool pinned(const Segment& segment) const;
+  void set_log_start(int64_t offset);
+  std::string segment_path(int64_t base) const;
+  std::string index_path(int64_t base) const;
+  // Index into segments_ of the segment holding offset (the last with
+  // base <= offset). REQUIRES offset >= segments_.front()->base_offset().
+  size_t segment_for(int64_t offset) const;
+  template <typename Visit>
+  Status collect(int64_t offset, size_t max_bytes, int64_t upper_offset, int64_t* next_offset, Visit visit);
+
+  const std::string directory_;
+  LogConfig config_;
+  Flusher* const flusher_;
+  std::shared_ptr<SyncState> sync_;
+  // In offset order; back() is the active segment. Never empty once open.
+  std::deque<std::unique_ptr<Segment>> segments_;
+  int64_t log_start_offset_ = 0;
+  int64_t pin_ = -1;
+  int64_t unsynced_records_ = 0;
+  bool write_failed_ = false;
+  bool closed_ = false;
+
+  // Where recent reads ended, so that a consumer reading on does not walk
+  // the index again.
+  struct ReadHint {
+    int64_t offset = -1;
+    int64_t segment_base = -1;
+    uint64_t position = 0;
+  };
+  ReadHint hints_[4];
+  size_t next_hint_ = 0;
+
+  RecoveryStats recovery_;
+  PartitionStats stats_;
+};
+
+}  // namespace eddy::storage
