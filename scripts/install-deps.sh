@@ -36,7 +36,7 @@ apt_install() {
 
 HOST_BUILD=(cmake make g++ pkg-config file libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest)
 # Real clients for the integration tests (not linked into eddy).
-HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps)
+HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace)
 
 case "${1:-host}" in
   host)

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/big_endian.h"
+
 namespace eddy::protocol {
 
 namespace batch_layout {
@@ -71,13 +73,6 @@ enum class BatchError : uint8_t {
 };
 const char* batch_error_name(BatchError error);
 
-// Big-endian helpers (the batch is always big-endian, whatever the CPU).
-uint16_t load_be16(const uint8_t* p);
-uint32_t load_be32(const uint8_t* p);
-uint64_t load_be64(const uint8_t* p);
-void store_be16(uint8_t* p, uint16_t v);
-void store_be32(uint8_t* p, uint32_t v);
-void store_be64(uint8_t* p, uint64_t v);
 
 // A read-only view of one magic-2 batch. Holds a span, does not own it.
 // Accessors REQUIRE a view produced by parse() (header present).

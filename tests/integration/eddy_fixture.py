@@ -1,0 +1,259 @@
+"""Shared helpers for Eddy's integration tests (run under /usr/bin/python3).
+
+A Broker is one `eddy serve` process on 127.0.0.1 with an ephemeral port and
+a data directory in a temporary directory; it can be stopped (SIGTERM, exit
+code 0 expected) or killed (SIGKILL) and started again on the same data
+directory. Checks counts named checks and ends a test with
+'N passed, N failed' and the matching exit code.
+
+Synchronisation is always "wait for a condition with a deadline"
+(wait_until), never a fixed sleep.
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+LISTENING = re.compile(rb"listening on PLAINTEXT://127\.0\.0\.1:(\d+)")
+
+
+class FixtureError(Exception):
+    pass
+
+
+def wait_until(condition, timeout, what, interval=0.02):
+    """Polls condition() until it returns a true value, which is returned.
+    Raises FixtureError naming `what` when timeout seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise FixtureError("timed out after %.1f s waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+def port_accepts(port, host="127.0.0.1"):
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+class Broker:
+    """One eddy process. overrides: dict of extra --override key=value.
+    wrapper: a command prefix (e.g. strace ...); the eddy process is then a
+    child of the wrapper and signals go to eddy itself."""
+
+    def __init__(self, overrides=None, config=None, wrapper=None, keep=None):
+        self.bin = os.environ.get("EDDY_BIN")
+        self.src = os.environ.get("EDDY_SOURCE_DIR")
+        if not self.bin or not self.src:
+            raise FixtureError("EDDY_BIN and EDDY_SOURCE_DIR must be set (run through ctest)")
+        self.config = config or os.path.join(self.src, "config", "gateway.properties")
+        self.overrides = dict(overrides or {})
+        self.wrapper = list(wrapper or [])
+        self.env = {}  # extra environment variables for eddy
+        self.tmp = tempfile.mkdtemp(prefix="eddy-it-")
+        self.data_dir = os.path.join(self.tmp, "data")
+        self.keep = os.environ.get("EDDY_KEEP_TMP") == "1" if keep is None else keep
+        self.proc = None
+        self.port = None
+        self.starts = 0
+        self.log_path = None
+
+    # -- lifecycle -------------------------------------------------------
+
+    def start(self, port=0, timeout=30):
+        """Starts eddy listening on 127.0.0.1:port (0: ephemeral) and waits
+        until it logs its port and accepts connections."""
+        if self.proc is not None:
+            raise FixtureError("broker already running")
+        self.starts += 1
+        self.log_path = os.path.join(self.tmp, "eddy-%d.stderr" % self.starts)
+        cmd = self.wrapper + [self.bin, "serve", self.config,
+                              "--override", "log.dirs=" + self.data_dir,
+                              "--override", "listeners=PLAINTEXT://127.0.0.1:%d" % port]
+        for key, value in self.overrides.items():
+            cmd += ["--override", "%s=%s" % (key, value)]
+        self._log = open(self.log_path, "wb")
+        env = dict(os.environ, **self.env) if self.env else None
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=env)
+
+        def listening():
+            m = LISTENING.search(self.log_bytes())
+            if m:
+                return int(m.group(1))
+            if self.proc.poll() is not None:
+                raise FixtureError("eddy exited with code %s before listening:\n%s"
+                                   % (self.proc.returncode, self.log_text()))
+            return None
+
+        self.port = wait_until(listening, timeout, "eddy to log its listening port")
+        wait_until(lambda: port_accepts(self.port), timeout, "port %d to accept connections" % self.port)
+        return self.port
+
+    @property
+    def bootstrap(self):
+        return "127.0.0.1:%d" % self.port
+
+    def eddy_pid(self):
+        """The pid of the eddy process itself (a child of the wrapper, if any)."""
+        if not self.wrapper:
+            return self.proc.pid
+
+        def child():
+            try:
+                with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                    pids = f.read().split()
+            except OSError:
+                return None
+            return int(pids[0]) if pids else None
+
+        return wait_until(child, 10, "the wrapped eddy process")
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Sends sig to eddy and waits for the process (and wrapper) to end.
+        Returns eddy's exit code (negative: killed by that signal); with a
+        wrapper, the wrapper's exit code."""
+        if self.proc is None:
+            raise FixtureError("broker not running")
+        os.kill(self.eddy_pid(), sig)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise FixtureError("eddy did not stop within %d s after signal %d" % (timeout, sig))
+        finally:
+            self._log.close()
+        self.proc = None
+        return rc
+
+    def kill(self):
+        return self.stop(signal.SIGKILL)
+
+    def restart(self, sig=signal.SIGTERM, keep_port=True, timeout=30):
+        """Stops with sig and starts again on the same data directory, on the
+        same port when keep_port and the port is still free (else a new
+        ephemeral port: compare self.port). Returns the stop's exit code."""
+        old = self.port
+        rc = self.stop(sig)
+        if keep_port:
+            try:
+                self.start(port=old, timeout=timeout)
+                return rc
+            except FixtureError:
+                if self.proc is not None:
+                    self.proc.kill()
+                    self.proc.wait()
+                    self.proc = None
+                    self._log.close()
+        self.start(port=0, timeout=timeout)
+        return rc
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_bytes(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()
+        except OSError:
+            return b""
+
+    def log_text(self):
+        return self.log_bytes().decode("utf-8", "replace")
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+                self.proc.wait(10)
+            except Exception:
+                pass
+            self.proc = None
+        if self.keep:
+            print("kept", self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Checks:
+    """Named checks: check() prints ok/FAIL and counts; finish() prints
+    'N passed, N failed' and exits 0 only when nothing failed and at least
+    one check ran."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.started = time.monotonic()
+
+    def check(self, name, condition, detail=""):
+        if condition:
+            self.passed += 1
+            print("ok   %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL %s%s" % (name, (": " + str(detail)) if detail != "" else ""), flush=True)
+        return bool(condition)
+
+    def equal(self, name, actual, expected):
+        if actual == expected:
+            return self.check(name, True)
+        a, e = repr(actual), repr(expected)
+        if len(a) > 300:
+            a = a[:300] + "..."
+        if len(e) > 300:
+            e = e[:300] + "..."
+        return self.check(name, False, "got %s, want %s" % (a, e))
+
+    def fail(self, name, detail):
+        return self.check(name, False, detail)
+
+    def finish(self):
+        print("took %.1f s" % (time.monotonic() - self.started))
+        print("%d passed, %d failed" % (self.passed, self.failed), flush=True)
+        sys.exit(0 if self.failed == 0 and self.passed > 0 else 1)
+
+
+def run_test(body, broker_overrides=None, **broker_args):
+    """Runs body(broker, checks) with a started broker; an exception fails
+    the test (with the broker's log), a broker that did not survive fails it
+    too. Ends the process with Checks.finish()."""
+    checks = Checks()
+    broker = Broker(overrides=broker_overrides, **broker_args)
+    try:
+        broker.start()
+        body(broker, checks)
+    except Exception as e:  # noqa: BLE001 - any escape is a test failure
+        import traceback
+        traceback.print_exc()
+        checks.fail("test body completed", "%s: %s" % (type(e).__name__, e))
+        print("---- eddy stderr ----\n" + broker.log_text()[-6000:])
+    finally:
+        if broker.proc is not None:
+            alive = broker.alive()
+            checks.check("broker still running at the end", alive, broker.log_text()[-3000:])
+            if alive:
+                try:
+                    rc = broker.stop()
+                    checks.equal("broker stops cleanly on SIGTERM (exit code)", rc, 0)
+                except FixtureError as e:
+                    checks.fail("broker stops cleanly on SIGTERM", e)
+        broker.close()
+    checks.finish()

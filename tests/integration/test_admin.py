@@ -1,0 +1,259 @@
+"""kafka-python's KafkaAdminClient against Eddy: create_topics (with configs,
+validate_only, and the errors Kafka gives for bad requests), list_topics,
+describe_configs for a topic and the broker, IncrementalAlterConfigs (sent
+with a request class defined here: kafka-python 2.0.2 only has the old
+AlterConfigs, which Eddy does not implement and which must fail cleanly),
+create_partitions and delete_topics."""
+
+import time
+
+import kafka.errors as Errors
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
+from kafka.protocol.api import Request, Response
+from kafka.protocol.metadata import MetadataResponse
+from kafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
+
+import eddy_fixture
+import kafka_wire
+
+TOPIC_CONFIG_SOURCE = 1  # DescribeConfigs config_source: DYNAMIC_TOPIC_CONFIG
+
+
+class IncrementalAlterConfigsResponse_v0(Response):
+    API_KEY = 44
+    API_VERSION = 0
+    SCHEMA = Schema(
+        ("throttle_time_ms", Int32),
+        ("responses", Array(("error_code", Int16), ("error_message", String("utf-8")),
+                            ("resource_type", Int8), ("resource_name", String("utf-8")))))
+
+
+class IncrementalAlterConfigsRequest_v0(Request):
+    API_KEY = 44
+    API_VERSION = 0
+    RESPONSE_TYPE = IncrementalAlterConfigsResponse_v0
+    SCHEMA = Schema(
+        ("resources", Array(("resource_type", Int8), ("resource_name", String("utf-8")),
+                            ("configs", Array(("name", String("utf-8")), ("config_operation", Int8),
+                                              ("value", String("utf-8")))))),
+        ("validate_only", Boolean))
+
+
+SET, DELETE, APPEND = 0, 1, 2
+
+
+def incremental_alter(port, resources, validate_only=False):
+    """resources: [(type, name, [(config, op, value)])]. Returns
+    [(resource name, error code, message)]."""
+    request = IncrementalAlterConfigsRequest_v0(resources=resources, validate_only=validate_only)
+    with kafka_wire.Connection(port) as conn:
+        response = conn.request(44, 0, request.encode(), response_class=IncrementalAlterConfigsResponse_v0)
+    return [(r[3], r[0], r[1]) for r in response.responses]
+
+
+def topic_configs(admin, topic):
+    """{name: (value, config_source)} of a topic, or the error code."""
+    response = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])[0]
+    error_code, _msg, _type, _name, entries = response.resources[0]
+    if error_code:
+        return error_code
+    return {e[0]: (e[1], e[3]) for e in entries}  # (name, value, read_only, source, ...)
+
+
+def expect_error(checks, name, error_class, call):
+    try:
+        call()
+    except error_class:
+        return checks.check(name, True)
+    except Exception as e:  # noqa: BLE001
+        return checks.fail(name, "raised %s: %s, want %s" % (type(e).__name__, e, error_class.__name__))
+    return checks.fail(name, "no error, want %s" % error_class.__name__)
+
+
+def partition_count(port, topic):
+    with kafka_wire.Connection(port) as conn:
+        response = conn.request(3, 1, kafka_wire.metadata_v1([topic]), response_class=MetadataResponse[1])
+    (error_code, _name, _internal, partitions) = response.topics[0]
+    return error_code, len(partitions)
+
+
+def body(broker, checks):
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+
+    # -- create_topics ------------------------------------------------------
+    response = admin.create_topics([NewTopic("adm-a", 2, 1, topic_configs={
+        "retention.ms": "3600000", "max.message.bytes": "200000"})], timeout_ms=5000)
+    checks.equal("create adm-a (2 partitions, configs)", [tuple(t[:2]) for t in response.topic_errors],
+                 [("adm-a", 0)])
+    admin.create_topics([NewTopic("adm-validate", 3, 1)], validate_only=True)
+    checks.check("validate_only creates nothing", "adm-validate" not in admin.list_topics(), admin.list_topics())
+    checks.check("list_topics shows adm-a", "adm-a" in admin.list_topics(), admin.list_topics())
+    checks.equal("adm-a has 2 partitions (Metadata)", partition_count(broker.port, "adm-a"), (0, 2))
+
+    expect_error(checks, "create an existing topic: TopicAlreadyExistsError", Errors.TopicAlreadyExistsError,
+                 lambda: admin.create_topics([NewTopic("adm-a", 1, 1)]))
+    expect_error(checks, "replication factor 3 on one node: InvalidReplicationFactorError",
+                 Errors.InvalidReplicationFactorError, lambda: admin.create_topics([NewTopic("adm-rf", 1, 3)]))
+    expect_error(checks, "0 partitions: InvalidPartitionsError", Errors.InvalidPartitionsError,
+                 lambda: admin.create_topics([NewTopic("adm-zero", 0, 1)]))
+    expect_error(checks, "retention.ms=soon: InvalidConfigurationError", Errors.InvalidConfigurationError,
+                 lambda: admin.create_topics([NewTopic("adm-badcfg", 1, 1, topic_configs={"retention.ms": "soon"})]))
+    expect_error(checks, "unknown topic config: InvalidConfigurationError", Errors.InvalidConfigurationError,
+                 lambda: admin.create_topics([NewTopic("adm-badkey", 1, 1, topic_configs={"no.such": "1"})]))
+    expect_error(checks, "validate_only with a bad config fails too", Errors.InvalidConfigurationError,
+                 lambda: admin.create_topics([NewTopic("adm-v2", 1, 1, topic_configs={"segment.bytes": "1"})],
+                                             validate_only=True))
+    expect_error(checks, "invalid topic name: InvalidTopicError", Errors.InvalidTopicError,
+                 lambda: admin.create_topics([NewTopic("bad/name", 1, 1)]))
+    listed = admin.list_topics()
+    checks.check("failed creations left no topic",
+                 not any(t in listed for t in ("adm-rf", "adm-zero", "adm-badcfg", "adm-badkey", "adm-v2")), listed)
+
+    # -- describe_configs -----------------------------------------------------
+    configs = topic_configs(admin, "adm-a")
+    checks.check("describe adm-a: retention.ms=3600000 from the topic",
+                 isinstance(configs, dict) and configs.get("retention.ms") == ("3600000", TOPIC_CONFIG_SOURCE), configs)
+    checks.check("describe adm-a: max.message.bytes=200000 from the topic",
+                 isinstance(configs, dict) and configs.get("max.message.bytes") == ("200000", TOPIC_CONFIG_SOURCE),
+                 configs)
+    checks.check("describe adm-a: segment.bytes is a default (not the topic's)",
+                 isinstance(configs, dict) and "segment.bytes" in configs
+                 and configs["segment.bytes"][1] != TOPIC_CONFIG_SOURCE, configs)
+    response = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")])[0]
+    error_code, _msg, _type, name, entries = response.resources[0]
+    broker_configs = {e[0]: e[1] for e in entries}
+    checks.equal("describe broker 1: no error", (error_code, name), (0, "1"))
+    checks.equal("describe broker 1: log.segment.bytes from gateway.properties",
+                 broker_configs.get("log.segment.bytes"), "8388608")
+    checks.equal("describe broker 1: socket.request.max.bytes", broker_configs.get("socket.request.max.bytes"),
+                 "16777216")
+    checks.equal("describe unknown topic: UNKNOWN_TOPIC_OR_PARTITION", topic_configs(admin, "adm-none"), 3)
+
+    # The topic's max.message.bytes (200000) is enforced.
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+    expect_error(checks, "a 300 KB record to adm-a: MessageSizeTooLargeError", Errors.MessageSizeTooLargeError,
+                 lambda: producer.send("adm-a", value=b"x" * 300_000, partition=0).get(timeout=30))
+    meta = producer.send("adm-a", value=b"y" * 150_000, partition=1).get(timeout=30)
+    checks.equal("a 150 KB record to adm-a is accepted", (meta.partition, meta.offset), (1, 0))
+    producer.close()
+
+    # -- AlterConfigs (old API): not implemented; a clean, quick failure -----
+    start = time.monotonic()
+    expect_error(checks, "alter_configs (AlterConfigs) fails with IncompatibleBrokerVersion",
+                 Errors.IncompatibleBrokerVersion,
+                 lambda: admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
+                                                             {"retention.ms": "1000"})]))
+    checks.check("... without waiting", time.monotonic() - start < 5, time.monotonic() - start)
+    # The same request sent anyway: Eddy closes that connection, as Kafka
+    # does for an API it does not know, and keeps serving the admin client.
+    from kafka.protocol.admin import AlterConfigsRequest
+    raw = AlterConfigsRequest[0](resources=[(2, "adm-a", [("retention.ms", "1000")])], validate_only=False)
+    with kafka_wire.Connection(broker.port) as conn:
+        conn.send(33, 0, raw.encode())
+        checks.check("raw AlterConfigs v0: connection closed", conn.closed_by_peer(timeout=10))
+    checks.equal("retention.ms unchanged after AlterConfigs", topic_configs(admin, "adm-a").get("retention.ms"),
+                 ("3600000", TOPIC_CONFIG_SOURCE))
+
+    # -- IncrementalAlterConfigs ---------------------------------------------
+    result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "7200000"),
+                                                          ("max.message.bytes", DELETE, None)])],
+                               validate_only=True)
+    checks.equal("incremental alter, validate_only: no error", [r[:2] for r in result], [("adm-a", 0)])
+    checks.equal("validate_only changed nothing", topic_configs(admin, "adm-a").get("retention.ms"),
+                 ("3600000", TOPIC_CONFIG_SOURCE))
+    result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "7200000"),
+                                                          ("max.message.bytes", DELETE, None),
+                                                          ("segment.bytes", SET, "1048576")])])
+    checks.equal("incremental alter SET/DELETE: no error", [r[:2] for r in result], [("adm-a", 0)])
+    configs = topic_configs(admin, "adm-a")
+    checks.equal("retention.ms is now 7200000", configs.get("retention.ms"), ("7200000", TOPIC_CONFIG_SOURCE))
+    checks.check("max.message.bytes back to its default", configs.get("max.message.bytes", ("", 1))[1] != 1, configs)
+    checks.equal("segment.bytes is now 1048576", configs.get("segment.bytes"), ("1048576", TOPIC_CONFIG_SOURCE))
+    result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "later")])])
+    checks.equal("incremental alter with a bad value: INVALID_CONFIG", [r[:2] for r in result], [("adm-a", 40)])
+    result = incremental_alter(broker.port, [(2, "adm-a", [("cleanup.policy", APPEND, "compact")])])
+    checks.equal("incremental alter APPEND: INVALID_CONFIG", [r[:2] for r in result], [("adm-a", 40)])
+    result = incremental_alter(broker.port, [(2, "adm-none", [("retention.ms", SET, "1")])])
+    checks.equal("incremental alter of an unknown topic: UNKNOWN_TOPIC_OR_PARTITION", [r[:2] for r in result],
+                 [("adm-none", 3)])
+    result = incremental_alter(broker.port, [(4, "1", [("log.retention.ms", SET, "1")])])
+    checks.check("incremental alter of the broker: refused with a message",
+                 len(result) == 1 and result[0][1] != 0 and result[0][2], result)
+    checks.equal("retention.ms still 7200000 after the failed alters",
+                 topic_configs(admin, "adm-a").get("retention.ms"), ("7200000", TOPIC_CONFIG_SOURCE))
+
+    # -- create_partitions ---------------------------------------------------
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+    producer.send("adm-a", value=b"before growth", partition=0).get(timeout=30)
+    response = admin.create_partitions({"adm-a": NewPartitions(4)})
+    checks.equal("create_partitions adm-a to 4", [tuple(t[:2]) for t in response.topic_errors], [("adm-a", 0)])
+    checks.equal("adm-a has 4 partitions (Metadata)", partition_count(broker.port, "adm-a"), (0, 4))
+    admin.create_partitions({"adm-a": NewPartitions(6)}, validate_only=True)
+    checks.equal("create_partitions validate_only: still 4", partition_count(broker.port, "adm-a"), (0, 4))
+    expect_error(checks, "shrinking to 3 partitions: InvalidPartitionsError", Errors.InvalidPartitionsError,
+                 lambda: admin.create_partitions({"adm-a": NewPartitions(3)}))
+    expect_error(checks, "create_partitions on an unknown topic: UnknownTopicOrPartitionError",
+                 Errors.UnknownTopicOrPartitionError, lambda: admin.create_partitions({"adm-none": NewPartitions(3)}))
+    # The producer learns of the new partitions when its metadata is refreshed.
+    producer.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+    meta = producer.send("adm-a", value=b"in partition 3", partition=3).get(timeout=30)
+    checks.equal("produce to new partition 3", (meta.partition, meta.offset), (3, 0))
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False)
+    tps = [TopicPartition("adm-a", p) for p in range(4)]
+    checks.equal("end offsets after growth (old data kept)", consumer.end_offsets(tps),
+                 {tps[0]: 1, tps[1]: 1, tps[2]: 0, tps[3]: 1})
+    consumer.close()
+
+    # -- delete_topics -------------------------------------------------------
+    # A long-poll fetch parked on the topic is answered when it is deleted.
+    parked = kafka_wire.Connection(broker.port)
+    from kafka.protocol.fetch import FetchResponse
+    fetch = kafka_wire.fetch_v4("adm-a", 2, 0, max_wait_ms=60000, min_bytes=1)
+    parked.send_raw(kafka_wire.frame(kafka_wire.request_header(18, 0, 1)) +
+                    kafka_wire.frame(kafka_wire.request_header(1, 4, 2) + fetch))
+    parked.receive()  # ApiVersions answered: the fetch behind it is parked
+    started = time.monotonic()
+    response = admin.delete_topics(["adm-a"], timeout_ms=5000)
+    checks.equal("delete adm-a", [tuple(t[:2]) for t in response.topic_error_codes], [("adm-a", 0)])
+    cid, payload = parked.receive()
+    parked.close()
+    (_t, ((_p, error_code, *_rest),)), = FetchResponse[4].decode(payload).topics
+    checks.equal("the parked fetch is answered with UNKNOWN_TOPIC_OR_PARTITION", (cid, error_code), (2, 3))
+    checks.check("... at once, not after max_wait_ms", time.monotonic() - started < 30, time.monotonic() - started)
+    checks.check("list_topics no longer shows adm-a", "adm-a" not in admin.list_topics(), admin.list_topics())
+    checks.equal("describe deleted topic: UNKNOWN_TOPIC_OR_PARTITION", topic_configs(admin, "adm-a"), 3)
+    expect_error(checks, "delete an unknown topic: UnknownTopicOrPartitionError", Errors.UnknownTopicOrPartitionError,
+                 lambda: admin.delete_topics(["adm-a"]))
+
+    # Re-created under the same name, the topic starts empty with its own
+    # (default) configs.
+    admin.create_topics([NewTopic("adm-a", 1, 1)])
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False)
+    tp = TopicPartition("adm-a", 0)
+    checks.equal("re-created adm-a is empty", consumer.end_offsets([tp]), {tp: 0})
+    consumer.close()
+    configs = topic_configs(admin, "adm-a")
+    checks.check("re-created adm-a has default retention.ms",
+                 isinstance(configs, dict) and configs.get("retention.ms", ("", 1))[1] != TOPIC_CONFIG_SOURCE, configs)
+    admin.close()
+
+    # Topics and configs survive a restart (they live in the meta store).
+    admin2_topic = "adm-persist"
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic(admin2_topic, 3, 1, topic_configs={"retention.ms": "123456"})])
+    admin.close()
+    checks.equal("SIGTERM exit code", broker.restart(), 0)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    checks.check("after restart: topics listed", {"adm-a", admin2_topic} <= set(admin.list_topics()),
+                 admin.list_topics())
+    checks.equal("after restart: adm-persist has 3 partitions", partition_count(broker.port, admin2_topic), (0, 3))
+    checks.equal("after restart: adm-persist retention.ms", topic_configs(admin, admin2_topic).get("retention.ms"),
+                 ("123456", TOPIC_CONFIG_SOURCE))
+    admin.close()
+
+
+if __name__ == "__main__":
+    eddy_fixture.run_test(body)
