@@ -7,6 +7,7 @@
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+#   make bench             storage and broker benchmarks, each figure next to a limit measured in the same run
 
 BUILD_DIR    ?= build
 CONFIG       ?= config/gateway.properties
@@ -22,7 +23,7 @@ else
   $(error ARCH must be aarch64 or armhf)
 endif
 
-.PHONY: deps build run test cross size asan fuzz clean
+.PHONY: deps build run test cross size asan fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -60,6 +61,12 @@ fuzz: deps
 	  -DEDDY_SYSTEM_GTEST=OFF -DEDDY_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build build-fuzz -j$(JOBS)
 	cd build-fuzz && ctest -L fuzz --output-on-failure
+
+bench: build
+	@scripts/install-deps.sh bench
+	tests/bench/storage_bench.sh $(CURDIR)/$(BUILD_DIR) $(CURDIR)/$(BUILD_DIR)/storage-bench-data
+	cd $(BUILD_DIR) && EDDY_BIN=./eddy EDDY_SOURCE_DIR=$(CURDIR) /usr/bin/python3 $(CURDIR)/tests/bench/rdkafka_bench.py
+	cd $(BUILD_DIR) && EDDY_BIN=./eddy EDDY_SOURCE_DIR=$(CURDIR) /usr/bin/python3 $(CURDIR)/tests/bench/broker_bench.py
 
 clean:
 	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz

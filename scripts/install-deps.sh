@@ -27,14 +27,17 @@ apt_install() {
   [ -z "$want" ] && return 0
   echo "install-deps: installing $want" >&2
   if [ "$APT_UPDATED" = 0 ]; then
-    $SUDO apt-get update -qq >&2
+    # A mirror in the middle of a sync can fail one index; what is needed
+    # may still install from the others, so go on and let install decide.
+    $SUDO apt-get update -qq >&2 || echo "install-deps: apt-get update reported errors; trying to install anyway" >&2
     APT_UPDATED=1
   fi
   # shellcheck disable=SC2086
   $SUDO apt-get install -y -qq --no-install-recommends $want >&2
 }
 
-HOST_BUILD=(cmake make g++ pkg-config file libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest)
+HOST_BUILD=(cmake make g++ pkg-config file libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest
+  zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev)
 # Real clients for the integration tests (not linked into eddy).
 HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace)
 

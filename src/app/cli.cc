@@ -7,6 +7,7 @@
 
 #include "app/broker_config.h"
 #include "app/serve.h"
+#include "app/tools.h"
 #include "app/version.h"
 
 namespace eddy::app {
@@ -17,10 +18,14 @@ const char kUsage[] =
     "\n"
     "Usage:\n"
     "  eddy serve [CONFIG] [--override key=value]...   run the broker\n"
+    "  eddy topics --bootstrap-server B ...             create, list, describe, alter, delete topics\n"
+    "  eddy produce --bootstrap-server B --topic T      write stdin lines as records\n"
+    "  eddy consume --bootstrap-server B --topic T      print records to stdout\n"
     "  eddy help [config]                               this text, or the configuration reference\n"
     "  eddy --version                                   print the version\n"
     "\n"
-    "CONFIG is a Kafka-style .properties file (see config/gateway.properties).\n";
+    "CONFIG is a Kafka-style .properties file (see config/gateway.properties).\n"
+    "Each tool prints its options with --help.\n";
 
 }  // namespace
 
@@ -49,6 +54,9 @@ int run_cli(int argc, char** argv) {
     return kExitOk;
   }
   if (command == "serve") return run_serve(rest);
+  if (command == "topics") return run_topics(rest);
+  if (command == "produce") return run_produce(rest);
+  if (command == "consume") return run_consume(rest);
   std::fprintf(stderr, "eddy: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

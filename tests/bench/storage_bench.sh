@@ -27,7 +27,7 @@ if ! command -v fio >/dev/null 2>&1; then
   fi
 fi
 
-bin=$build/tests/unit/storage/eddy_storage_bench
+bin=$build/tests/bench/eddy_storage_bench
 if [ ! -x "$bin" ]; then
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" --target eddy_storage_bench -j2

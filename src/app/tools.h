@@ -1,0 +1,14 @@
+// The client tools of the eddy command, each taking the arguments after its
+// subcommand name and returning the process exit code (app/cli.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace eddy::app {
+
+int run_topics(const std::vector<std::string>& args);   // eddy topics
+int run_produce(const std::vector<std::string>& args);  // eddy produce
+int run_consume(const std::vector<std::string>& args);  // eddy consume
+
+}  // namespace eddy::app

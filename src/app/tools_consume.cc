@@ -1,0 +1,247 @@
+// eddy consume: kafka-console-consumer.sh for Eddy, without consumer groups:
+// reads one partition (--partition) or all partitions of a topic from
+// --offset / --from-beginning / the end, and prints each record as Kafka's
+// DefaultMessageFormatter does (print.timestamp, print.partition,
+// print.offset, print.headers, print.key, then the value, separated by
+// key.separator). Ends after --max-messages records, or when no record came
+// for --timeout-ms (exit code 0); prints "Processed a total of N messages"
+// on stderr. Compressed batches are decompressed when the codec is built in
+// (EDDY_TOOLS_COMPRESSION), otherwise the tool stops with an error naming the
+// codec.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/cli.h"
+#include "app/tool_flags.h"
+#include "app/tools.h"
+#include "client/client.h"
+#include "client/consumer.h"
+
+namespace eddy::app {
+namespace {
+
+constexpr const char* kTool = "consume";
+
+constexpr FlagSpec kFlags[] = {
+    {"--bootstrap-server", "HOST:PORT[,...]", false, "brokers to connect to (required)"},
+    {"--topic", "TOPIC", false, "the topic to read (required)"},
+    {"--partition", "P", false, "read only partition P (default: all partitions)"},
+    {"--offset", "N|earliest|latest", false, "start offset (needs --partition; default latest)"},
+    {"--from-beginning", nullptr, false, "start at the earliest offset"},
+    {"--max-messages", "N", false, "exit after N records"},
+    {"--timeout-ms", "MS", false, "exit when no record arrived for MS"},
+    {"--property", "KEY=VALUE", true, "print.key|print.value|print.partition|print.offset|print.timestamp|"
+                                      "print.headers=true|false, key.separator, line.separator, headers.separator, "
+                                      "headers.key.separator, null.literal"},
+    {"--request-timeout-ms", "MS", false, "per request; also how long a lost broker is retried (default 30000)"},
+    {"--help", nullptr, false, "this text"},
+};
+constexpr const char* kProperties[] = {"print.key",       "print.value",          "print.partition",
+                                       "print.offset",    "print.timestamp",      "print.headers",
+                                       "key.separator",   "line.separator",       "headers.separator",
+                                       "headers.key.separator", "null.literal"};
+
+std::string usage() { return describe_flags("eddy consume --bootstrap-server HOST:PORT --topic TOPIC [options]", kFlags); }
+
+struct Format {
+  bool key = false;
+  bool value = true;
+  bool partition = false;
+  bool offset = false;
+  bool timestamp = false;
+  bool headers = false;
+  std::string separator = "\t";
+  std::string line_end = "\n";
+  std::string headers_separator = ",";
+  std::string header_key_separator = ":";
+  std::string null_literal = "null";
+};
+
+bool bool_property(const std::map<std::string, std::string>& p, const char* key, bool* out, std::string* error) {
+  auto it = p.find(key);
+  if (it == p.end()) return true;
+  if (it->second != "true" && it->second != "false") {
+    *error = std::string("--property ") + key + ": expected true or false, got '" + it->second + "'";
+    return false;
+  }
+  *out = it->second == "true";
+  return true;
+}
+
+void put(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+void put_bytes(const std::optional<std::span<const uint8_t>>& b, const Format& f) {
+  if (!b) {
+    put(f.null_literal);
+  } else if (!b->empty()) {
+    std::fwrite(b->data(), 1, b->size(), stdout);
+  }
+}
+
+void print_record(const client::ConsumerRecord& r, const Format& f) {
+  const client::DecodedRecord& d = r.decoded;
+  // Kafka's DefaultMessageFormatter: each printed field is followed by the
+  // separator when another field follows.
+  bool after_timestamp = f.partition || f.offset || f.headers || f.key || f.value;
+  if (f.timestamp) {
+    if (d.timestamp < 0) {
+      put("NO_TIMESTAMP");
+    } else {
+      put(d.timestamp_type == protocol::TimestampType::kLogAppendTime ? "LogAppendTime:" : "CreateTime:");
+      put(std::to_string(d.timestamp));
+    }
+    if (after_timestamp) put(f.separator);
+  }
+  if (f.partition) {
+    put("Partition:" + std::to_string(r.partition));
+    if (f.offset || f.headers || f.key || f.value) put(f.separator);
+  }
+  if (f.offset) {
+    put("Offset:" + std::to_string(d.offset));
+    if (f.headers || f.key || f.value) put(f.separator);
+  }
+  if (f.headers) {
+    const auto& headers = d.record->headers;
+    if (headers.empty()) put("NO_HEADERS");
+    for (size_t i = 0; i < headers.size(); ++i) {
+      if (i > 0) put(f.headers_separator);
+      std::fwrite(headers[i].key.data(), 1, headers[i].key.size(), stdout);
+      put(f.header_key_separator);
+      put_bytes(headers[i].value, f);
+    }
+    if (f.key || f.value) put(f.separator);
+  }
+  if (f.key) {
+    put_bytes(d.record->key, f);
+    if (f.value) put(f.separator);
+  }
+  if (f.value) put_bytes(d.record->value, f);
+  put(f.line_end);
+}
+
+}  // namespace
+
+int run_consume(const std::vector<std::string>& args) {
+  ToolFlags flags;
+  std::string error;
+  if (!ToolFlags::parse(args, kFlags, &flags, &error)) return usage_error(kTool, error, usage());
+  if (flags.has("--help")) {
+    std::fputs(usage().c_str(), stdout);
+    return kExitOk;
+  }
+  client::ClientOptions options;
+  if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
+  const std::string* topic = flags.value("--topic");
+  if (topic == nullptr || topic->empty()) return usage_error(kTool, "--topic is required", usage());
+
+  std::map<std::string, std::string> properties;
+  if (!parse_properties(flags.values("--property"), kProperties, &properties, &error)) {
+    return usage_error(kTool, error, usage());
+  }
+  Format format;
+  if (!bool_property(properties, "print.key", &format.key, &error) ||
+      !bool_property(properties, "print.value", &format.value, &error) ||
+      !bool_property(properties, "print.partition", &format.partition, &error) ||
+      !bool_property(properties, "print.offset", &format.offset, &error) ||
+      !bool_property(properties, "print.timestamp", &format.timestamp, &error) ||
+      !bool_property(properties, "print.headers", &format.headers, &error)) {
+    return usage_error(kTool, error, usage());
+  }
+  if (properties.count("key.separator")) format.separator = properties["key.separator"];
+  if (properties.count("line.separator")) format.line_end = properties["line.separator"];
+  if (properties.count("headers.separator")) format.headers_separator = properties["headers.separator"];
+  if (properties.count("headers.key.separator")) format.header_key_separator = properties["headers.key.separator"];
+  if (properties.count("null.literal")) format.null_literal = properties["null.literal"];
+
+  int64_t partition = -1;
+  int64_t max_messages = -1;
+  int64_t timeout_ms = -1;
+  if (!int_flag(flags, "--partition", 0, INT32_MAX, &partition, &error) ||
+      !int_flag(flags, "--max-messages", 1, INT64_MAX, &max_messages, &error) ||
+      !int_flag(flags, "--timeout-ms", 0, INT64_MAX / 2, &timeout_ms, &error)) {
+    return usage_error(kTool, error, usage());
+  }
+  int64_t start = flags.has("--from-beginning") ? client::kEarliestOffset : client::kLatestOffset;
+  if (const std::string* offset = flags.value("--offset")) {
+    if (flags.has("--from-beginning")) {
+      return usage_error(kTool, "--offset and --from-beginning cannot be given together", usage());
+    }
+    if (partition < 0) return usage_error(kTool, "--offset needs --partition", usage());
+    if (*offset == "earliest") {
+      start = client::kEarliestOffset;
+    } else if (*offset == "latest") {
+      start = client::kLatestOffset;
+    } else if (!parse_int64(*offset, 0, INT64_MAX, &start)) {
+      return usage_error(kTool, "--offset: expected a non-negative offset, earliest or latest, got '" + *offset + "'",
+                         usage());
+    }
+  }
+
+  client::Client client(options);
+  client::Status s = client.bootstrap();
+  if (!s.ok()) return runtime_error(kTool, s);
+  const client::TopicInfo* info = nullptr;
+  s = client.topic_metadata(*topic, false, &info);
+  if (!s.ok()) {
+    if (s.code() == client::StatusCode::kNotFound) return runtime_error(kTool, "topic '" + *topic + "' does not exist");
+    return runtime_error(kTool, s);
+  }
+  std::vector<std::pair<int32_t, int64_t>> starts;
+  if (partition >= 0) {
+    starts.emplace_back(static_cast<int32_t>(partition), start);
+  } else {
+    for (const auto& p : info->partitions) starts.emplace_back(p.partition, start);
+  }
+  client::ConsumerOptions consumer_options;
+  consumer_options.reset = start == client::kEarliestOffset ? client::OffsetReset::kEarliest
+                                                             : client::OffsetReset::kLatest;
+  client::Consumer consumer(&client, consumer_options);
+  s = consumer.assign(*topic, starts);
+  if (!s.ok()) return runtime_error(kTool, s);
+
+  int64_t processed = 0;
+  int64_t idle_since = port::monotonic_millis();
+  int64_t failing_since = -1;
+  client::Status last_failure;
+  int rc = kExitOk;
+  for (;;) {
+    int64_t now = port::monotonic_millis();
+    if (timeout_ms >= 0 && now - idle_since >= timeout_ms) break;
+    int64_t slice = timeout_ms >= 0 ? std::max<int64_t>(0, idle_since + timeout_ms - now) : 1000;
+    size_t delivered = 0;
+    s = consumer.poll(client::Deadline::after_ms(std::min<int64_t>(slice, 1000)),
+                      [&](const client::ConsumerRecord& r) {
+                        print_record(r, format);
+                        ++processed;
+                        return max_messages < 0 || processed < max_messages;
+                      },
+                      &delivered);
+    std::fflush(stdout);
+    if (delivered > 0) idle_since = port::monotonic_millis();
+    if (max_messages >= 0 && processed >= max_messages) break;
+    if (s.ok()) {
+      failing_since = -1;
+      continue;
+    }
+    if (!s.retriable()) {
+      rc = runtime_error(kTool, s);
+      break;
+    }
+    // A lost broker or a moving leader: keep trying for one request timeout.
+    if (failing_since < 0) {
+      failing_since = port::monotonic_millis();
+      std::fprintf(stderr, "eddy consume: %s; retrying\n", s.message().c_str());
+    }
+    if (port::monotonic_millis() - failing_since >= options.request_timeout_ms ||
+        (timeout_ms >= 0 && port::monotonic_millis() - idle_since >= timeout_ms)) {
+      rc = runtime_error(kTool, "giving up: " + s.message());
+      break;
+    }
+  }
+  std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(processed));
+  return rc;
+}
+
+}  // namespace eddy::app

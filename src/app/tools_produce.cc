@@ -1,0 +1,273 @@
+// eddy produce: kafka-console-producer.sh for Eddy. Each line of stdin is a
+// record (optionally "key<separator>value" with parse.key=true). Lines are
+// batched per partition and a batch goes out when full, after --linger-ms
+// without a full batch, or at end of input. A failed batch is reported on
+// stderr; the exit code is 1 when any record failed.
+//
+// stdin is read by a helper thread so that a slow or interactive input
+// still sends its lines after --linger-ms: the main thread waits for lines
+// with a timeout, which a blocking read cannot do without platform calls.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/cli.h"
+#include "app/tool_flags.h"
+#include "app/tools.h"
+#include "client/client.h"
+#include "client/compression.h"
+#include "client/producer.h"
+#include "port/port.h"
+
+namespace eddy::app {
+namespace {
+
+constexpr const char* kTool = "produce";
+
+constexpr FlagSpec kFlags[] = {
+    {"--bootstrap-server", "HOST:PORT[,...]", false, "brokers to connect to (required)"},
+    {"--topic", "TOPIC", false, "the topic to write to (required)"},
+    {"--partition", "P", false, "write every record to partition P (default: by key hash, or sticky)"},
+    {"--property", "KEY=VALUE", true, "parse.key=true, key.separator=SEP (default tab), null.marker=TEXT"},
+    {"--acks", "0|1|all", false, "acknowledgement to wait for (default all)"},
+    {"--request-required-acks", "0|1|-1|all", false, "same as --acks (Kafka's name)"},
+    {"--compression", "CODEC", false, "none, gzip, snappy, lz4, zstd (default none)"},
+    {"--compression-codec", "CODEC", false, "same as --compression (Kafka's name)"},
+    {"--batch-size", "BYTES", false, "target batch size per partition (default 16384)"},
+    {"--linger-ms", "MS", false, "send a partial batch after this idle time (default 100)"},
+    {"--message-send-max-retries", "N", false, "retries of a batch on retriable errors (default 3)"},
+    {"--request-timeout-ms", "MS", false, "per request (default 30000)"},
+    {"--help", nullptr, false, "this text"},
+};
+constexpr const char* kProperties[] = {"parse.key", "key.separator", "null.marker"};
+
+std::string usage() {
+  return describe_flags("eddy produce --bootstrap-server HOST:PORT --topic TOPIC [options] < lines", kFlags);
+}
+
+// Lines handed from the reader thread to the main thread. Bounded, so a
+// fast input waits for the network instead of filling memory.
+class LineQueue {
+ public:
+  static constexpr size_t kMaxBytes = 8u << 20;
+
+  void push(std::string line) {
+    std::unique_lock lock(mu_);
+    not_full_.wait(lock, [&] { return bytes_ < kMaxBytes; });
+    bytes_ += line.size() + 1;
+    lines_.push_back(std::move(line));
+    // Only a consumer that found the queue empty can be waiting.
+    if (lines_.size() == 1) not_empty_.notify_one();
+  }
+  void finish() {
+    std::lock_guard lock(mu_);
+    eof_ = true;
+    not_empty_.notify_one();
+  }
+  // Waits until a line is available, input ended, or the wait time passed
+  // (wait_ms < 0: no limit); moves the available lines to *out. Returns
+  // false once input has ended and every line was taken.
+  bool take(int64_t wait_ms, std::vector<std::string>* out) {
+    std::unique_lock lock(mu_);
+    auto ready = [&] { return !lines_.empty() || eof_; };
+    if (wait_ms < 0) {
+      not_empty_.wait(lock, ready);
+    } else {
+      not_empty_.wait_for(lock, std::chrono::milliseconds(wait_ms), ready);
+    }
+    out->clear();
+    while (!lines_.empty()) {
+      out->push_back(std::move(lines_.front()));
+      lines_.pop_front();
+    }
+    bytes_ = 0;
+    not_full_.notify_one();
+    return !(eof_ && out->empty());
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable not_empty_;
+  std::condition_variable not_full_;
+  std::deque<std::string> lines_;
+  size_t bytes_ = 0;
+  bool eof_ = false;
+};
+
+void read_lines(LineQueue* queue) {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    queue->push(std::move(line));
+  }
+  queue->finish();
+}
+
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+int run_produce(const std::vector<std::string>& args) {
+  ToolFlags flags;
+  std::string error;
+  if (!ToolFlags::parse(args, kFlags, &flags, &error)) return usage_error(kTool, error, usage());
+  if (flags.has("--help")) {
+    std::fputs(usage().c_str(), stdout);
+    return kExitOk;
+  }
+  client::ClientOptions options;
+  if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
+  const std::string* topic = flags.value("--topic");
+  if (topic == nullptr || topic->empty()) return usage_error(kTool, "--topic is required", usage());
+
+  std::map<std::string, std::string> properties;
+  if (!parse_properties(flags.values("--property"), kProperties, &properties, &error)) {
+    return usage_error(kTool, error, usage());
+  }
+  const bool parse_key = properties.count("parse.key") != 0 && properties["parse.key"] == "true";
+  const std::string separator = properties.count("key.separator") != 0 ? properties["key.separator"] : "\t";
+  if (parse_key && separator.empty()) return usage_error(kTool, "--property key.separator: empty", usage());
+  std::optional<std::string> null_marker;
+  if (properties.count("null.marker") != 0) null_marker = properties["null.marker"];
+
+  client::ProducerOptions producer_options;
+  if (flags.has("--acks") && flags.has("--request-required-acks")) {
+    return usage_error(kTool, "give --acks or --request-required-acks, not both", usage());
+  }
+  const std::string* acks = flags.has("--acks") ? flags.value("--acks") : flags.value("--request-required-acks");
+  if (acks != nullptr) {
+    if (*acks == "all" || *acks == "-1") {
+      producer_options.acks = -1;
+    } else if (*acks == "1" || *acks == "0") {
+      producer_options.acks = static_cast<int16_t>(*acks == "1");
+    } else {
+      return usage_error(kTool, "--acks: expected 0, 1 or all, got '" + *acks + "'", usage());
+    }
+  }
+  if (flags.has("--compression") && flags.has("--compression-codec")) {
+    return usage_error(kTool, "give --compression or --compression-codec, not both", usage());
+  }
+  const std::string* codec =
+      flags.has("--compression") ? flags.value("--compression") : flags.value("--compression-codec");
+  if (codec != nullptr) {
+    if (!client::parse_compression(*codec, &producer_options.compression)) {
+      return usage_error(kTool, "--compression: expected none, gzip, snappy, lz4 or zstd, got '" + *codec + "'",
+                         usage());
+    }
+    if (!client::compression_available(producer_options.compression)) {
+      return usage_error(kTool, "--compression " + *codec +
+                                    ": this eddy was built without that codec (CMake option EDDY_TOOLS_COMPRESSION)",
+                         usage());
+    }
+  }
+  int64_t partition = -1;
+  int64_t batch_size = 16384;
+  int64_t linger_ms = 100;
+  int64_t retries = producer_options.retries;
+  if (!int_flag(flags, "--partition", 0, INT32_MAX, &partition, &error) ||
+      !int_flag(flags, "--batch-size", 1, 64 << 20, &batch_size, &error) ||
+      !int_flag(flags, "--linger-ms", 0, 3600000, &linger_ms, &error) ||
+      !int_flag(flags, "--message-send-max-retries", 0, 1000, &retries, &error)) {
+    return usage_error(kTool, error, usage());
+  }
+  producer_options.batch_bytes = static_cast<size_t>(batch_size);
+  producer_options.retries = static_cast<int>(retries);
+  producer_options.broker_timeout_ms = static_cast<int32_t>(options.request_timeout_ms);
+
+  client::Client client(options);
+  client::Status s = client.bootstrap();
+  if (!s.ok()) return runtime_error(kTool, s);
+  // Check the topic (creating it where the broker auto-creates topics) and
+  // the partition before reading any input.
+  client::Producer producer(&client, producer_options);
+  int32_t partition_count = 0;
+  s = producer.partition_count(*topic, &partition_count);
+  if (!s.ok()) {
+    if (s.code() == client::StatusCode::kNotFound) return runtime_error(kTool, "topic '" + *topic + "' does not exist");
+    return runtime_error(kTool, s);
+  }
+  if (partition >= partition_count) {
+    return runtime_error(kTool, "topic '" + *topic + "' has no partition " + std::to_string(partition) + " (it has " +
+                                    std::to_string(partition_count) + ")");
+  }
+
+  producer.on_delivery([](const client::DeliveryReport& report) {
+    if (report.status.ok()) return;
+    std::fprintf(stderr, "eddy produce: %d record%s to %s failed: %s\n", report.record_count,
+                 report.record_count == 1 ? "" : "s", report.tp.to_string().c_str(), report.status.message().c_str());
+  });
+
+  std::ios::sync_with_stdio(false);  // std::cin reads what a pipe or terminal has, line by line
+  LineQueue queue;
+  std::thread reader(read_lines, &queue);
+
+  uint64_t line_number = 0;
+  uint64_t bad_lines = 0;
+  bool unsent = false;
+  int64_t flush_at = 0;
+  std::vector<std::string> lines;
+  for (;;) {
+    int64_t wait = unsent ? std::max<int64_t>(0, flush_at - port::monotonic_millis()) : -1;
+    bool more = queue.take(wait, &lines);
+    for (const std::string& line : lines) {
+      ++line_number;
+      std::optional<std::span<const uint8_t>> key;
+      std::string_view value_text = line;
+      std::string key_text;
+      if (parse_key) {
+        size_t at = line.find(separator);
+        if (at == std::string::npos) {
+          ++bad_lines;
+          std::fprintf(stderr, "eddy produce: line %llu: no key separator found; skipped\n",
+                       static_cast<unsigned long long>(line_number));
+          continue;
+        }
+        key_text = line.substr(0, at);
+        value_text = std::string_view(line).substr(at + separator.size());
+        if (!(null_marker && key_text == *null_marker)) key = bytes_of(key_text);
+      }
+      std::optional<std::span<const uint8_t>> value;
+      if (!(null_marker && value_text == *null_marker)) {
+        value = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value_text.data()), value_text.size());
+      }
+      s = producer.send(*topic, static_cast<int32_t>(partition), key, value, port::wall_clock_millis());
+      if (!s.ok()) {
+        ++bad_lines;
+        std::fprintf(stderr, "eddy produce: line %llu: %s\n", static_cast<unsigned long long>(line_number),
+                     s.message().c_str());
+        continue;
+      }
+      if (!unsent) {
+        unsent = true;
+        flush_at = port::monotonic_millis() + linger_ms;
+      }
+    }
+    if (unsent && (!more || port::monotonic_millis() >= flush_at)) {
+      s = producer.flush();
+      if (!s.ok()) std::fprintf(stderr, "eddy produce: %s\n", s.message().c_str());
+      unsent = false;
+    }
+    if (!more) break;
+  }
+  reader.join();
+  uint64_t failed = producer.records_failed() + bad_lines;
+  if (failed > 0) {
+    std::fprintf(stderr, "eddy produce: %llu of %llu records failed\n", static_cast<unsigned long long>(failed),
+                 static_cast<unsigned long long>(line_number));
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace eddy::app

@@ -1,0 +1,38 @@
+// The byte stream under a BrokerConnection, behind an interface so that the
+// connection logic runs over TCP (make_tcp_transport), over TLS later, and
+// over an in-memory fake in the unit tests.
+//
+// Blocking with deadlines: every call returns by its deadline (kTimeout).
+// After any failure the transport is closed; connect() again to reuse it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "client/broker_address.h"
+#include "client/deadline.h"
+#include "client/status.h"
+
+namespace eddy::client {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Resolves address and connects (closing any previous connection).
+  virtual Status connect(const BrokerAddress& address, Deadline deadline) = 0;
+  // Writes all of bytes.
+  virtual Status write_all(std::span<const uint8_t> bytes, Deadline deadline) = 0;
+  // Reads exactly into.size() bytes. The peer closing first is kNetwork.
+  virtual Status read_exact(std::span<uint8_t> into, Deadline deadline) = 0;
+  virtual void close() = 0;
+  virtual bool is_open() const = 0;
+};
+
+using TransportFactory = std::function<std::unique_ptr<Transport>()>;
+
+// Plain TCP (Asio's synchronous-style socket driven with timeouts).
+std::unique_ptr<Transport> make_tcp_transport();
+
+}  // namespace eddy::client
