@@ -171,8 +171,10 @@ void Producer::complete_oldest(BrokerConnection* conn) {
       report(q.batch, -1,
              Status::error(StatusCode::kProtocol, "the produce response does not mention " + tp.to_string()));
     } else if (answer->error_code != 0) {
-      retry_or_report(std::move(q),
-                      Status::broker_error(answer->error_code, "produce to " + tp.to_string(), answer->error_message));
+      // Built before q is moved: tp refers into q, and the order in which
+      // arguments are evaluated is unspecified.
+      Status error = Status::broker_error(answer->error_code, "produce to " + tp.to_string(), answer->error_message);
+      retry_or_report(std::move(q), error);
     } else {
       report(q.batch, answer->base_offset, Status());
     }
@@ -191,7 +193,8 @@ void Producer::dispatch(std::vector<Queued> batches) {
       leader = client_->metadata().leader_for(tp.topic, tp.partition);
     }
     if (leader < 0) {
-      retry_or_report(std::move(q), Status::error(StatusCode::kNotFound, "no leader known for " + tp.to_string()));
+      Status error = Status::error(StatusCode::kNotFound, "no leader known for " + tp.to_string());
+      retry_or_report(std::move(q), error);  // error first: tp refers into q
       continue;
     }
     by_leader[leader].push_back(std::move(q));
