@@ -97,6 +97,22 @@ std::vector<ConfigKey> make_keys() {
       ranged(key("offsets.retention.minutes", T::kInt, "10080",
                  "Committed offsets of an empty group expire after this long."),
              1, kInt32Max),
+      ranged(key("offsets.retention.check.interval.ms", T::kLong, "600000",
+                 "How often committed offsets of empty groups are checked for expiry."),
+             1, kLongMax),
+      ranged(key("group.min.session.timeout.ms", T::kInt, "6000",
+                 "The smallest session timeout a consumer group member may ask for."),
+             1, kInt32Max),
+      ranged(key("group.max.session.timeout.ms", T::kInt, "1800000",
+                 "The largest session timeout a consumer group member may ask for."),
+             1, kInt32Max),
+      ranged(key("group.initial.rebalance.delay.ms", T::kInt, "3000",
+                 "The first rebalance of an empty group waits this long for more members to join."),
+             0, kInt32Max),
+      ranged(key("producer.id.expiration.ms", T::kLong, "86400000",
+                 "An idempotent producer's sequence state on a partition is forgotten after it has not written "
+                 "there for this long."),
+             1, kLongMax),
       // Eddy's own keys
       eddy_key(one_of(key("eddy.acks.all.waits.for", T::kString, "disk",
                           "What an acks=all (acks=-1) Produce waits for: 'disk' (after fdatasync, group commit) or "
@@ -107,6 +123,10 @@ std::vector<ConfigKey> make_keys() {
                           "refuses new batches with a retriable error until space is freed (topic config: "
                           "eddy.full.policy)."),
                       {"drop-oldest", "reject"})),
+      eddy_key(ranged(key("eddy.producer.snapshot.interval.ms", T::kLong, "30000",
+                          "How often idempotent-producer state is saved to the meta store; a restart replays the "
+                          "log written since the last save to rebuild it."),
+                      100, kLongMax)),
       eddy_key(one_of(key("eddy.log.level", T::kString, "info", "Broker log level on stderr."),
                       {"debug", "info", "warn", "error", "off"})),
       // Accepted so that a Kafka server.properties can be reused.
@@ -119,7 +139,6 @@ std::vector<ConfigKey> make_keys() {
       ignored("transaction.state.log.replication.factor", "Transactions are not supported."),
       ignored("transaction.state.log.min.isr", "Transactions are not supported."),
       ignored("log.retention.check.interval.ms", "Eddy checks retention when a segment rolls."),
-      ignored("group.initial.rebalance.delay.ms", "Accepted for compatibility."),
   };
 }
 

@@ -40,6 +40,13 @@ broker::BrokerOptions broker_options_from(const Config& config) {
   o.num_partitions = config.get_int("num.partitions");
   o.default_replication_factor = static_cast<int16_t>(config.get_int("default.replication.factor"));
   o.message_max_bytes = config.get_int("message.max.bytes");
+  o.producer_id_expiration_ms = config.get_long("producer.id.expiration.ms");
+  o.producer_snapshot_interval_ms = config.get_long("eddy.producer.snapshot.interval.ms");
+  o.group_min_session_timeout_ms = config.get_int("group.min.session.timeout.ms");
+  o.group_max_session_timeout_ms = config.get_int("group.max.session.timeout.ms");
+  o.group_initial_rebalance_delay_ms = config.get_int("group.initial.rebalance.delay.ms");
+  o.offsets_retention_ms = static_cast<int64_t>(config.get_int("offsets.retention.minutes")) * 60 * 1000;
+  o.offsets_retention_check_interval_ms = config.get_long("offsets.retention.check.interval.ms");
   o.log_defaults = log_defaults_from(config);
   for (const ConfigKey& key : broker_schema().keys()) {
     if (key.ignored || !key.alias_of.empty()) continue;

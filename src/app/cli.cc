@@ -8,6 +8,7 @@
 #include "app/broker_config.h"
 #include "app/serve.h"
 #include "app/tools.h"
+#include "app/tools_groups.h"
 #include "app/version.h"
 
 namespace eddy::app {
@@ -21,6 +22,7 @@ const char kUsage[] =
     "  eddy topics --bootstrap-server B ...             create, list, describe, alter, delete topics\n"
     "  eddy produce --bootstrap-server B --topic T      write stdin lines as records\n"
     "  eddy consume --bootstrap-server B --topic T      print records to stdout\n"
+    "  eddy groups --bootstrap-server B ...             list, describe consumer groups, reset offsets\n"
     "  eddy help [config]                               this text, or the configuration reference\n"
     "  eddy --version                                   print the version\n"
     "\n"
@@ -57,6 +59,7 @@ int run_cli(int argc, char** argv) {
   if (command == "topics") return run_topics(rest);
   if (command == "produce") return run_produce(rest);
   if (command == "consume") return run_consume(rest);
+  if (command == "groups") return run_groups(rest);
   std::fprintf(stderr, "eddy: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

@@ -1,6 +1,7 @@
 #include "broker/broker.h"
 
 #include "port/log.h"
+#include "port/port.h"
 #include "protocol/errors.h"
 
 namespace eddy::broker {
@@ -19,11 +20,23 @@ const std::vector<ApiSupport>& Broker::supported_apis() {
       {19, 0, 7},   // CreateTopics
       {20, 0, 6},   // DeleteTopics
       {21, 0, 2},   // DeleteRecords
+      {22, 0, 4},   // InitProducerId (no transactions)
       {23, 0, 4},   // OffsetForLeaderEpoch
       {32, 0, 4},   // DescribeConfigs
       {37, 0, 3},   // CreatePartitions
       {44, 0, 1},   // IncrementalAlterConfigs
       {60, 0, 1},   // DescribeCluster
+      {8, 0, 8},    // OffsetCommit
+      {9, 0, 8},    // OffsetFetch
+      {10, 0, 4},   // FindCoordinator
+      {11, 0, 9},   // JoinGroup
+      {12, 0, 4},   // Heartbeat
+      {13, 0, 5},   // LeaveGroup
+      {14, 0, 5},   // SyncGroup
+      {15, 0, 5},   // DescribeGroups
+      {16, 0, 5},   // ListGroups
+      {42, 0, 2},   // DeleteGroups
+      {47, 0, 0},   // OffsetDelete
   };
   return kApis;
 }
@@ -48,11 +61,20 @@ Broker::Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta,
               [this](const Topic& topic, int32_t partition, storage::PartitionLog* log) {
                 on_partition_opened(topic, partition, log);
               }),
+      producer_state_(meta, options_.producer_id_expiration_ms),
       alive_(std::make_shared<bool>(true)) {}
 
 Broker::~Broker() { *alive_ = false; }
 
-bool Broker::start(std::string* error) { return topics_.load(error); }
+bool Broker::start(std::string* error) {
+  if (!topics_.load(error)) return false;
+  if (!producer_state_error_.empty()) {
+    *error = producer_state_error_;
+    return false;
+  }
+  schedule_producer_snapshots();
+  return start_groups(error);
+}
 
 void Broker::note_encode_problem(const Request& request, const protocol::Status& status) {
   // A value the negotiated version cannot carry: the frame is still valid
@@ -106,6 +128,18 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
     case protocol::ApiKey::kCreatePartitions: handle_create_partitions(std::move(request)); break;
     case protocol::ApiKey::kIncrementalAlterConfigs: handle_incremental_alter_configs(std::move(request)); break;
     case protocol::ApiKey::kDescribeCluster: handle_describe_cluster(std::move(request)); break;
+    case protocol::ApiKey::kOffsetCommit: handle_offset_commit(std::move(request)); break;
+    case protocol::ApiKey::kOffsetFetch: handle_offset_fetch(std::move(request)); break;
+    case protocol::ApiKey::kFindCoordinator: handle_find_coordinator(std::move(request)); break;
+    case protocol::ApiKey::kJoinGroup: handle_join_group(std::move(request)); break;
+    case protocol::ApiKey::kHeartbeat: handle_heartbeat(std::move(request)); break;
+    case protocol::ApiKey::kLeaveGroup: handle_leave_group(std::move(request)); break;
+    case protocol::ApiKey::kSyncGroup: handle_sync_group(std::move(request)); break;
+    case protocol::ApiKey::kDescribeGroups: handle_describe_groups(std::move(request)); break;
+    case protocol::ApiKey::kListGroups: handle_list_groups(std::move(request)); break;
+    case protocol::ApiKey::kDeleteGroups: handle_delete_groups(std::move(request)); break;
+    case protocol::ApiKey::kOffsetDelete: handle_offset_delete(std::move(request)); break;
+    case protocol::ApiKey::kInitProducerId: handle_init_producer_id(std::move(request)); break;
     default: close_bad_request(*request, "API not supported by this broker"); break;
   }
 }
@@ -143,6 +177,18 @@ const AdvertisedListener* Broker::endpoint_for(const std::string& listener) cons
 }
 
 void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log) {
+  ProducerReplayStats replay;
+  std::string error;
+  const int64_t started = port::monotonic_millis();
+  if (!producer_state_.open_partition(topic.name, partition, log, port::wall_clock_millis(), &replay, &error)) {
+    EDDY_LOG_ERROR("%s", error.c_str());
+    if (producer_state_error_.empty()) producer_state_error_ = error;
+  } else if (replay.batches_replayed > 0 || replay.snapshot_rows > 0) {
+    EDDY_LOG_INFO("%s-%d: producer state from %zu snapshot rows and %zu batches (%llu bytes) in %lld ms",
+                  topic.name.c_str(), partition, replay.snapshot_rows, replay.batches_replayed,
+                  static_cast<unsigned long long>(replay.bytes_replayed),
+                  static_cast<long long>(port::monotonic_millis() - started));
+  }
   std::weak_ptr<bool> alive = alive_;
   std::string name = topic.name;
   Executor* executor = &executor_;

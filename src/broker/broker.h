@@ -16,8 +16,11 @@
 
 #include "broker/broker_options.h"
 #include "broker/executor.h"
+#include "broker/group_timers.h"
+#include "broker/producer_state_table.h"
 #include "broker/reply.h"
 #include "broker/topic_table.h"
+#include "group/coordinator.h"
 #include "meta/meta_store.h"
 #include "protocol/headers.h"
 #include "protocol/codec.h"
@@ -117,6 +120,21 @@ class Broker {
   void handle_describe_configs(RequestPtr request);
   void handle_incremental_alter_configs(RequestPtr request);
   void handle_describe_cluster(RequestPtr request);
+  // Consumer groups (group_handlers.cc).
+  void handle_find_coordinator(RequestPtr request);
+  void handle_join_group(RequestPtr request);
+  void handle_sync_group(RequestPtr request);
+  void handle_heartbeat(RequestPtr request);
+  void handle_leave_group(RequestPtr request);
+  void handle_offset_commit(RequestPtr request);
+  void handle_offset_fetch(RequestPtr request);
+  void handle_offset_delete(RequestPtr request);
+  void handle_list_groups(RequestPtr request);
+  void handle_describe_groups(RequestPtr request);
+  void handle_delete_groups(RequestPtr request);
+  bool start_groups(std::string* error);
+  void drain_groups();
+  void handle_init_producer_id(RequestPtr request);
 
   // Produce acks=-1: parked until the batches are durable or timeout_ms.
   void complete_produce_waiters(bool timed_out_only);
@@ -128,6 +146,10 @@ class Broker {
   void wake_fetch_waiters(const std::string& topic, int32_t partition);
   void on_partition_durable(const std::string& topic, int32_t partition, int64_t durable_offset);
   void on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log);
+  // Idempotent producers (produce.cc): expiry and periodic snapshots; with
+  // sync (clean shutdown, from drain()) the logs are synced first.
+  void snapshot_producer_state(bool sync);
+  void schedule_producer_snapshots();
 
   // The advertised endpoint for a client of listener (falls back to the first).
   const AdvertisedListener* endpoint_for(const std::string& listener) const;
@@ -137,8 +159,13 @@ class Broker {
   meta::MetaStore* meta_;
   storage::LogManager* logs_;
   TopicTable topics_;
+  ProducerStateTable producer_state_;
+  // Set when a partition's producer state could not be rebuilt (start fails).
+  std::string producer_state_error_;
   std::list<ProduceWaiter> produce_waiters_;
   std::list<FetchWaiter> fetch_waiters_;
+  std::unique_ptr<ExecutorGroupTimers> group_timers_;
+  std::unique_ptr<group::Coordinator> coordinator_;  // created by start()
   // Cleared when the broker is destroyed, so that durability reports posted
   // by the flusher after that are ignored.
   std::shared_ptr<bool> alive_;

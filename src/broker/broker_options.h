@@ -31,6 +31,20 @@ struct BrokerOptions {
   int16_t default_replication_factor = 1;
   // message.max.bytes: the broker default of the topic config max.message.bytes.
   int32_t message_max_bytes = 1048588;
+  // producer.id.expiration.ms: an idempotent producer's state on a partition
+  // is dropped after it has not written there for this long.
+  int64_t producer_id_expiration_ms = 86400000;
+  // How often producer state is snapshotted to the meta store (bounds the
+  // log a restart replays to rebuild it).
+  int64_t producer_snapshot_interval_ms = 30000;
+  // Consumer groups: group.min/max.session.timeout.ms bound the session
+  // timeouts members ask for; offsets.retention.minutes (as ms) and
+  // offsets.retention.check.interval.ms drive committed-offset expiry.
+  int32_t group_min_session_timeout_ms = 6000;
+  int32_t group_max_session_timeout_ms = 1800000;
+  int32_t group_initial_rebalance_delay_ms = 3000;
+  int64_t offsets_retention_ms = 10080LL * 60 * 1000;
+  int64_t offsets_retention_check_interval_ms = 600000;
   // Broker defaults of the topic-level storage configs.
   storage::LogConfig log_defaults;
   // The static broker configuration, for DescribeConfigs.

@@ -125,6 +125,7 @@ void Broker::on_connection_closed(uint64_t connection_id) {
 }
 
 void Broker::drain() {
+  drain_groups();
   for (auto it = fetch_waiters_.begin(); it != fetch_waiters_.end(); it = fetch_waiters_.erase(it)) {
     executor_.cancel(it->timer);
     try_answer_fetch(*it, true);
@@ -134,6 +135,7 @@ void Broker::drain() {
     executor_.cancel(produce_waiters_.front().timer);
     finish_produce_waiter(produce_waiters_.begin(), true);
   }
+  snapshot_producer_state(true);
 }
 
 }  // namespace eddy::broker

@@ -2,6 +2,9 @@
 // patches offsets in place in the request frame, which the broker owns), and
 // answer according to acks: 0 nothing, 1 after the append, -1 after the data
 // is durable as the topic's eddy.acks.all.waits.for says (or timeout_ms).
+// A batch with a producer id is checked against the partition's idempotent
+// producer state first (producer_state.h): a duplicate is answered with its
+// original offsets and not written again.
 #include "broker/broker.h"
 #include "port/log.h"
 #include "port/port.h"
@@ -38,7 +41,7 @@ ErrorCode error_for(storage::Status s, int16_t version) {
 // Checks what the storage does not: one batch per partition (Kafka requires
 // exactly one for v3+), the size limit, and features Eddy does not offer yet.
 ErrorCode precheck(std::span<const uint8_t> records, int32_t max_message_bytes, int16_t version,
-                   std::string* message) {
+                   protocol::RecordBatchView* out, std::string* message) {
   if (records.empty()) {
     *message = "Produce request carries no record batch";
     return ErrorCode::kInvalidRecord;
@@ -66,7 +69,27 @@ ErrorCode precheck(std::span<const uint8_t> records, int32_t max_message_bytes, 
     *message = "Transactions are not supported by Eddy";
     return ErrorCode::kInvalidRecord;
   }
+  *out = batch;
   return ErrorCode::kNone;
+}
+
+// A duplicate older than the cached batches (after a restart the state of a
+// snapshotted producer holds its last batch's sequence and offset only):
+// when the batch ending at last_offset is exactly this one, its base offset,
+// so that the retry gets the answer the original got. -1 otherwise.
+int64_t find_written_batch(storage::PartitionLog* log, int64_t last_offset, const protocol::RecordBatchView& retry) {
+  if (last_offset < log->log_start_offset() || last_offset >= log->log_end_offset()) return -1;
+  std::vector<uint8_t> bytes;
+  int64_t next = 0;
+  if (log->read_copy(last_offset, 1, log->log_end_offset(), &bytes, &next) != storage::Status::kOk) return -1;
+  protocol::RecordBatchView written;
+  if (protocol::RecordBatchView::parse(bytes, &written) != protocol::BatchError::kOk) return -1;
+  if (written.last_offset() != last_offset || written.producer_id() != retry.producer_id() ||
+      written.producer_epoch() != retry.producer_epoch() || written.base_sequence() != retry.base_sequence() ||
+      written.record_count() != retry.record_count()) {
+    return -1;
+  }
+  return written.base_offset();
 }
 
 }  // namespace
@@ -101,14 +124,58 @@ void Broker::handle_produce(RequestPtr request) {
         log = topic->partitions[static_cast<size_t>(partition_data.index)];
         std::span<const uint8_t> records;
         if (partition_data.records) records = partition_data.records->bytes;
-        code = precheck(records, topic->config.max_message_bytes, version, &message);
-        if (code == ErrorCode::kNone) {
+        protocol::RecordBatchView batch;
+        code = precheck(records, topic->config.max_message_bytes, version, &batch, &message);
+        PartitionProducers* producers = nullptr;
+        SequenceCheck sequence;
+        if (code == ErrorCode::kNone && batch.producer_id() >= 0) {
+          producers = producer_state_.find(log);
+          if (producers != nullptr) {
+            sequence = producers->check(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(),
+                                        batch.record_count());
+          }
+        }
+        if (code == ErrorCode::kNone && sequence.action == SequenceCheck::Action::kReject) {
+          code = sequence.error;
+          message = sequence.message;
+        } else if (code == ErrorCode::kNone && sequence.action == SequenceCheck::Action::kDuplicate) {
+          // Written before: nothing is appended; acks=-1 still waits until
+          // the original is durable.
+          code = sequence.error;
+          message = sequence.message;
+          out.base_offset = sequence.duplicate_base_offset;
+          if (code == ErrorCode::kDuplicateSequenceNumber) {
+            int64_t base = find_written_batch(log, sequence.duplicate_last_offset, batch);
+            if (base >= 0) {
+              code = ErrorCode::kNone;
+              message.clear();
+              out.base_offset = base;
+            }
+          }
+          if (code == ErrorCode::kNone) {
+            EDDY_LOG_DEBUG("produce from %s to %s-%d: duplicate batch (producer %lld epoch %d sequence %d) not "
+                           "written again; it is at offset %lld",
+                           request->client.peer.c_str(), topic_data.name.c_str(), partition_data.index,
+                           static_cast<long long>(batch.producer_id()), batch.producer_epoch(),
+                           batch.base_sequence(), static_cast<long long>(out.base_offset));
+          }
+          if (body.acks == -1 && log->config().acks_all_waits_for == storage::AcksAllWaitsFor::kDisk &&
+              log->durable_offset() <= sequence.duplicate_last_offset) {
+            waiter.pending.push_back({t, p, topic->name, partition_data.index, sequence.duplicate_last_offset + 1});
+          }
+        } else if (code == ErrorCode::kNone) {
           // The frame belongs to this request: the storage patches baseOffset
           // (and, for LogAppendTime, the timestamp and CRC) in place.
           std::span<uint8_t> writable(const_cast<uint8_t*>(records.data()), records.size());
           storage::AppendResult result;
           storage::Status s = log->append(writable, storage::AppendOptions{}, &result);
           code = error_for(s, version);
+          if (code == ErrorCode::kNone && producers != nullptr) {
+            const int64_t now = port::wall_clock_millis();
+            producers->record(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(),
+                              batch.record_count(), result.base_offset, result.last_offset, now);
+            producer_state_.saw_producer(batch.producer_id(), batch.producer_epoch(), now);
+          }
           if (code == ErrorCode::kNone) {
             out.base_offset = result.base_offset;
             out.log_append_time_ms = result.log_append_time_ms;
@@ -192,6 +259,32 @@ void Broker::finish_produce_waiter(std::list<ProduceWaiter>::iterator it, bool t
   if (!it->request->reply->connection_closed()) respond(*it->request, it->response);
   else it->request->reply->send_nothing();
   produce_waiters_.erase(it);
+}
+
+void Broker::snapshot_producer_state(bool sync) {
+  const int64_t started = port::monotonic_millis();
+  auto current_log = [this](const std::string& name, int32_t partition) -> storage::PartitionLog* {
+    Topic* topic = topics_.find(name);
+    if (topic == nullptr || partition < 0 || partition >= static_cast<int32_t>(topic->partitions.size())) {
+      return nullptr;
+    }
+    return topic->partitions[static_cast<size_t>(partition)];
+  };
+  size_t written = producer_state_.snapshot(current_log, port::wall_clock_millis(), sync);
+  if (written > 0) {
+    EDDY_LOG_DEBUG("producer state of %zu partitions saved in %lld ms", written,
+                   static_cast<long long>(port::monotonic_millis() - started));
+  }
+}
+
+void Broker::schedule_producer_snapshots() {
+  std::weak_ptr<bool> alive = alive_;
+  executor_.schedule_after(options_.producer_snapshot_interval_ms, [this, alive] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    snapshot_producer_state(false);
+    schedule_producer_snapshots();
+  });
 }
 
 }  // namespace eddy::broker

@@ -193,8 +193,8 @@ def body(broker, checks):
         r = conn.request(18, 0, b"", response_class=ApiVersionResponse[0])
         checks.equal("ApiVersions v0 afterwards on the same connection", (r.error_code, len(r.api_versions)),
                      (0, len(apis)))
-        checks.check("ApiVersions lists no consumer-group or InitProducerId API yet",
-                     not ({10, 11, 12, 13, 14, 22} & set(apis)), sorted(apis))
+        checks.check("ApiVersions lists no transaction API (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, "
+                     "TxnOffsetCommit)", not ({24, 25, 26, 28} & set(apis)), sorted(apis))
     still_served("ApiVersions v99")
 
     # -- malformed bodies -----------------------------------------------------

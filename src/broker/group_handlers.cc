@@ -1,0 +1,186 @@
+// Consumer group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete, ListGroups,
+// DescribeGroups, DeleteGroups. The work is group::Coordinator's; this file
+// decodes, delegates and answers (JoinGroup/SyncGroup possibly later).
+#include <memory>
+
+#include "broker/broker.h"
+#include "port/log.h"
+#include "protocol/errors.h"
+
+namespace eddy::broker {
+
+using protocol::ErrorCode;
+
+namespace {
+
+// The client's host without the port ("127.0.0.1:50312" -> "/127.0.0.1",
+// shown as Kafka shows it).
+std::string client_host(const ClientInfo& client) {
+  std::string host = client.peer;
+  auto colon = host.rfind(':');
+  if (colon != std::string::npos) host.resize(colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return "/" + host;
+}
+
+group::ClientContext context_of(const Request& request) {
+  group::ClientContext c;
+  c.version = request.version();
+  c.client_id = request.client_id();
+  c.client_host = client_host(request.client);
+  return c;
+}
+
+}  // namespace
+
+bool Broker::start_groups(std::string* error) {
+  group::CoordinatorOptions o;
+  o.min_session_timeout_ms = options_.group_min_session_timeout_ms;
+  o.max_session_timeout_ms = options_.group_max_session_timeout_ms;
+  o.initial_rebalance_delay_ms = options_.group_initial_rebalance_delay_ms;
+  o.offsets_retention_ms = options_.offsets_retention_ms;
+  o.offsets_retention_check_interval_ms = options_.offsets_retention_check_interval_ms;
+  group_timers_ = std::make_unique<ExecutorGroupTimers>(executor_);
+  coordinator_ = std::make_unique<group::Coordinator>(
+      *group_timers_, meta_,
+      [this](const std::string& topic, int32_t partition) {
+        Topic* t = topics_.find(topic);
+        return t != nullptr && partition >= 0 && static_cast<size_t>(partition) < t->partitions.size();
+      },
+      o);
+  meta::Status s = coordinator_->start();
+  if (!s.ok()) {
+    *error = "group coordinator: " + s.message();
+    return false;
+  }
+  return true;
+}
+
+void Broker::drain_groups() {
+  if (coordinator_) coordinator_->drain();
+}
+
+void Broker::handle_find_coordinator(RequestPtr request) {
+  protocol::FindCoordinatorRequest body;
+  if (!decode(*request, &body)) return;
+  const int16_t version = request->version();
+  const AdvertisedListener* endpoint = endpoint_for(request->client.listener);
+  auto answer = [&](const std::string& key, int16_t* error, std::optional<std::string>* message, int32_t* node,
+                    std::string* host, int32_t* port) {
+    (void)key;
+    if (body.key_type == 1) {
+      *error = protocol::to_int(ErrorCode::kCoordinatorNotAvailable);
+      *message = "transactions are not supported by this broker";
+      *node = -1;
+      *port = -1;
+    } else if (body.key_type != 0) {
+      *error = protocol::to_int(ErrorCode::kInvalidRequest);
+      *message = "unknown coordinator key type " + std::to_string(body.key_type);
+      *node = -1;
+      *port = -1;
+    } else if (endpoint == nullptr) {
+      *error = protocol::to_int(ErrorCode::kCoordinatorNotAvailable);
+      *message = "no advertised listener";
+      *node = -1;
+      *port = -1;
+    } else {
+      *error = 0;
+      *message = std::nullopt;
+      *node = options_.node_id;
+      *host = endpoint->host;
+      *port = endpoint->port;
+    }
+  };
+  protocol::FindCoordinatorResponse response;
+  if (version >= 4) {
+    for (const auto& key : body.coordinator_keys) {
+      protocol::FindCoordinatorResponse::Coordinator c;
+      c.key = key;
+      answer(key, &c.error_code, &c.error_message, &c.node_id, &c.host, &c.port);
+      response.coordinators.push_back(std::move(c));
+    }
+  } else {
+    answer(body.key, &response.error_code, &response.error_message, &response.node_id, &response.host,
+           &response.port);
+  }
+  respond(*request, response);
+}
+
+void Broker::handle_join_group(RequestPtr request) {
+  protocol::JoinGroupRequest body;
+  if (!decode(*request, &body)) return;
+  group::ClientContext ctx = context_of(*request);
+  std::shared_ptr<Request> parked(std::move(request));
+  coordinator_->join(body, ctx, [this, parked](const protocol::JoinGroupResponse& response) {
+    if (parked->reply->connection_closed()) {
+      parked->reply->send_nothing();
+      return;
+    }
+    respond(*parked, response);
+  });
+}
+
+void Broker::handle_sync_group(RequestPtr request) {
+  protocol::SyncGroupRequest body;
+  if (!decode(*request, &body)) return;
+  group::ClientContext ctx = context_of(*request);
+  std::shared_ptr<Request> parked(std::move(request));
+  coordinator_->sync(body, ctx, [this, parked](const protocol::SyncGroupResponse& response) {
+    if (parked->reply->connection_closed()) {
+      parked->reply->send_nothing();
+      return;
+    }
+    respond(*parked, response);
+  });
+}
+
+void Broker::handle_heartbeat(RequestPtr request) {
+  protocol::HeartbeatRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->heartbeat(body));
+}
+
+void Broker::handle_leave_group(RequestPtr request) {
+  protocol::LeaveGroupRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->leave(body, request->version()));
+}
+
+void Broker::handle_offset_commit(RequestPtr request) {
+  protocol::OffsetCommitRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->commit_offsets(body, request->version()));
+}
+
+void Broker::handle_offset_fetch(RequestPtr request) {
+  protocol::OffsetFetchRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->fetch_offsets(body, request->version()));
+}
+
+void Broker::handle_offset_delete(RequestPtr request) {
+  protocol::OffsetDeleteRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->delete_offsets(body));
+}
+
+void Broker::handle_list_groups(RequestPtr request) {
+  protocol::ListGroupsRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->list_groups(body));
+}
+
+void Broker::handle_describe_groups(RequestPtr request) {
+  protocol::DescribeGroupsRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->describe_groups(body));
+}
+
+void Broker::handle_delete_groups(RequestPtr request) {
+  protocol::DeleteGroupsRequest body;
+  if (!decode(*request, &body)) return;
+  respond(*request, coordinator_->delete_groups(body));
+}
+
+}  // namespace eddy::broker

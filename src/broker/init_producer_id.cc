@@ -1,0 +1,107 @@
+// InitProducerId (v0-4) for idempotent producers: a new producer id from the
+// meta store's durable allocator (never reused, even after a crash), or,
+// v3+ with a producer id and epoch the broker knows (KIP-360), the same id
+// with the epoch bumped. Transactions are not offered: a transactional id
+// is refused.
+#include <limits>
+
+#include "broker/broker.h"
+#include "port/log.h"
+#include "port/port.h"
+#include "protocol/errors.h"
+
+namespace eddy::broker {
+
+using protocol::ErrorCode;
+
+namespace {
+
+// Kafka allocates a new producer id instead of bumping past this epoch.
+constexpr int16_t kMaxBumpableEpoch = std::numeric_limits<int16_t>::max() - 1;
+
+}  // namespace
+
+void Broker::handle_init_producer_id(RequestPtr request) {
+  protocol::InitProducerIdRequest body;
+  if (!decode(*request, &body)) return;
+  const int16_t version = request->version();
+  const int64_t now = port::wall_clock_millis();
+  protocol::InitProducerIdResponse response;
+  response.producer_id = -1;
+  response.producer_epoch = -1;
+
+  auto answer = [&](ErrorCode code) {
+    response.error_code = protocol::to_int(code);
+    if (code != ErrorCode::kNone) {
+      response.producer_id = -1;
+      response.producer_epoch = -1;
+    }
+    respond(*request, response);
+  };
+  auto allocate = [&]() -> bool {
+    int64_t id = -1;
+    meta::Status s = meta_->producer_ids().next(&id);
+    if (!s.ok()) {
+      EDDY_LOG_ERROR("InitProducerId from %s: allocating a producer id: %s", request->client.peer.c_str(),
+                     s.message().c_str());
+      return false;
+    }
+    response.producer_id = id;
+    response.producer_epoch = 0;
+    producer_state_.set_epoch(id, 0, -1, now);
+    return true;
+  };
+
+  if (body.transactional_id.has_value()) {
+    if (body.transactional_id->empty()) {
+      answer(ErrorCode::kInvalidRequest);
+      return;
+    }
+    EDDY_LOG_WARN("InitProducerId from %s (client id '%s'): transactional id '%s' refused: Eddy does not support "
+                  "transactions (use enable.idempotence without transactional.id)",
+                  request->client.peer.c_str(), request->client_id().c_str(), body.transactional_id->c_str());
+    answer(ErrorCode::kTransactionalIdAuthorizationFailed);
+    return;
+  }
+  const bool resume = version >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
+  if (!resume) {
+    answer(allocate() ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable);
+    return;
+  }
+  if (body.producer_id < 0 || body.producer_epoch < 0) {
+    // Kafka: both or neither.
+    answer(ErrorCode::kInvalidRequest);
+    return;
+  }
+  int16_t bumped_from = -1;
+  const int16_t current = producer_state_.current_epoch(body.producer_id, &bumped_from);
+  if (current < 0) {
+    // Not an id this broker knows (never handed out, or expired): a fresh
+    // one, as Kafka does for a producer without a transactional id.
+    answer(allocate() ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable);
+    return;
+  }
+  if (body.producer_epoch == bumped_from) {
+    // A retry of the bump already made.
+    response.producer_id = body.producer_id;
+    response.producer_epoch = current;
+    answer(ErrorCode::kNone);
+    return;
+  }
+  if (body.producer_epoch < current) {
+    answer(version >= 4 ? ErrorCode::kProducerFenced : ErrorCode::kInvalidProducerEpoch);
+    return;
+  }
+  // body.producer_epoch >= current: current is a lower bound after a restart.
+  if (body.producer_epoch >= kMaxBumpableEpoch) {
+    answer(allocate() ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable);
+    return;
+  }
+  const int16_t bumped = static_cast<int16_t>(body.producer_epoch + 1);
+  producer_state_.set_epoch(body.producer_id, bumped, body.producer_epoch, now);
+  response.producer_id = body.producer_id;
+  response.producer_epoch = bumped;
+  answer(ErrorCode::kNone);
+}
+
+}  // namespace eddy::broker

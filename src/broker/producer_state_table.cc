@@ -1,0 +1,204 @@
+#include "broker/producer_state_table.h"
+
+#include <algorithm>
+
+#include "port/log.h"
+#include "protocol/record_batch.h"
+
+namespace eddy::broker {
+
+namespace {
+
+constexpr size_t kReplayChunkBytes = 1 << 20;
+constexpr int64_t kShutdownSyncTimeoutMs = 10000;
+
+meta::ProducerSnapshot marker_row(const std::string& topic, int32_t partition, int64_t point, int64_t now_ms) {
+  meta::ProducerSnapshot m;
+  m.topic = topic;
+  m.partition = partition;
+  m.producer_id = -1;
+  m.last_offset = point;
+  m.timestamp_ms = now_ms;
+  return m;
+}
+
+}  // namespace
+
+bool ProducerStateTable::open_partition(const std::string& topic, int32_t partition, storage::PartitionLog* log,
+                                        int64_t now_ms, ProducerReplayStats* stats, std::string* error) {
+  PartitionState& state = partitions_[Key(topic, partition)];
+  if (state.log != nullptr) by_log_.erase(state.log);
+  state = PartitionState{};
+  state.log = log;
+  by_log_[log] = &state;
+  std::vector<meta::ProducerSnapshot> rows;
+  meta::Status s = meta_->producer_snapshots().load(topic, partition, &rows);
+  if (!s.ok()) {
+    *error = "loading the producer state of " + topic + "-" + std::to_string(partition) + ": " + s.message();
+    return false;
+  }
+  const int64_t log_end = log->log_end_offset();
+  int64_t point = -1;
+  bool dropped = false;
+  std::vector<meta::ProducerSnapshot> kept;
+  kept.reserve(rows.size());
+  for (auto& row : rows) {
+    if (row.producer_id < 0) {
+      point = row.last_offset;
+    } else if (row.last_offset < log_end) {
+      kept.push_back(std::move(row));
+    } else {
+      dropped = true;
+    }
+  }
+  if (point > log_end) {
+    EDDY_LOG_WARN("producer state of %s-%d was saved at offset %lld but the log ends at %lld; rebuilding from there",
+                  topic.c_str(), partition, static_cast<long long>(point), static_cast<long long>(log_end));
+    point = log_end;
+    dropped = true;
+  }
+  if (point < 0) {
+    // No snapshot: rows without a marker cannot be trusted to cover the log.
+    kept.clear();
+  }
+  state.producers.load_snapshot(kept);
+  for (const auto& row : kept) {
+    auto it = epochs_.find(row.producer_id);
+    if (it == epochs_.end() || it->second.epoch < row.producer_epoch) {
+      epochs_[row.producer_id] = EpochEntry{row.producer_epoch, -1, row.timestamp_ms};
+    }
+  }
+  if (stats != nullptr) stats->snapshot_rows += kept.size();
+  state.last_rows = std::move(kept);
+  state.last_point = point;
+  int64_t from = std::max(point, log->log_start_offset());
+  if (!replay(state, from, now_ms, stats, error)) return false;
+  if (dropped) {
+    // Rows beyond the log end must not outlive this start: the log will
+    // grow past them.
+    std::vector<meta::ProducerSnapshot> fixed = state.last_rows;
+    if (point >= 0) fixed.push_back(marker_row(topic, partition, point, now_ms));
+    s = meta_->producer_snapshots().replace_partition(topic, partition, fixed);
+    if (!s.ok()) {
+      *error = "removing stale producer state of " + topic + "-" + std::to_string(partition) + ": " + s.message();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t now_ms, ProducerReplayStats* stats,
+                                std::string* error) {
+  storage::PartitionLog* log = state.log;
+  const int64_t end = log->log_end_offset();
+  std::vector<uint8_t> bytes;
+  int64_t offset = from;
+  while (offset < end) {
+    int64_t next = offset;
+    storage::Status s = log->read_copy(offset, kReplayChunkBytes, end, &bytes, &next);
+    if (s != storage::Status::kOk) {
+      *error = "replaying " + log->directory() + " from offset " + std::to_string(offset) + ": " +
+               storage::status_name(s);
+      return false;
+    }
+    if (next <= offset) break;
+    protocol::BatchIterator it(bytes, /*verify_crc=*/false);
+    protocol::RecordBatchView batch;
+    while (it.next(&batch)) {
+      if (stats != nullptr) {
+        ++stats->batches_replayed;
+        stats->bytes_replayed += batch.size();
+      }
+      if (batch.producer_id() < 0 || batch.is_control() || batch.next_offset() <= from) continue;
+      state.producers.record(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(), batch.record_count(),
+                             batch.base_offset(), batch.last_offset(), now_ms);
+      saw_producer(batch.producer_id(), batch.producer_epoch(), now_ms);
+    }
+    offset = next;
+  }
+  return true;
+}
+
+PartitionProducers* ProducerStateTable::find(const storage::PartitionLog* log) {
+  auto it = by_log_.find(log);
+  return it == by_log_.end() ? nullptr : &it->second->producers;
+}
+
+PartitionProducers* ProducerStateTable::find(const std::string& topic, int32_t partition) {
+  auto it = partitions_.find(Key(topic, partition));
+  return it == partitions_.end() ? nullptr : &it->second.producers;
+}
+
+void ProducerStateTable::saw_producer(int64_t producer_id, int16_t epoch, int64_t now_ms) {
+  EpochEntry& e = epochs_[producer_id];
+  if (epoch > e.epoch) e.epoch = epoch;
+  if (now_ms > e.last_seen_ms) e.last_seen_ms = now_ms;
+}
+
+int16_t ProducerStateTable::current_epoch(int64_t producer_id, int16_t* bumped_from) const {
+  auto it = epochs_.find(producer_id);
+  if (bumped_from != nullptr) *bumped_from = it == epochs_.end() ? int16_t{-1} : it->second.bumped_from;
+  return it == epochs_.end() ? int16_t{-1} : it->second.epoch;
+}
+
+void ProducerStateTable::set_epoch(int64_t producer_id, int16_t epoch, int16_t bumped_from, int64_t now_ms) {
+  EpochEntry& e = epochs_[producer_id];
+  e.epoch = epoch;
+  e.bumped_from = bumped_from;
+  e.last_seen_ms = now_ms;
+}
+
+size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_ms, bool sync) {
+  const int64_t cutoff = now_ms - expiration_ms_;
+  for (auto it = epochs_.begin(); it != epochs_.end();) {
+    it = it->second.last_seen_ms < cutoff ? epochs_.erase(it) : std::next(it);
+  }
+  size_t written = 0;
+  for (auto it = partitions_.begin(); it != partitions_.end();) {
+    const std::string& topic = it->first.first;
+    const int32_t partition = it->first.second;
+    PartitionState& state = it->second;
+    if (current_log(topic, partition) != state.log) {
+      meta::Status s = meta_->producer_snapshots().remove_partition(topic, partition);
+      if (!s.ok()) EDDY_LOG_WARN("removing producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
+      auto indexed = by_log_.find(state.log);
+      if (indexed != by_log_.end() && indexed->second == &state) by_log_.erase(indexed);
+      it = partitions_.erase(it);
+      continue;
+    }
+    size_t expired = state.producers.expire(cutoff);
+    if (expired > 0) {
+      EDDY_LOG_INFO("%s-%d: forgot %zu idle producer ids (producer.id.expiration.ms)", topic.c_str(), partition,
+                    expired);
+    }
+    storage::PartitionLog* log = state.log;
+    int64_t point = log->durable_offset();
+    if (sync) {
+      const int64_t end = log->log_end_offset();
+      if (log->durable_offset() < end) log->wait_durable(end, kShutdownSyncTimeoutMs);
+      point = log->durable_offset();
+    }
+    point = std::min(point, log->log_end_offset());
+    // The state below an unchanged point changes only by expiry.
+    if (point == state.last_point && expired == 0) {
+      ++it;
+      continue;
+    }
+    std::vector<meta::ProducerSnapshot> rows = state.producers.to_snapshot(topic, partition, point, state.last_rows);
+    std::vector<meta::ProducerSnapshot> with_marker = rows;
+    with_marker.push_back(marker_row(topic, partition, point, now_ms));
+    meta::Status s = meta_->producer_snapshots().replace_partition(topic, partition, with_marker);
+    if (!s.ok()) {
+      EDDY_LOG_WARN("saving the producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
+      ++it;
+      continue;
+    }
+    state.last_rows = std::move(rows);
+    state.last_point = point;
+    ++written;
+    ++it;
+  }
+  return written;
+}
+
+}  // namespace eddy::broker

@@ -1,0 +1,196 @@
+// The consumer group coordinator (Kafka's "classic" group protocol):
+// JoinGroup / SyncGroup / Heartbeat / LeaveGroup membership with
+// generations, session and rebalance timeouts, static members (KIP-345),
+// and committed offsets kept in the meta store.
+//
+// The coordinator is protocol-agnostic: it picks the protocol (assignor) all
+// members support and hands the members' metadata to the leader, which
+// computes the assignment; it never looks inside assignments except to tell
+// which topics an empty group was subscribed to (OffsetDelete).
+//
+// States (Kafka's): Empty -> PreparingRebalance -> CompletingRebalance ->
+// Stable, and back to PreparingRebalance when a member joins, leaves, changes
+// its protocols or misses its session timeout.
+//
+// Durability: committed offsets and static members go through meta (one
+// transaction per request). Dynamic members live in memory only: after a
+// restart they get UNKNOWN_MEMBER_ID and rejoin. Static members are reloaded
+// with their assignment, so a restarted member keeps its partitions.
+//
+// Threading: REQUIRES every call (and every Timers callback) on one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "group/timers.h"
+#include "meta/meta_store.h"
+#include "protocol/errors.h"
+#include "protocol/generated/messages.h"
+
+namespace eddy::group {
+
+struct CoordinatorOptions {
+  int32_t min_session_timeout_ms = 6000;      // group.min.session.timeout.ms
+  int32_t max_session_timeout_ms = 1800000;   // group.max.session.timeout.ms
+  // group.initial.rebalance.delay.ms: the first rebalance of an empty group
+  // waits this long for more members (again while more keep coming, up to
+  // the rebalance timeout), so that consumers starting together settle in
+  // one rebalance instead of one each.
+  int32_t initial_rebalance_delay_ms = 3000;
+  int32_t offset_metadata_max_bytes = 4096;   // offset.metadata.max.bytes
+  int64_t offsets_retention_ms = 7LL * 24 * 3600 * 1000;     // offsets.retention.minutes
+  int64_t offsets_retention_check_interval_ms = 600000;      // offsets.retention.check.interval.ms
+  // A member's protocol metadata (all protocols together) above this is
+  // refused with INVALID_REQUEST: a gateway keeps every member's metadata in
+  // memory. Kafka's consumers send a few hundred bytes.
+  size_t max_member_metadata_bytes = 256 * 1024;
+};
+
+// Who sent a request.
+struct ClientContext {
+  int16_t version = 0;
+  std::string client_id;
+  std::string client_host;
+};
+
+// Where the committed-offset checks look up topics: false for a topic or
+// partition that does not exist.
+using PartitionExists = std::function<bool(const std::string& topic, int32_t partition)>;
+
+class Coordinator {
+ public:
+  using JoinDone = std::function<void(const protocol::JoinGroupResponse&)>;
+  using SyncDone = std::function<void(const protocol::SyncGroupResponse&)>;
+
+  enum class State { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
+  static const char* state_name(State s);
+
+  // REQUIRES: timers and meta outlive the coordinator.
+  Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists, CoordinatorOptions options);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Reloads static members (their groups come back Stable with the stored
+  // generation and assignments) and starts the offset expiry timer.
+  meta::Status start();
+
+  // JoinGroup and SyncGroup may complete later (when the rebalance does);
+  // done is called exactly once, possibly before join()/sync() returns.
+  void join(const protocol::JoinGroupRequest& request, const ClientContext& client, JoinDone done);
+  void sync(const protocol::SyncGroupRequest& request, const ClientContext& client, SyncDone done);
+  protocol::HeartbeatResponse heartbeat(const protocol::HeartbeatRequest& request);
+  protocol::LeaveGroupResponse leave(const protocol::LeaveGroupRequest& request, int16_t version);
+
+  protocol::OffsetCommitResponse commit_offsets(const protocol::OffsetCommitRequest& request, int16_t version);
+  protocol::OffsetFetchResponse fetch_offsets(const protocol::OffsetFetchRequest& request, int16_t version);
+  protocol::OffsetDeleteResponse delete_offsets(const protocol::OffsetDeleteRequest& request);
+
+  protocol::ListGroupsResponse list_groups(const protocol::ListGroupsRequest& request);
+  protocol::DescribeGroupsResponse describe_groups(const protocol::DescribeGroupsRequest& request);
+  protocol::DeleteGroupsResponse delete_groups(const protocol::DeleteGroupsRequest& request);
+
+  // Expires the offsets of empty groups older than the retention (the
+  // periodic timer calls this; public for tests).
+  void expire_offsets();
+
+  // Answers every parked JoinGroup/SyncGroup with COORDINATOR_NOT_AVAILABLE
+  // and cancels all timers (broker shutdown).
+  void drain();
+
+  // For tests and tools.
+  State group_state(const std::string& group_id) const;
+  int32_t group_generation(const std::string& group_id) const;
+
+ private:
+  struct Member {
+    std::string member_id;
+    std::optional<std::string> instance_id;
+    std::string client_id;
+    std::string client_host;
+    int32_t session_timeout_ms = 0;
+    int32_t rebalance_timeout_ms = 0;
+    std::string protocol_type;
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> protocols;  // in preference order
+    std::vector<uint8_t> assignment;
+    JoinDone join_done;  // set while a JoinGroup is parked
+    int16_t join_version = 0;
+    SyncDone sync_done;  // set while a SyncGroup is parked
+    Timers::Id session_timer = 0;
+
+    const std::vector<uint8_t>* metadata_for(const std::string& protocol) const;
+  };
+  struct Group {
+    std::string id;
+    State state = State::kEmpty;
+    int32_t generation = 0;
+    std::string protocol_type;
+    std::string protocol_name;  // selected when a rebalance completes
+    std::string leader;
+    std::map<std::string, Member> members;              // by member id
+    std::map<std::string, std::string> static_members;  // instance id -> member id
+    std::map<std::string, Timers::Id> pending;          // MEMBER_ID_REQUIRED handed out, awaiting rejoin
+    Timers::Id join_timer = 0;
+    // While set, the join does not complete before the timer fires
+    // (group.initial.rebalance.delay.ms).
+    bool initial_delay = false;
+    bool joined_during_delay = false;
+    int64_t delay_budget_ms = 0;  // what is left of the rebalance timeout
+  };
+
+  Group* find_group(const std::string& id);
+  const Group* find_group(const std::string& id) const;
+  Group& get_or_create_group(const std::string& id);
+  std::string new_member_id(const std::string& client_id);
+
+  // Join paths.
+  void join_new_member(Group& g, const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done);
+  void join_static_replacement(Group& g, const std::string& old_id, const protocol::JoinGroupRequest& req,
+                               const ClientContext& client, JoinDone done);
+  void join_existing_member(Group& g, Member& m, const protocol::JoinGroupRequest& req, JoinDone done);
+  bool protocols_supported(const Group& g, const protocol::JoinGroupRequest& req) const;
+  static bool same_protocols(const Member& m, const protocol::JoinGroupRequest& req);
+  static void set_protocols(Member& m, const protocol::JoinGroupRequest& req);
+  // with_members: the leader's response, carrying every member's metadata.
+  protocol::JoinGroupResponse join_response(const Group& g, const Member& m, bool with_members) const;
+
+  void prepare_rebalance(Group& g, const char* reason);
+  void maybe_complete_join(Group& g);
+  void arm_initial_delay(Group& g, int64_t delay_ms);
+  void complete_join(Group& g);
+  std::string select_protocol(const Group& g) const;
+  void complete_sync(Group& g);
+
+  void schedule_session_timeout(Group& g, Member& m);
+  void on_session_timeout(const std::string& group_id, const std::string& member_id);
+  // Removes a member (answering its parked requests with error) and moves
+  // the group on. May erase nothing else; g stays valid.
+  void remove_member(Group& g, const std::string& member_id, protocol::ErrorCode parked_error, const char* reason);
+  void erase_group_if_unused(const std::string& id);
+
+  // Static member persistence; failures are logged (the group still works
+  // in memory; the member then loses its assignment on a restart).
+  void persist_static(const Group& g, const Member& m);
+  void forget_static(const Group& g, const std::string& instance_id);
+
+  // Generation/member checks shared by Heartbeat, SyncGroup, OffsetCommit.
+  protocol::ErrorCode check_member(const Group& g, const std::string& member_id,
+                                   const std::optional<std::string>& instance_id) const;
+  void schedule_expiry();
+
+  Timers& timers_;
+  meta::MetaStore* meta_;
+  PartitionExists partition_exists_;
+  CoordinatorOptions options_;
+  std::map<std::string, std::unique_ptr<Group>> groups_;
+  Timers::Id expiry_timer_ = 0;
+  bool draining_ = false;
+};
+
+}  // namespace eddy::group

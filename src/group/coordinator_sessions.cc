@@ -1,0 +1,182 @@
+// Heartbeats and session expiry, LeaveGroup, and the persistence of static
+// members (the rest of Coordinator: coordinator.cc, coordinator_offsets.cc).
+#include "group/coordinator.h"
+#include "port/log.h"
+#include "protocol/errors.h"
+
+namespace eddy::group {
+
+using protocol::ErrorCode;
+using protocol::to_int;
+
+// ---- Heartbeat, sessions, LeaveGroup -------------------------------------
+
+protocol::HeartbeatResponse Coordinator::heartbeat(const protocol::HeartbeatRequest& req) {
+  protocol::HeartbeatResponse r;
+  auto code = [&]() -> ErrorCode {
+    if (draining_) return ErrorCode::kCoordinatorNotAvailable;
+    if (req.group_id.empty()) return ErrorCode::kInvalidGroupId;
+    Group* g = find_group(req.group_id);
+    if (g == nullptr) return ErrorCode::kUnknownMemberId;
+    ErrorCode e = check_member(*g, req.member_id, req.group_instance_id);
+    if (e != ErrorCode::kNone) return e;
+    if (req.generation_id != g->generation) return ErrorCode::kIllegalGeneration;
+    Member& m = g->members.at(req.member_id);
+    switch (g->state) {
+      case State::kEmpty:
+      case State::kDead: return ErrorCode::kUnknownMemberId;
+      case State::kPreparingRebalance:
+        schedule_session_timeout(*g, m);
+        return ErrorCode::kRebalanceInProgress;
+      case State::kCompletingRebalance:
+      case State::kStable:
+        schedule_session_timeout(*g, m);
+        return ErrorCode::kNone;
+    }
+    return ErrorCode::kNone;
+  }();
+  r.error_code = to_int(code);
+  return r;
+}
+
+void Coordinator::schedule_session_timeout(Group& g, Member& m) {
+  timers_.cancel(m.session_timer);
+  std::string gid = g.id;
+  std::string mid = m.member_id;
+  m.session_timer = timers_.schedule_after(m.session_timeout_ms, [this, gid, mid] { on_session_timeout(gid, mid); });
+}
+
+void Coordinator::on_session_timeout(const std::string& group_id, const std::string& member_id) {
+  Group* g = find_group(group_id);
+  if (g == nullptr) return;
+  auto it = g->members.find(member_id);
+  if (it == g->members.end()) return;
+  Member& m = it->second;
+  m.session_timer = 0;
+  if (m.join_done || m.sync_done) {
+    // Waiting on the coordinator counts as alive.
+    schedule_session_timeout(*g, m);
+    return;
+  }
+  remove_member(*g, member_id, ErrorCode::kUnknownMemberId, "session timeout");
+  erase_group_if_unused(group_id);
+}
+
+void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCode parked_error, const char* reason) {
+  auto it = g.members.find(member_id);
+  if (it == g.members.end()) return;
+  Member m = std::move(it->second);
+  g.members.erase(it);
+  timers_.cancel(m.session_timer);
+  if (m.instance_id) {
+    g.static_members.erase(*m.instance_id);
+    forget_static(g, *m.instance_id);
+  }
+  EDDY_LOG_INFO("group %s: member %s removed: %s", g.id.c_str(), member_id.c_str(), reason);
+  if (m.join_done) {
+    protocol::JoinGroupResponse r;
+    r.error_code = to_int(parked_error);
+    r.member_id = member_id;
+    m.join_done(r);
+  }
+  if (m.sync_done) {
+    protocol::SyncGroupResponse r;
+    r.error_code = to_int(parked_error);
+    m.sync_done(r);
+  }
+  switch (g.state) {
+    case State::kStable:
+    case State::kCompletingRebalance:
+      // With nobody left this completes at once and the group is Empty.
+      prepare_rebalance(g, reason);
+      break;
+    case State::kPreparingRebalance: maybe_complete_join(g); break;
+    case State::kEmpty:
+    case State::kDead: break;
+  }
+}
+
+protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupRequest& req, int16_t version) {
+  protocol::LeaveGroupResponse r;
+  std::vector<protocol::LeaveGroupRequest::MemberIdentity> leaving;
+  if (version < 3) {
+    protocol::LeaveGroupRequest::MemberIdentity id;
+    id.member_id = req.member_id;
+    leaving.push_back(id);
+  } else {
+    leaving = req.members;
+  }
+  if (draining_) {
+    r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
+    return r;
+  }
+  if (req.group_id.empty()) {
+    r.error_code = to_int(ErrorCode::kInvalidGroupId);
+    return r;
+  }
+  Group* g = find_group(req.group_id);
+  for (const auto& who : leaving) {
+    protocol::LeaveGroupResponse::MemberResponse mr;
+    mr.member_id = who.member_id;
+    mr.group_instance_id = who.group_instance_id;
+    ErrorCode e = ErrorCode::kNone;
+    std::string target = who.member_id;
+    if (g == nullptr) {
+      e = ErrorCode::kUnknownMemberId;
+    } else if (who.group_instance_id && !who.group_instance_id->empty()) {
+      auto it = g->static_members.find(*who.group_instance_id);
+      if (it == g->static_members.end()) {
+        e = ErrorCode::kUnknownMemberId;
+      } else if (!who.member_id.empty() && it->second != who.member_id) {
+        e = ErrorCode::kFencedInstanceId;
+      } else {
+        target = it->second;
+      }
+    } else if (g->pending.count(who.member_id)) {
+      timers_.cancel(g->pending[who.member_id]);
+      g->pending.erase(who.member_id);
+      target.clear();
+    } else if (g->members.find(who.member_id) == g->members.end()) {
+      e = ErrorCode::kUnknownMemberId;
+    }
+    if (e == ErrorCode::kNone && !target.empty()) remove_member(*g, target, ErrorCode::kUnknownMemberId, "left");
+    mr.error_code = to_int(e);
+    if (version < 3) r.error_code = mr.error_code;
+    r.members.push_back(std::move(mr));
+  }
+  if (g != nullptr) {
+    if (g->state == State::kPreparingRebalance) maybe_complete_join(*g);
+    erase_group_if_unused(req.group_id);
+  }
+  return r;
+}
+
+// ---- Static member persistence ------------------------------------------
+
+void Coordinator::persist_static(const Group& g, const Member& m) {
+  if (!m.instance_id) return;
+  meta::StaticMember sm;
+  sm.group_id = g.id;
+  sm.group_instance_id = *m.instance_id;
+  sm.member_id = m.member_id;
+  sm.client_id = m.client_id;
+  sm.client_host = m.client_host;
+  sm.protocol_type = g.protocol_type;
+  sm.protocol_name = g.protocol_name;
+  sm.generation_id = g.generation;
+  sm.session_timeout_ms = m.session_timeout_ms;
+  sm.rebalance_timeout_ms = m.rebalance_timeout_ms;
+  if (const auto* md = m.metadata_for(g.protocol_name)) sm.subscription = *md;
+  sm.assignment = m.assignment;
+  meta::Status s = meta_->static_members().save(sm);
+  if (!s.ok()) EDDY_LOG_WARN("group %s: saving static member %s: %s", g.id.c_str(), m.instance_id->c_str(),
+                             s.message().c_str());
+}
+
+void Coordinator::forget_static(const Group& g, const std::string& instance_id) {
+  meta::Status s = meta_->static_members().remove(g.id, instance_id);
+  if (!s.ok()) EDDY_LOG_WARN("group %s: removing static member %s: %s", g.id.c_str(), instance_id.c_str(),
+                             s.message().c_str());
+}
+
+}  // namespace eddy::group

@@ -1,0 +1,172 @@
+"""librdkafka's idempotent producer (enable.idempotence=true, max.in.flight 5)
+sends numbered messages to 4 partitions through fault_proxy, which cuts,
+truncates, stalls or refuses connections every 200-600 ms, while the broker
+is SIGKILLed and restarted twice (at a third and two thirds of the
+deliveries). Afterwards every number must be in the log exactly once, in
+order per partition.
+
+The count is EDDY_IDEMPOTENCE_COUNT (default 200000, the issue's figure),
+sent at a pace that spreads it over EDDY_IDEMPOTENCE_SECONDS (default 20)
+so that faults hit the whole run (unpaced, librdkafka sends 200k small
+messages to Eddy in ~2 s, too short for faults every few hundred ms).
+
+usage: test_idempotence_faults.py RDKAFKA_IDEMPOTENCE_PROGRAM"""
+
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+
+import eddy_fixture
+import kafka_wire as w
+from fault_proxy import FaultProxy
+
+TOPIC = "numbers"
+PARTITIONS = 4
+COUNT = int(os.environ.get("EDDY_IDEMPOTENCE_COUNT", "200000"))
+SECONDS = float(os.environ.get("EDDY_IDEMPOTENCE_SECONDS", "20"))
+
+proxy = FaultProxy(upstream_port=1)
+
+
+class Chaos(threading.Thread):
+    """Injects a random fault every 200-600 ms until stopped."""
+
+    def __init__(self, seed):
+        super().__init__(daemon=True)
+        self.rng = random.Random(seed)
+        self.stopped = threading.Event()
+        self.counts = {"cut": 0, "cut_after": 0, "stall": 0, "refuse": 0}
+
+    def run(self):
+        while not self.stopped.wait(self.rng.uniform(0.2, 0.6)):
+            r = self.rng.random()
+            if r < 0.6:
+                proxy.cut_all()
+                self.counts["cut"] += 1
+            elif r < 0.8:
+                proxy.cut_after(self.rng.randint(100, 64 * 1024))
+                self.counts["cut_after"] += 1
+            elif r < 0.92:
+                proxy.cut_after(None)
+                proxy.stall(self.rng.uniform(0.1, 0.5))
+                self.counts["stall"] += 1
+            else:
+                proxy.cut_after(None)
+                proxy.refuse(self.rng.uniform(0.1, 0.5))
+                self.counts["refuse"] += 1
+
+
+def body(broker, checks):
+    program = sys.argv[1]
+    proxy.set_upstream(broker.port)
+    with w.Connection(broker.port) as conn:
+        from kafka.protocol.admin import CreateTopicsResponse
+        conn.request(19, 1, w.create_topics_v1(TOPIC, PARTITIONS), response_class=CreateTopicsResponse[1])
+
+    seed = int(os.environ.get("EDDY_CHAOS_SEED", str(int(time.time()))))
+    print("count %d, chaos seed %d" % (COUNT, seed), flush=True)
+    started = time.monotonic()
+    producer = subprocess.Popen([program, "127.0.0.1:%d" % proxy.port, TOPIC, str(COUNT), str(PARTITIONS),
+                                 str(COUNT / SECONDS)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    progress = {"delivered": 0, "last": ""}
+    stderr_lines = []
+
+    def read_stdout():
+        for line in producer.stdout:
+            line = line.strip()
+            progress["last"] = line
+            if line.startswith("delivered "):
+                progress["delivered"] = int(line.split()[1])
+
+    def read_stderr():
+        for line in producer.stderr:
+            stderr_lines.append(line.rstrip())
+
+    readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
+    for t in readers:
+        t.start()
+    chaos = Chaos(seed)
+    chaos.start()
+    kills = 0
+    try:
+        for fraction in (1 / 3, 2 / 3):
+            target = int(COUNT * fraction)
+            eddy_fixture.wait_until(lambda: progress["delivered"] >= target or producer.poll() is not None, 150,
+                                    "%d deliveries" % target, interval=0.05)
+            if producer.poll() is not None:
+                break
+            broker.restart(eddy_fixture.signal.SIGKILL)
+            proxy.set_upstream(broker.port)
+            kills += 1
+            print("SIGKILL + restart at %d deliveries (%.1f s)" % (progress["delivered"], time.monotonic() - started),
+                  flush=True)
+        rc = producer.wait(240)
+    finally:
+        chaos.stopped.set()
+        chaos.join()
+        proxy.cut_after(None)
+        if producer.poll() is None:
+            producer.kill()
+            producer.wait()
+    for t in readers:
+        t.join(5)
+    print("producer: %s (%.1f s); faults %s; proxy connections %d, cuts %d, refused %d" %
+          (progress["last"], time.monotonic() - started, chaos.counts, proxy.connections, proxy.cuts, proxy.refused))
+    if stderr_lines:
+        print("producer stderr (last lines):\n  " + "\n  ".join(stderr_lines[-15:]))
+    checks.equal("librdkafka delivered every message (exit 0)", rc, 0)
+    checks.equal("the broker was SIGKILLed and restarted twice", kills, 2)
+    checks.check("the proxy cut connections throughout the run (>= 1 per 2 s)", proxy.cuts >= SECONDS / 2,
+                 proxy.cuts)
+
+    seen = set()
+    duplicates = 0
+    disorder = 0
+    misplaced = 0
+    total = 0
+    with w.Connection(broker.port) as conn:
+        for p in range(PARTITIONS):
+            previous = -1
+            for _base, _last, data in w.fetch_all(conn, TOPIC, p):
+                for _off, _key, value, _headers in w.parse_records(data):
+                    n = int(value)
+                    total += 1
+                    if n in seen:
+                        duplicates += 1
+                    seen.add(n)
+                    if n <= previous:
+                        disorder += 1
+                    if n % PARTITIONS != p:
+                        misplaced += 1
+                    previous = n
+    checks.equal("no number twice", duplicates, 0)
+    checks.equal("numbers in order in each partition", disorder, 0)
+    checks.equal("each number in its partition", misplaced, 0)
+    checks.equal("every number present", len(seen), COUNT)
+    checks.equal("records in the log", total, COUNT)
+    closed = []
+    duplicates_refused = 0
+    for i in range(1, broker.starts + 1):
+        with open(os.path.join(broker.tmp, "eddy-%d.stderr" % i), "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+        closed += [line for line in lines if "closing connection" in line]
+        duplicates_refused += sum(1 for line in lines if "duplicate batch" in line)
+    print("retried batches Eddy recognised as duplicates: %d" % duplicates_refused)
+    checks.check("retries of written batches happened and were not written again", duplicates_refused > 0,
+                 duplicates_refused)
+    checks.equal("Eddy closed no librdkafka connection for a bad request (all %d runs)" % broker.starts, closed, [])
+
+
+if __name__ == "__main__":
+    proxy.start()
+    try:
+        eddy_fixture.run_test(body, broker_overrides={
+            "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % proxy.port,
+            "eddy.log.level": "debug",  # counts the duplicates it recognised
+        })
+    finally:
+        proxy.close()
