@@ -16,16 +16,6 @@ const std::vector<ApiSupport>& Broker::supported_apis() {
       {1, 0, 12},   // Fetch
       {2, 0, 8},    // ListOffsets
       {3, 0, 12},   // Metadata
-      {18, 0, 3},   // ApiVersions
-      {19, 0, 7},   // CreateTopics
-      {20, 0, 6},   // DeleteTopics
-      {21, 0, 2},   // DeleteRecords
-      {22, 0, 4},   // InitProducerId (no transactions)
-      {23, 0, 4},   // OffsetForLeaderEpoch
-      {32, 0, 4},   // DescribeConfigs
-      {37, 0, 3},   // CreatePartitions
-      {44, 0, 1},   // IncrementalAlterConfigs
-      {60, 0, 1},   // DescribeCluster
       {8, 0, 8},    // OffsetCommit
       {9, 0, 8},    // OffsetFetch
       {10, 0, 4},   // FindCoordinator
@@ -35,8 +25,18 @@ const std::vector<ApiSupport>& Broker::supported_apis() {
       {14, 0, 5},   // SyncGroup
       {15, 0, 5},   // DescribeGroups
       {16, 0, 5},   // ListGroups
+      {18, 0, 3},   // ApiVersions
+      {19, 0, 7},   // CreateTopics
+      {20, 0, 6},   // DeleteTopics
+      {21, 0, 2},   // DeleteRecords
+      {22, 0, 4},   // InitProducerId (no transactions)
+      {23, 0, 4},   // OffsetForLeaderEpoch
+      {32, 0, 4},   // DescribeConfigs
+      {37, 0, 3},   // CreatePartitions
       {42, 0, 2},   // DeleteGroups
+      {44, 0, 1},   // IncrementalAlterConfigs
       {47, 0, 0},   // OffsetDelete
+      {60, 0, 1},   // DescribeCluster
   };
   return kApis;
 }
