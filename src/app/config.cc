@@ -26,7 +26,35 @@ const ConfigKey* ConfigSchema::find(const std::string& name) const {
   for (const auto& k : keys_) {
     if (k.name == name) return &k;
   }
+  // Per-instance keys: "eddy.forward.<link>.acks" matches "eddy.forward.central.acks".
+  for (const auto& k : keys_) {
+    size_t open = k.name.find('<');
+    size_t close = k.name.find('>', open);
+    if (open == std::string::npos || close == std::string::npos) continue;
+    const std::string prefix = k.name.substr(0, open);
+    const std::string suffix = k.name.substr(close + 1);
+    if (name.size() <= prefix.size() + suffix.size()) continue;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    if (name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    if (!valid_instance_name(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()))) continue;
+    return &k;
+  }
   return nullptr;
+}
+
+bool valid_instance_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> Config::set_keys() const {
+  std::vector<std::string> out;
+  for (const auto& entry : values_) out.push_back(entry.first);
+  return out;
 }
 
 std::string ConfigSchema::validate(const ConfigKey& key, const std::string& value) {
@@ -82,7 +110,8 @@ bool Config::apply(const std::vector<Property>& properties, std::string* error, 
       *error = describe_property_error(p, why);
       return false;
     }
-    values_[key->name] = p;
+    // Per-instance keys are kept under the instance's own name.
+    values_[key->name.find('<') == std::string::npos ? key->name : p.key] = p;
   }
   return true;
 }

@@ -30,6 +30,9 @@ struct ConfigKey {
   bool ignored = false;            // accepted for compatibility, has no effect in Eddy
 };
 
+// A schema key whose name holds a placeholder in angle brackets
+// ("eddy.forward.<link>.acks") stands for one key per instance name
+// ("eddy.forward.central.acks"); instance names are valid_instance_name().
 class ConfigSchema {
  public:
   explicit ConfigSchema(std::vector<ConfigKey> keys);
@@ -62,6 +65,8 @@ class Config {
   std::string get_string(const std::string& name) const;
   std::vector<std::string> get_list(const std::string& name) const;
   bool is_set(const std::string& name) const { return values_.count(name) != 0; }
+  // Names of the keys set (aliases resolved), sorted.
+  std::vector<std::string> set_keys() const;
   // Where the value came from: "file:line", "--override" or "default".
   std::string origin(const std::string& name) const;
 
@@ -70,6 +75,9 @@ class Config {
   const ConfigSchema* schema_;
   std::map<std::string, Property> values_;
 };
+
+// 1..64 characters of [a-zA-Z0-9_-]: names of links and other instances.
+bool valid_instance_name(const std::string& name);
 
 // Parses an integer with an optional sign; no trailing garbage.
 std::optional<int64_t> parse_int64(const std::string& text);

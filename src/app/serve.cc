@@ -7,8 +7,11 @@
 
 #include "app/broker_config.h"
 #include "app/broker_options_from_config.h"
+#include "app/forward_config.h"
 #include "broker/broker.h"
+#include "forward/forwarder.h"
 #include "meta/meta_store.h"
+#include "net/control_server.h"
 #include "net/reactor.h"
 #include "net/server.h"
 #include "storage/log_manager.h"
@@ -82,8 +85,15 @@ constexpr int64_t kRetentionCheckMs = 30000;
 // How long in-flight requests get to finish on shutdown.
 constexpr int64_t kShutdownDeadlineMs = 5000;
 
+// The control socket's commands (see net/control_server.h).
+std::string control_command(const forward::Forwarder& forwarder, const std::string& command) {
+  if (command == "forward status") return net::control_reply_ok(forwarder.status_text(false));
+  if (command == "forward status json") return net::control_reply_ok(forwarder.status_text(true));
+  return net::control_reply_error("unknown command '" + command + "' (known: forward status [json])");
+}
+
 int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
-               const std::vector<net::ListenerConfig>& advertised) {
+               const std::vector<net::ListenerConfig>& advertised, std::vector<forward::LinkOptions> links) {
   const std::string data_dir = config.get_string("log.dirs");
   EDDY_LOG_INFO("eddy %s starting: config %s, data %s", EDDY_VERSION,
                 config_path.empty() ? "(defaults)" : config_path.c_str(), data_dir.c_str());
@@ -116,11 +126,26 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   broker::BrokerOptions options = broker_options_from(config);
   options.advertised_listeners = advertise(advertised, server.bound_listeners());
   broker::Broker broker(reactor, options, meta.get(), logs.get());
+  // Before the broker opens its topics, so that forwarded partitions are
+  // pinned before anything is appended.
+  forward::Forwarder forwarder(reactor, broker, meta.get(), std::move(links));
+  if (!forwarder.init(&error)) {
+    EDDY_LOG_ERROR("%s", error.c_str());
+    return kExitFailure;
+  }
+  // Listening before the topics load, so that a tool asking meanwhile waits
+  // for its answer instead of finding no socket.
+  net::ControlServer control(reactor, [&](const std::string& command) { return control_command(forwarder, command); });
+  if (!control.start(data_dir + "/eddy.sock", &error)) {
+    // The broker works without it; only `eddy forward status` cannot reach it.
+    EDDY_LOG_WARN("%s; `eddy forward status` will not reach this broker", error.c_str());
+  }
   if (!broker.start(&error)) {
     EDDY_LOG_ERROR("%s", error.c_str());
     return kExitFailure;
   }
   broker_ptr = &broker;
+  forwarder.start();
 
   // Time retention, periodically.
   std::function<void()> retention = [&] {
@@ -135,12 +160,15 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     int sig = port::wait_for_termination_signal();
     reactor.post([&, sig] {
       EDDY_LOG_INFO("signal %d: shutting down", sig);
+      forwarder.request_stop();
+      control.stop();
       broker.drain();
       server.stop(kShutdownDeadlineMs, [&] { reactor.stop(); });
     });
   });
   reactor.run();
   broker_ptr = nullptr;
+  forwarder.join();
 
   int rc = kExitOk;
   storage::Status cs = logs->close();
@@ -186,7 +214,12 @@ int run_serve(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return kExitUsage;
   }
-  return run_broker(config, serve_args.config_path, listeners, advertised);
+  std::vector<forward::LinkOptions> links;
+  if (!forward_links_from(config, &links, &error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return kExitUsage;
+  }
+  return run_broker(config, serve_args.config_path, listeners, advertised, std::move(links));
 }
 
 }  // namespace eddy::app

@@ -73,6 +73,7 @@ bool Broker::start(std::string* error) {
     return false;
   }
   schedule_producer_snapshots();
+  started_ = true;
   return start_groups(error);
 }
 
@@ -177,6 +178,7 @@ const AdvertisedListener* Broker::endpoint_for(const std::string& listener) cons
 }
 
 void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log) {
+  if (partition_observer_) partition_observer_(topic.name, partition, log, started_);
   ProducerReplayStats replay;
   std::string error;
   const int64_t started = port::monotonic_millis();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -76,6 +77,14 @@ class Broker {
 
   TopicTable& topics() { return topics_; }
   const BrokerOptions& options() const { return options_; }
+
+  // Called (reactor thread) after each partition's log is opened: while
+  // start() loads the topics (after_start false), then for new topics and
+  // partitions. The forwarder pins what it has not delivered from here.
+  // REQUIRES: set before start().
+  using PartitionObserver =
+      std::function<void(const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start)>;
+  void set_partition_observer(PartitionObserver observer) { partition_observer_ = std::move(observer); }
 
  private:
   // A Produce with acks=-1 waiting for its batches to become durable.
@@ -169,6 +178,8 @@ class Broker {
   // Cleared when the broker is destroyed, so that durability reports posted
   // by the flusher after that are ignored.
   std::shared_ptr<bool> alive_;
+  PartitionObserver partition_observer_;
+  bool started_ = false;
 };
 
 template <typename M>

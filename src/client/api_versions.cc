@@ -35,6 +35,7 @@ constexpr ClientApi kClientApis[] = {
     {ApiKey::kCreatePartitions, {0, 3}},
     {ApiKey::kIncrementalAlterConfigs, {0, 1}},
     {ApiKey::kDescribeCluster, {0, 1}},
+    {ApiKey::kInitProducerId, {0, 4}},
 };
 
 }  // namespace

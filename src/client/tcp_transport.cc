@@ -5,6 +5,7 @@
 // This gives every wait a timeout without platform socket calls.
 #include <asio.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@ class TcpTransport final : public Transport {
 
   Status connect(const BrokerAddress& address, Deadline deadline) override {
     close();
+    if (interrupted_.load()) return interrupted();
     peer_ = address.to_string();
     std::error_code ec;
     asio::ip::tcp::resolver::results_type endpoints;
@@ -43,6 +45,7 @@ class TcpTransport final : public Transport {
                               });
       if (!run_until_done(resolution->done, deadline)) {
         resolver_.cancel();
+        if (interrupted_.load()) return interrupted();
         return Status::error(StatusCode::kTimeout, "resolving " + address.host + " timed out");
       }
       if (*resolution->done) {
@@ -57,6 +60,7 @@ class TcpTransport final : public Transport {
     });
     if (!run_until_done(connected, deadline)) {
       abort_socket();
+      if (interrupted_.load()) return interrupted();
       return Status::error(StatusCode::kTimeout, "connecting to " + peer_ + " timed out");
     }
     if (*connected) {
@@ -74,6 +78,7 @@ class TcpTransport final : public Transport {
                       [&](const std::error_code& e, size_t) { done = e; });
     if (!run_until_done(done, deadline)) {
       abort_socket();
+      if (interrupted_.load()) return interrupted();
       return Status::error(StatusCode::kTimeout, "writing to " + peer_ + " timed out");
     }
     if (*done) {
@@ -90,6 +95,7 @@ class TcpTransport final : public Transport {
                      [&](const std::error_code& e, size_t) { done = e; });
     if (!run_until_done(done, deadline)) {
       abort_socket();
+      if (interrupted_.load()) return interrupted();
       return Status::error(StatusCode::kTimeout, "waiting for " + peer_ + " timed out");
     }
     if (*done) {
@@ -108,12 +114,20 @@ class TcpTransport final : public Transport {
 
   bool is_open() const override { return socket_.is_open(); }
 
+  void interrupt() override {
+    interrupted_.store(true);
+    asio::post(io_, [] {});  // wakes run_one_for
+  }
+
  private:
+  static Status interrupted() { return Status::error(StatusCode::kNetwork, "interrupted"); }
+
   // Runs the context until *done is set or the deadline passes; false on
-  // timeout (the operation is then still outstanding).
+  // timeout or interrupt() (the operation is then still outstanding).
   bool run_until_done(const std::optional<std::error_code>& done, Deadline deadline) {
     io_.restart();
     while (!done) {
+      if (interrupted_.load()) return false;
       int64_t left = deadline.remaining_ms();
       if (left <= 0) return false;
       io_.run_one_for(std::chrono::milliseconds(left));
@@ -140,6 +154,7 @@ class TcpTransport final : public Transport {
   asio::ip::tcp::socket socket_;
   asio::ip::tcp::resolver resolver_;
   std::string peer_;
+  std::atomic<bool> interrupted_{false};
 };
 
 }  // namespace

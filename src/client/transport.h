@@ -28,6 +28,11 @@ class Transport {
   virtual Status read_exact(std::span<uint8_t> into, Deadline deadline) = 0;
   virtual void close() = 0;
   virtual bool is_open() const = 0;
+  // Thread-safe, callable while another thread is blocked in a call: that
+  // call and every later one fail promptly with kNetwork ("interrupted").
+  // For shutting down a thread that owns the transport. Transports that
+  // never block (in-memory fakes) need not override it.
+  virtual void interrupt() {}
 };
 
 using TransportFactory = std::function<std::unique_ptr<Transport>()>;

@@ -1,7 +1,13 @@
 // Forward cursors: per store-and-forward link and partition, the next local
-// offset to send to the central cluster. A cursor is saved after the central
-// cluster acknowledged everything before it, so a restart resends at most
-// what was in flight (at-least-once).
+// offset to send to the central cluster together with the uplink producer's
+// id, epoch and next sequence for that partition. A cursor is saved after the
+// central cluster acknowledged everything before it. After a restart the link
+// resends from the cursor with the same producer id, epoch and sequence, so
+// the central cluster recognises what was in flight as duplicates.
+//
+// Each link also has its current uplink producer (id, epoch). A cursor whose
+// producer differs from the link's current one starts again at sequence 0
+// (the link got a new producer id; see src/forward/README.md).
 #pragma once
 
 #include <cstdint>
@@ -17,23 +23,43 @@ struct ForwardCursor {
   std::string topic;
   int32_t partition = 0;
   int64_t next_offset = 0;
+  int64_t producer_id = -1;  // the producer next_sequence belongs to (-1: none yet)
+  int16_t producer_epoch = -1;
+  int32_t next_sequence = 0;
+  // Messages the full policy dropped before they were forwarded (cumulative).
+  int64_t dropped_messages = 0;
 
   friend bool operator==(const ForwardCursor&, const ForwardCursor&) = default;
+};
+
+struct ForwardProducer {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+
+  friend bool operator==(const ForwardProducer&, const ForwardProducer&) = default;
 };
 
 class ForwardCursorStore {
  public:
   explicit ForwardCursorStore(Database* db) : db_(db) {}
 
-  // Inserts or replaces the cursors of link, in one transaction.
-  // invalid_argument for a negative partition or offset.
-  Status save(const std::string& link, const std::vector<ForwardCursor>& cursors);
+  // Inserts or replaces the cursors of link and, when not null, its
+  // producer, in one transaction. invalid_argument for a negative partition,
+  // offset, sequence or count, or a negative producer id or epoch.
+  Status save(const std::string& link, const std::vector<ForwardCursor>& cursors,
+              const ForwardProducer* producer = nullptr);
   // Every cursor of link, sorted by topic then partition.
   Status load(const std::string& link, std::vector<ForwardCursor>* out);
   // One cursor; not_found when none was saved.
-  Status get(const std::string& link, const std::string& topic, int32_t partition, int64_t* next_offset);
-  // Links having cursors, sorted (to find links no longer configured).
+  Status get(const std::string& link, const std::string& topic, int32_t partition, ForwardCursor* out);
+
+  // The link's uplink producer; not_found when none was saved.
+  Status save_producer(const std::string& link, const ForwardProducer& producer);
+  Status load_producer(const std::string& link, ForwardProducer* out);
+
+  // Links having cursors or a producer, sorted (to find links no longer configured).
   Status list_links(std::vector<std::string>* out);
+  // Removes the link's cursors and producer.
   Status remove_link(const std::string& link);
 
  private:

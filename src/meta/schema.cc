@@ -95,6 +95,23 @@ Status create_schema_v1(Database* db) {
   return st.run();
 }
 
+// Schema version 2: the forwarder's uplink producer per link, and per
+// cursor the producer id/epoch its next_sequence belongs to plus the messages
+// the full policy dropped before they were forwarded.
+Status migrate_to_v2(Database* db) {
+  return db->exec(R"sql(
+    ALTER TABLE forward_cursors ADD COLUMN producer_id INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE forward_cursors ADD COLUMN producer_epoch INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE forward_cursors ADD COLUMN next_sequence INTEGER NOT NULL DEFAULT 0 CHECK (next_sequence >= 0);
+    ALTER TABLE forward_cursors ADD COLUMN dropped_messages INTEGER NOT NULL DEFAULT 0 CHECK (dropped_messages >= 0);
+    CREATE TABLE forward_links (
+      link TEXT PRIMARY KEY,
+      producer_id INTEGER NOT NULL CHECK (producer_id >= 0),
+      producer_epoch INTEGER NOT NULL CHECK (producer_epoch >= 0)
+    ) WITHOUT ROWID;
+  )sql");
+}
+
 struct Migration {
   int64_t to_version;
   Status (*apply)(Database* db);
@@ -103,6 +120,7 @@ struct Migration {
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
     {1, create_schema_v1},
+    {2, migrate_to_v2},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

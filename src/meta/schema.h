@@ -13,7 +13,7 @@
 namespace eddy::meta {
 
 // The schema version this binary writes and understands.
-inline constexpr int64_t kSchemaVersion = 1;
+inline constexpr int64_t kSchemaVersion = 2;
 // PRAGMA application_id of an Eddy metadata database: "Eddy" in ASCII.
 inline constexpr int64_t kApplicationId = 0x45646479;
 

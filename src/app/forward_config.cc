@@ -1,0 +1,106 @@
+#include "app/forward_config.h"
+
+#include <set>
+
+#include "client/broker_address.h"
+#include "forward/topic_mapping.h"
+
+namespace eddy::app {
+
+namespace {
+
+constexpr char kPrefix[] = "eddy.forward.";
+
+std::string where(const Config& config, const std::string& key) { return config.origin(key) + ": " + key; }
+
+}  // namespace
+
+bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>* out, std::string* error) {
+  out->clear();
+  std::set<std::string> names;
+  for (const std::string& name : config.get_list("eddy.forward.links")) {
+    if (!valid_instance_name(name)) {
+      *error = where(config, "eddy.forward.links") + ": '" + name +
+               "' is not a valid link name (1-64 characters of [a-zA-Z0-9_-])";
+      return false;
+    }
+    if (!names.insert(name).second) {
+      *error = where(config, "eddy.forward.links") + ": link '" + name + "' is listed twice";
+      return false;
+    }
+  }
+  // Keys of links that are not listed are mistakes (a typo in a name).
+  for (const std::string& key : config.set_keys()) {
+    if (key.rfind(kPrefix, 0) != 0 || key == "eddy.forward.links") continue;
+    std::string rest = key.substr(sizeof(kPrefix) - 1);
+    std::string link = rest.substr(0, rest.find('.'));
+    if (names.count(link) == 0) {
+      *error = where(config, key) + ": link '" + link + "' is not listed in eddy.forward.links";
+      return false;
+    }
+  }
+  for (const std::string& name : config.get_list("eddy.forward.links")) {
+    const std::string k = kPrefix + name + ".";
+    forward::LinkOptions o;
+    o.name = name;
+    o.gateway_id = config.get_string("eddy.gateway.id");
+    std::vector<std::string> servers = config.get_list(k + "bootstrap.servers");
+    if (servers.empty()) {
+      *error = "link '" + name + "': " + k + "bootstrap.servers is required";
+      return false;
+    }
+    std::string joined;
+    for (const std::string& s : servers) joined += (joined.empty() ? "" : ",") + s;
+    std::string why;
+    if (!client::parse_broker_list(joined, &o.bootstrap, &why)) {
+      *error = where(config, k + "bootstrap.servers") + ": " + why;
+      return false;
+    }
+    if (config.get_string(k + "security.protocol") != "PLAINTEXT") {
+      *error = where(config, k + "security.protocol") + ": " + config.get_string(k + "security.protocol") +
+               " links are not available in this version of Eddy (TLS and SASL come with the security work); "
+               "use PLAINTEXT, e.g. through a VPN or an stunnel on the gateway";
+      return false;
+    }
+    o.topics = config.get_list(k + "topics");
+    if (o.topics.empty()) {
+      *error = where(config, k + "topics") + ": no topics to forward";
+      return false;
+    }
+    o.remote_topic = config.get_string(k + "remote.topic");
+    for (const std::string& entry : config.get_list(k + "topic.priorities")) {
+      size_t colon = entry.rfind(':');
+      std::optional<int64_t> priority;
+      if (colon != std::string::npos) priority = parse_int64(entry.substr(colon + 1));
+      if (colon == std::string::npos || colon == 0 || !priority || *priority < -1000000 || *priority > 1000000) {
+        *error = where(config, k + "topic.priorities") + ": '" + entry +
+                 "' is not regex:priority (an integer between -1000000 and 1000000)";
+        return false;
+      }
+      o.priorities.push_back({entry.substr(0, colon), static_cast<int32_t>(*priority)});
+    }
+    o.acks = config.get_string(k + "acks") == "1" ? 1 : -1;
+    o.max_request_bytes = config.get_int(k + "max.request.size");
+    o.max_in_flight = config.get_int(k + "max.in.flight.requests.per.connection");
+    o.linger_ms = config.get_long(k + "linger.ms");
+    o.bandwidth_bytes_per_sec = config.get_long(k + "bandwidth.bytes.per.sec");
+    o.retry_backoff_ms = config.get_long(k + "retry.backoff.ms");
+    o.retry_backoff_max_ms = config.get_long(k + "retry.backoff.max.ms");
+    if (o.retry_backoff_max_ms < o.retry_backoff_ms) {
+      *error = where(config, k + "retry.backoff.max.ms") + ": smaller than " + k + "retry.backoff.ms";
+      return false;
+    }
+    o.request_timeout_ms = config.get_long(k + "request.timeout.ms");
+    o.connect_timeout_ms = config.get_long(k + "socket.connection.setup.timeout.ms");
+    o.paused_retry_ms = config.get_long(k + "paused.retry.ms");
+    forward::TopicMapping mapping;
+    if (!forward::TopicMapping::create(o, &mapping, &why)) {
+      *error = "link '" + name + "': " + why;
+      return false;
+    }
+    out->push_back(std::move(o));
+  }
+  return true;
+}
+
+}  // namespace eddy::app

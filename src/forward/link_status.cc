@@ -1,0 +1,140 @@
+#include "forward/link_status.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace eddy::forward {
+
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+template <typename... Args>
+void appendf(std::string* out, const char* fmt, Args... args) {
+  char buf[1024];
+  int n = std::snprintf(buf, sizeof(buf), fmt, args...);
+  if (n > 0) out->append(buf, std::min<size_t>(static_cast<size_t>(n), sizeof(buf) - 1));
+}
+
+}  // namespace
+
+const char* link_state_name(LinkState state) {
+  switch (state) {
+    case LinkState::kConnecting: return "connecting";
+    case LinkState::kConnected: return "connected";
+    case LinkState::kBackingOff: return "backing-off";
+    case LinkState::kStopped: return "stopped";
+  }
+  return "?";
+}
+
+void StatusBoard::publish(LinkStatus status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  links_[status.name] = std::move(status);
+}
+
+std::vector<LinkStatus> StatusBoard::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<LinkStatus> out;
+  for (const auto& entry : links_) out.push_back(entry.second);
+  return out;
+}
+
+std::string StatusBoard::render_text() const {
+  std::vector<LinkStatus> links = snapshot();
+  std::string out;
+  if (links.empty()) return "no forwarding links configured (eddy.forward.links)\n";
+  for (const LinkStatus& l : links) {
+    appendf(&out, "link %s -> %s: %s", l.name.c_str(), l.bootstrap.c_str(), link_state_name(l.state));
+    if (l.state == LinkState::kBackingOff) appendf(&out, " (retry in %" PRId64 " ms)", l.retry_in_ms);
+    out += "\n";
+    if (!l.last_error.empty()) out += "  last error: " + l.last_error + "\n";
+    appendf(&out, "  rate: %s/s, %.0f msg/s", human_bytes(l.rate_bytes_per_sec).c_str(), l.rate_messages_per_sec);
+    if (l.bandwidth_bytes_per_sec > 0) {
+      appendf(&out, " (cap %s/s)", human_bytes(static_cast<double>(l.bandwidth_bytes_per_sec)).c_str());
+    }
+    appendf(&out, "; producer id %" PRId64 " epoch %d; producer resets %" PRIu64 "; connects %" PRIu64 "\n",
+            l.producer_id, l.producer_epoch, l.producer_resets, l.connects);
+    appendf(&out, "  %-28s %-34s %4s %12s %12s %12s %10s %10s  %s\n", "PARTITION", "REMOTE", "PRIO", "FORWARDED",
+            "END", "BACKLOG", "BYTES", "DROPPED", "STATE");
+    for (const PartitionStatus& p : l.partitions) {
+      std::string local = p.topic + "-" + std::to_string(p.partition);
+      std::string state = p.paused.empty() ? "ok" : "paused: " + p.paused;
+      if (p.paused.empty() && !p.last_error.empty()) state = "ok (last error: " + p.last_error + ")";
+      if (p.rejected_appends > 0) state += "; " + std::to_string(p.rejected_appends) + " appends rejected (full)";
+      appendf(&out, "  %-28s %-34s %4d %12" PRId64 " %12" PRId64 " %12" PRId64 " %10s %10" PRId64 "  %s\n",
+              local.c_str(), p.remote_topic.c_str(), p.priority, p.forwarded_offset, p.local_end_offset,
+              p.backlog_messages, human_bytes(static_cast<double>(p.backlog_bytes)).c_str(), p.dropped_messages,
+              state.c_str());
+    }
+  }
+  return out;
+}
+
+std::string StatusBoard::render_json() const {
+  std::vector<LinkStatus> links = snapshot();
+  std::string out = "{\"links\":[";
+  for (size_t i = 0; i < links.size(); ++i) {
+    const LinkStatus& l = links[i];
+    if (i > 0) out += ",";
+    out += "{\"name\":" + json_string(l.name) + ",\"bootstrap\":" + json_string(l.bootstrap) +
+           ",\"state\":" + json_string(link_state_name(l.state)) + ",\"last_error\":" + json_string(l.last_error);
+    appendf(&out,
+            ",\"retry_in_ms\":%" PRId64 ",\"producer_id\":%" PRId64 ",\"producer_epoch\":%d,\"producer_resets\":%" PRIu64
+            ",\"connects\":%" PRIu64 ",\"bandwidth_bytes_per_sec\":%" PRId64
+            ",\"rate_bytes_per_sec\":%.1f,\"rate_messages_per_sec\":%.1f,\"partitions\":[",
+            l.retry_in_ms, l.producer_id, l.producer_epoch, l.producer_resets, l.connects, l.bandwidth_bytes_per_sec,
+            l.rate_bytes_per_sec, l.rate_messages_per_sec);
+    for (size_t j = 0; j < l.partitions.size(); ++j) {
+      const PartitionStatus& p = l.partitions[j];
+      if (j > 0) out += ",";
+      out += "{\"topic\":" + json_string(p.topic);
+      appendf(&out, ",\"partition\":%d", p.partition);
+      out += ",\"remote_topic\":" + json_string(p.remote_topic);
+      appendf(&out,
+              ",\"priority\":%d,\"forwarded_offset\":%" PRId64 ",\"log_start_offset\":%" PRId64
+              ",\"local_end_offset\":%" PRId64 ",\"backlog_messages\":%" PRId64 ",\"backlog_bytes\":%" PRIu64
+              ",\"dropped_messages\":%" PRId64 ",\"rejected_appends\":%" PRIu64 ",\"forwarded_messages\":%" PRId64
+              ",\"forwarded_bytes\":%" PRIu64,
+              p.priority, p.forwarded_offset, p.log_start_offset, p.local_end_offset, p.backlog_messages,
+              p.backlog_bytes, p.dropped_messages, p.rejected_appends, p.forwarded_messages, p.forwarded_bytes);
+      out += ",\"paused\":" + json_string(p.paused) + ",\"last_error\":" + json_string(p.last_error) + "}";
+    }
+    out += "]}";
+  }
+  return out + "]}\n";
+}
+
+}  // namespace eddy::forward

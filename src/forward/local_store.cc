@@ -1,0 +1,218 @@
+#include "forward/local_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+
+#include "forward/topic_mapping.h"
+#include "port/log.h"
+
+namespace eddy::forward {
+
+namespace {
+
+// Bytes of the batches of log from offset to its end.
+uint64_t bytes_from(storage::PartitionLog* log, int64_t offset) {
+  offset = std::max(offset, log->log_start_offset());
+  if (offset >= log->log_end_offset()) return 0;
+  storage::BatchLocation where;
+  if (log->lookup(offset, &where) != storage::Status::kOk) return 0;
+  uint64_t total = 0;
+  for (const storage::SegmentInfo& s : log->segments()) {
+    if (s.next_offset <= offset || s.base_offset < where.segment_base_offset) continue;
+    total += s.base_offset == where.segment_base_offset ? s.end_position - where.batch.position : s.end_position;
+  }
+  return total;
+}
+
+}  // namespace
+
+LocalStore::LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::MetaStore* meta)
+    : executor_(executor), topics_(topics), meta_(meta) {}
+
+template <typename R, typename Fn>
+bool LocalStore::on_reactor(Fn fn, R* out) {
+  struct Call {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    R result{};
+  };
+  if (stopping_.load()) return false;
+  auto call = std::make_shared<Call>();
+  executor_.post([call, fn = std::move(fn)]() mutable {
+    R result{};
+    fn(&result);
+    std::lock_guard<std::mutex> lock(call->mu);
+    call->result = std::move(result);
+    call->done = true;
+    call->cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(call->mu);
+  while (!call->done) {
+    if (stopping_.load()) return false;
+    call->cv.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  *out = std::move(call->result);
+  return true;
+}
+
+bool LocalStore::load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error) {
+  for (const auto& [name, mapping] : links) {
+    LinkEntry entry{name, mapping, {}, {}};
+    meta::Status s = meta_->forward_cursors().load_producer(name, &entry.producer);
+    if (!s.ok() && !s.is_not_found()) {
+      *error = s.message();
+      return false;
+    }
+    std::vector<meta::ForwardCursor> cursors;
+    s = meta_->forward_cursors().load(name, &cursors);
+    if (!s.ok()) {
+      *error = s.message();
+      return false;
+    }
+    for (meta::ForwardCursor& c : cursors) {
+      TopicPartitionKey key{c.topic, c.partition};
+      entry.cursors[key] = std::move(c);
+    }
+    links_.push_back(std::move(entry));
+  }
+  return true;
+}
+
+void LocalStore::on_partition_opened(const std::string& topic, int32_t partition, storage::PartitionLog* log,
+                                     bool after_start) {
+  TopicPartitionKey key{topic, partition};
+  for (LinkEntry& link : links_) {
+    if (!link.mapping->forwards(topic)) continue;
+    auto it = link.cursors.find(key);
+    if (it == link.cursors.end() || after_start) {
+      // Never forwarded (or a new log under an old name): from its start.
+      meta::ForwardCursor c;
+      c.topic = topic;
+      c.partition = partition;
+      c.next_offset = log->log_start_offset();
+      link.cursors[key] = c;
+    }
+  }
+  repin(topic, partition);
+}
+
+void LocalStore::repin(const std::string& topic, int32_t partition) {
+  broker::Topic* t = topics_.find(topic);
+  if (t == nullptr || partition < 0 || static_cast<size_t>(partition) >= t->partitions.size()) return;
+  int64_t pin = -1;
+  for (const LinkEntry& link : links_) {
+    auto it = link.cursors.find({topic, partition});
+    if (it == link.cursors.end()) continue;
+    pin = pin < 0 ? it->second.next_offset : std::min(pin, it->second.next_offset);
+  }
+  t->partitions[static_cast<size_t>(partition)]->set_pin(pin);
+}
+
+LocalStore::LinkEntry* LocalStore::find_link(const std::string& name) {
+  for (LinkEntry& link : links_) {
+    if (link.name == name) return &link;
+  }
+  return nullptr;
+}
+
+bool LocalStore::list(const std::string& link, const std::map<TopicPartitionKey, int64_t>& acked,
+                      std::vector<LocalPartition>* out) {
+  return on_reactor<std::vector<LocalPartition>>(
+      [this, link, acked](std::vector<LocalPartition>* result) {
+        LinkEntry* entry = find_link(link);
+        if (entry == nullptr) return;
+        for (broker::Topic* t : topics_.all()) {
+          if (!entry->mapping->forwards(t->name)) continue;
+          for (size_t i = 0; i < t->partitions.size(); ++i) {
+            storage::PartitionLog* log = t->partitions[i];
+            TopicPartitionKey key{t->name, static_cast<int32_t>(i)};
+            LocalPartition p;
+            p.topic = t->name;
+            p.partition = static_cast<int32_t>(i);
+            p.log_start_offset = log->log_start_offset();
+            p.high_watermark = log->high_watermark();
+            p.log_end_offset = log->log_end_offset();
+            p.rejected_appends = log->stats().appends_rejected_full;
+            auto c = entry->cursors.find(key);
+            if (c != entry->cursors.end()) {
+              p.cursor = c->second;
+            } else {
+              p.cursor.topic = t->name;
+              p.cursor.partition = p.partition;
+              p.cursor.next_offset = p.log_start_offset;
+              entry->cursors[key] = p.cursor;
+              repin(t->name, p.partition);
+            }
+            auto a = acked.find(key);
+            p.backlog_bytes = bytes_from(log, a != acked.end() ? a->second : p.cursor.next_offset);
+            result->push_back(std::move(p));
+          }
+        }
+      },
+      out);
+}
+
+bool LocalStore::read(const std::string& topic, int32_t partition, int64_t offset, size_t max_bytes,
+                      LocalRead* out) {
+  return on_reactor<LocalRead>(
+      [this, topic, partition, offset, max_bytes](LocalRead* result) {
+        broker::Topic* t = topics_.find(topic);
+        if (t == nullptr || partition < 0 || static_cast<size_t>(partition) >= t->partitions.size()) {
+          result->exists = false;
+          return;
+        }
+        storage::PartitionLog* log = t->partitions[static_cast<size_t>(partition)];
+        result->log_start_offset = log->log_start_offset();
+        result->status = log->read_copy(offset, max_bytes, -1, &result->bytes, &result->next_offset);
+      },
+      out);
+}
+
+bool LocalStore::load_producer(const std::string& link, meta::ForwardProducer* out) {
+  return on_reactor<meta::ForwardProducer>(
+      [this, link](meta::ForwardProducer* result) {
+        if (LinkEntry* entry = find_link(link)) *result = entry->producer;
+      },
+      out);
+}
+
+bool LocalStore::save(const std::string& link, const meta::ForwardProducer* producer,
+                      const std::vector<meta::ForwardCursor>& cursors, std::string* error) {
+  std::optional<meta::ForwardProducer> new_producer;
+  if (producer != nullptr) new_producer = *producer;
+  std::string result;
+  bool ran = on_reactor<std::string>(
+      [this, link, new_producer, cursors](std::string* failure) {
+        LinkEntry* entry = find_link(link);
+        if (entry == nullptr) {
+          *failure = "unknown link " + link;
+          return;
+        }
+        meta::Status s = meta_->forward_cursors().save(link, cursors, new_producer ? &*new_producer : nullptr);
+        if (!s.ok()) {
+          *failure = s.message();
+          return;
+        }
+        if (new_producer) entry->producer = *new_producer;
+        for (const meta::ForwardCursor& c : cursors) {
+          entry->cursors[{c.topic, c.partition}] = c;
+          repin(c.topic, c.partition);
+        }
+      },
+      &result);
+  if (!ran) {
+    *error = "stopping";
+    return false;
+  }
+  if (!result.empty()) {
+    *error = result;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace eddy::forward

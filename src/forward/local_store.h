@@ -1,0 +1,110 @@
+// The links' door to the local broker. Link threads never touch broker
+// state: each call here runs a closure on the reactor thread (the owner of
+// the topic table, the logs and the meta store) and waits for it.
+//
+// The reactor side also keeps every link's cursor per partition (loaded from
+// the meta store at start, updated on each save) and pins each forwarded
+// partition's log at the smallest cursor of the links forwarding it, so that
+// retention never silently drops what a link has not delivered (what happens
+// when the budget is full is the topic's eddy.full.policy).
+//
+// Threading: methods marked (reactor) run on the reactor thread; the others
+// are for link threads and return false once stop() was called (a closure
+// still queued then runs harmlessly later or never).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "broker/executor.h"
+#include "broker/topic_table.h"
+#include "meta/forward_cursor_store.h"
+#include "meta/meta_store.h"
+#include "storage/partition_log.h"
+
+namespace eddy::forward {
+
+class TopicMapping;
+
+using TopicPartitionKey = std::pair<std::string, int32_t>;
+
+struct LocalPartition {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t log_start_offset = 0;
+  int64_t high_watermark = 0;  // what may be forwarded (durable data in disk mode)
+  int64_t log_end_offset = 0;
+  uint64_t backlog_bytes = 0;  // bytes of batches from the link's cursor to the log end
+  uint64_t rejected_appends = 0;
+  // The link's cursor as the reactor knows it: the saved one, or where the
+  // link starts on a partition it never forwarded (the log start when the
+  // partition was first seen).
+  meta::ForwardCursor cursor;
+};
+
+struct LocalRead {
+  bool exists = true;  // false: the topic or partition is gone
+  storage::Status status = storage::Status::kOk;
+  std::vector<uint8_t> bytes;  // whole batches
+  int64_t next_offset = 0;
+  int64_t log_start_offset = 0;
+};
+
+class LocalStore {
+ public:
+  // REQUIRES: executor, topics and meta outlive the store.
+  LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::MetaStore* meta);
+
+  // (reactor) Loads the saved cursors and producers of these links; false
+  // with *error when the meta store fails. Call before the broker opens its
+  // topics.
+  bool load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error);
+  // (reactor) A partition was opened: pins it for the links forwarding it.
+  // after_start: a new topic or partition (a fresh log) rather than one
+  // loaded at start.
+  void on_partition_opened(const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start);
+
+  // Link threads.
+  // The partitions link forwards, sorted, with backlog measured from
+  // acked (the link's acknowledged offsets; missing ones: the cursor here).
+  bool list(const std::string& link, const std::map<TopicPartitionKey, int64_t>& acked,
+            std::vector<LocalPartition>* out);
+  bool read(const std::string& topic, int32_t partition, int64_t offset, size_t max_bytes, LocalRead* out);
+  bool load_producer(const std::string& link, meta::ForwardProducer* out);
+  // Saves producer (when not null) and cursors in one transaction, then moves
+  // the pins. False with *error when the transaction failed (or stopping).
+  bool save(const std::string& link, const meta::ForwardProducer* producer,
+            const std::vector<meta::ForwardCursor>& cursors, std::string* error);
+
+  // Any thread: makes pending and later link calls return false.
+  void stop() { stopping_.store(true); }
+  bool stopping() const { return stopping_.load(); }
+
+ private:
+  struct LinkEntry {
+    std::string name;
+    const TopicMapping* mapping;
+    meta::ForwardProducer producer;
+    std::map<TopicPartitionKey, meta::ForwardCursor> cursors;
+  };
+
+  // Runs fn(result) on the reactor and waits; false when stopping.
+  template <typename R, typename Fn>
+  bool on_reactor(Fn fn, R* out);
+
+  void repin(const std::string& topic, int32_t partition);
+  LinkEntry* find_link(const std::string& name);
+
+  broker::Executor& executor_;
+  broker::TopicTable& topics_;
+  meta::MetaStore* meta_;
+  std::vector<LinkEntry> links_;  // reactor
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace eddy::forward

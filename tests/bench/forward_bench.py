@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""Store-and-forward drain rate after an outage, as a ratio to the edge's own
+local produce throughput measured in the same run.
+
+An edge eddy (gateway config) forwards topic "bench" to a central eddy on the
+same machine through a fault proxy (tests/integration/fault_proxy.py). With
+the link down, librdkafka (tests/bench/rdkafka_bench) produces MIB MiB of
+SIZE-byte messages, acks=all, to the edge: that is the local produce
+throughput. Then the link comes back and the time from the first forwarded
+byte until every partition is forwarded up to its end gives the drain rate.
+Both brokers and the proxy share the machine, so the ratio says how much of
+what a gateway can take in locally it can ship out after an outage (on a
+real uplink the network is the limit; see the bandwidth cap).
+
+Usage, from the build directory (Release build with librdkafka-dev):
+  EDDY_BIN=./eddy EDDY_SOURCE_DIR=.. /usr/bin/python3 ../tests/bench/forward_bench.py [--mib 64] [--runs 3]
+Prints one line per message size: produce MiB/s, drain MiB/s, ratio (median of runs)."""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import eddy_fixture  # noqa: E402
+from fault_proxy import FaultProxy  # noqa: E402
+
+PARTITIONS = 4
+
+
+def status(edge):
+    r = subprocess.run([edge.bin, "forward", "status", "--data-dir", edge.data_dir, "--json"], capture_output=True,
+                       text=True, timeout=20)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+    return json.loads(r.stdout)["links"][0]
+
+
+def run_tool(tool, *args):
+    r = subprocess.run([tool] + [str(a) for a in args], capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise RuntimeError("%s %s: %s %s" % (tool, args, r.stdout, r.stderr[-2000:]))
+    line = r.stdout.strip().splitlines()[-1]
+    return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+
+
+def one_run(tool, config, size, mib):
+    proxy = FaultProxy(upstream_port=1)
+    proxy.start()
+    central = eddy_fixture.Broker(config=config, overrides={
+        "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % proxy.port, "log.retention.bytes": 1 << 30})
+    edge = eddy_fixture.Broker(config=config, overrides={
+        "log.retention.bytes": 1 << 30,
+        "eddy.forward.links": "central",
+        "eddy.forward.central.bootstrap.servers": "127.0.0.1:%d" % proxy.port,
+        "eddy.forward.central.topics": "bench",
+        "eddy.forward.central.retry.backoff.max.ms": "500"})
+    try:
+        central.start()
+        proxy.set_upstream(central.port)
+        edge.start()
+        run_tool(tool, "create", central.bootstrap, "bench", PARTITIONS)
+        run_tool(tool, "create", edge.bootstrap, "bench", PARTITIONS)
+        proxy.refuse(10 ** 6)
+        proxy.cut_all()
+        count = mib * 1024 * 1024 // size
+        produced = run_tool(tool, "produce", edge.bootstrap, "bench", count, size, "all", PARTITIONS)
+        proxy.refuse(0)
+        first = None
+        while True:
+            link = status(edge)
+            parts = link["partitions"]
+            forwarded = sum(p["forwarded_bytes"] for p in parts)
+            now = time.monotonic()
+            if first is None and forwarded > 0:
+                first = (now, forwarded)
+            if parts and all(p["forwarded_offset"] == p["local_end_offset"] for p in parts) and \
+                    sum(p["local_end_offset"] for p in parts) == count:
+                break
+            time.sleep(0.02)
+        drained_bytes = sum(p["forwarded_bytes"] for p in parts) - first[1]
+        drain_seconds = now - first[0]
+        return produced["mib_per_s"], drained_bytes / drain_seconds / (1 << 20)
+    finally:
+        edge.close()
+        central.close()
+        proxy.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mib", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tool", default=os.path.join(os.getcwd(), "tests", "bench", "rdkafka_bench"))
+    args = parser.parse_args()
+    config = os.path.join(os.environ["EDDY_SOURCE_DIR"], "config", "gateway.properties")
+    for size in (100, 1024):
+        produce, drain = [], []
+        for _ in range(args.runs):
+            p, d = one_run(args.tool, config, size, args.mib)
+            produce.append(p)
+            drain.append(d)
+        p, d = statistics.median(produce), statistics.median(drain)
+        print("forward drain %5d B messages, %d MiB, %d partitions: local produce %.1f MiB/s, drain %.1f MiB/s, "
+              "ratio %.2f (runs: produce %s, drain %s)" % (size, args.mib, PARTITIONS, p, d, d / p,
+                                                            ["%.1f" % x for x in produce],
+                                                            ["%.1f" % x for x in drain]), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

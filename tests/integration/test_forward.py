@@ -1,0 +1,197 @@
+"""Store-and-forward (issue 8), with an edge eddy forwarding to a central
+eddy through a fault proxy (forward_fixture.py). One scenario per run:
+
+  outage          the link is down for most of a 200k-message librdkafka run
+                  at the edge; restored, the central topic gets every message
+                  exactly once, in order per partition
+  edge_kills      the edge is SIGKILLed twice while it forwards
+  central_restart the central broker is restarted (SIGKILL) while the edge forwards
+  flapping        the link is cut every second for the whole run
+  bandwidth       eddy.forward.<link>.bandwidth.bytes.per.sec: the drain rate
+                  after an outage is within 10% of the cap
+
+usage: test_forward.py SCENARIO RDKAFKA_IDEMPOTENCE_PROGRAM
+The message count is EDDY_FORWARD_COUNT (default 200000)."""
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import eddy_fixture
+import forward_fixture as ff
+
+TOPIC = "numbers"
+PARTITIONS = 4
+COUNT = int(os.environ.get("EDDY_FORWARD_COUNT", "200000"))
+
+
+def wait_progress(rig, fraction, timeout=120):
+    """Until the central topic has fraction * COUNT forwarded messages."""
+    def forwarded():
+        link = rig.link_status()
+        return link is not None and sum(p["forwarded_messages"] for p in link["partitions"]) >= fraction * COUNT
+    eddy_fixture.wait_until(forwarded, timeout, "%.0f%% forwarded" % (fraction * 100), interval=0.05)
+
+
+def produce_all(checks, program, bootstrap, rate=0):
+    proc = ff.produce_numbers(program, bootstrap, TOPIC, COUNT, PARTITIONS, rate)
+    return proc
+
+
+def finish(checks, proc, label="librdkafka delivered every message to the edge"):
+    rc, last, err = ff.finish_producer(proc)
+    print("producer:", last, err)
+    checks.equal(label, rc, 0)
+
+
+def outage(rig, checks, program):
+    rig.create_central_topic(TOPIC, PARTITIONS)
+    rig.create_topic(rig.edge, TOPIC, PARTITIONS)
+    # Up for a moment, so that the link has connected once before the outage.
+    eddy_fixture.wait_until(lambda: rig.link_status()["state"] == "connected", 30, "the link to connect")
+    rig.link_down()
+    started = time.monotonic()
+    proc = produce_all(checks, program, rig.edge.bootstrap)
+    finish(checks, proc)
+    produced_s = time.monotonic() - started
+
+    def backlog():
+        return sum(p["backlog_messages"] for p in rig.link_status()["partitions"])
+    # The link refreshes its view of the local logs every second.
+    eddy_fixture.wait_until(lambda: backlog() == COUNT, 5, "the status to show the backlog", interval=0.1)
+    link = rig.link_status()
+    checks.equal("while down, the whole run is backlog", backlog(), COUNT)
+    checks.check("while down, the link shows it is backing off with the reason",
+                 link["state"] in ("backing-off", "connecting") and link["last_error"] != "", link)
+    text = rig.status(json_output=False)
+    checks.check("the text status names the link, the partitions and the backlog",
+                 "link central" in text and "numbers-0" in text and str(COUNT // PARTITIONS) in text, text)
+    time.sleep(2)  # a while longer down: several failed reconnects
+    rig.link_up()
+    drain_started = time.monotonic()
+    rig.wait_drained(TOPIC, PARTITIONS)
+    drain_s = time.monotonic() - drain_started
+    print("produce at the edge %.2f s; drain after the outage %.2f s (includes up to 1 s backoff)" %
+          (produced_s, drain_s))
+    ff.check_numbers(checks, rig.central, TOPIC, COUNT, PARTITIONS)
+    link = rig.link_status()
+    checks.equal("status: state after draining", link["state"], "connected")
+    checks.equal("status: nothing dropped", sum(p["dropped_messages"] for p in link["partitions"]), 0)
+    checks.equal("status: forwarded offsets are the local ends",
+                 [p["forwarded_offset"] for p in link["partitions"]],
+                 [p["local_end_offset"] for p in link["partitions"]])
+
+
+def edge_kills(rig, checks, program):
+    rig.create_central_topic(TOPIC, PARTITIONS)
+    rig.create_topic(rig.edge, TOPIC, PARTITIONS)
+    proc = produce_all(checks, program, rig.edge.bootstrap, rate=COUNT / 15)
+    kills = 0
+    for fraction in (0.3, 0.6):
+        wait_progress(rig, fraction)
+        rig.edge.restart(signal.SIGKILL)
+        kills += 1
+        print("edge SIGKILLed at %.0f%% forwarded" % (fraction * 100), flush=True)
+    finish(checks, proc)
+    checks.equal("the edge was SIGKILLed twice while forwarding", kills, 2)
+    rig.wait_drained(TOPIC, PARTITIONS)
+    ff.check_numbers(checks, rig.edge, TOPIC, COUNT, PARTITIONS, label="edge")
+    ff.check_numbers(checks, rig.central, TOPIC, COUNT, PARTITIONS)
+    link = rig.link_status()
+    checks.equal("the link kept its producer id across the kills (no reset)", link["producer_resets"], 0)
+
+
+def central_restart(rig, checks, program):
+    rig.create_central_topic(TOPIC, PARTITIONS)
+    rig.create_topic(rig.edge, TOPIC, PARTITIONS)
+    proc = produce_all(checks, program, rig.edge.bootstrap, rate=COUNT / 15)
+    wait_progress(rig, 0.3)
+    rig.restart_central(signal.SIGKILL)
+    print("central SIGKILLed and restarted", flush=True)
+    wait_progress(rig, 0.6)
+    rig.restart_central(signal.SIGTERM)
+    print("central restarted (SIGTERM)", flush=True)
+    finish(checks, proc)
+    rig.wait_drained(TOPIC, PARTITIONS)
+    ff.check_numbers(checks, rig.central, TOPIC, COUNT, PARTITIONS)
+    checks.equal("the link kept its producer id (no reset)", rig.link_status()["producer_resets"], 0)
+
+
+def flapping(rig, checks, program):
+    rig.create_central_topic(TOPIC, PARTITIONS)
+    rig.create_topic(rig.edge, TOPIC, PARTITIONS)
+    stop = threading.Event()
+    flaps = [0]
+
+    def flap():
+        while not stop.wait(1.0):
+            rig.proxy.cut_all()
+            rig.proxy.refuse(0.3)
+            flaps[0] += 1
+
+    t = threading.Thread(target=flap, daemon=True)
+    t.start()
+    proc = produce_all(checks, program, rig.edge.bootstrap, rate=COUNT / 15)
+    try:
+        finish(checks, proc)
+        rig.wait_drained(TOPIC, PARTITIONS, timeout=180)
+    finally:
+        stop.set()
+        t.join()
+    print("link cut %d times (every second), proxy cuts %d" % (flaps[0], rig.proxy.cuts))
+    checks.check("the link was cut at least 10 times", flaps[0] >= 10, flaps[0])
+    ff.check_numbers(checks, rig.central, TOPIC, COUNT, PARTITIONS)
+
+
+CAP = 512 * 1024  # bytes per second: the 200k-message backlog (~3.4 MB) then drains in ~6.5 s
+
+
+def bandwidth(rig, checks, program):
+    rig.create_central_topic(TOPIC, PARTITIONS)
+    rig.create_topic(rig.edge, TOPIC, PARTITIONS)
+    eddy_fixture.wait_until(lambda: rig.link_status()["state"] == "connected", 30, "the link to connect")
+    rig.link_down()
+    proc = produce_all(checks, program, rig.edge.bootstrap)
+    finish(checks, proc)
+    eddy_fixture.wait_until(lambda: sum(p["backlog_messages"] for p in rig.link_status()["partitions"]) == COUNT,
+                            5, "the status to show the backlog", interval=0.1)
+    backlog_bytes = sum(p["backlog_bytes"] for p in rig.link_status()["partitions"])
+    print("backlog %d bytes" % backlog_bytes)
+    checks.check("the backlog takes more than the measuring window at the cap", backlog_bytes > 5.5 * CAP,
+                 backlog_bytes)
+    rig.link_up()
+
+    def sent():
+        return sum(p["forwarded_bytes"] for p in rig.link_status()["partitions"])
+
+    # Measure from half a second after the start (the burst) for 4 s.
+    eddy_fixture.wait_until(lambda: sent() > CAP // 4, 30, "forwarding to start", interval=0.05)
+    t0, b0 = time.monotonic(), sent()
+    time.sleep(4.0)
+    t1, b1 = time.monotonic(), sent()
+    rate = (b1 - b0) / (t1 - t0)
+    print("drain rate %.0f bytes/s with a cap of %d (ratio %.3f)" % (rate, CAP, rate / CAP))
+    checks.check("measured drain rate within 10%% of the cap (%.3f)" % (rate / CAP), abs(rate / CAP - 1) <= 0.10,
+                 rate)
+    status_rate = rig.link_status()["rate_bytes_per_sec"]
+    checks.check("status shows a rate near the cap (%.0f)" % status_rate, abs(status_rate / CAP - 1) <= 0.25,
+                 status_rate)
+    rig.wait_drained(TOPIC, PARTITIONS, timeout=120)
+    ff.check_numbers(checks, rig.central, TOPIC, COUNT, PARTITIONS)
+
+
+SCENARIOS = {
+    "outage": (outage, {}),
+    "edge_kills": (edge_kills, {}),
+    "central_restart": (central_restart, {}),
+    "flapping": (flapping, {}),
+    "bandwidth": (bandwidth, {"eddy.forward.central.bandwidth.bytes.per.sec": str(CAP)}),
+}
+
+if __name__ == "__main__":
+    scenario, program = sys.argv[1], sys.argv[2]
+    fn, overrides = SCENARIOS[scenario]
+    overrides = dict(overrides, **{"num.partitions": str(PARTITIONS)})
+    ff.run(lambda rig, checks: fn(rig, checks, program), edge_overrides=overrides)

@@ -1,0 +1,251 @@
+"""Store-and-forward (issue 8) semantics, edge eddy -> fault proxy -> central
+eddy (forward_fixture.py):
+
+  fidelity  a kafka-python producer at the edge (keys, values, headers,
+            CreateTime timestamps, gzip); a kafka-python consumer at the
+            central side sees the same records; batches arrive compressed as
+            stored
+  policies  a backlog larger than the budget under eddy.full.policy=drop-oldest
+            (loss counted exactly, forwarded what is left) and =reject (local
+            writes refused with a retriable error, nothing lost)
+  paused    a central topic that does not exist pauses that topic with the
+            reason, without spinning; creating it resumes forwarding
+  config    link configuration errors stop startup with file/key and why
+
+usage: test_forward_semantics.py SCENARIO"""
+
+import os
+import subprocess
+import sys
+import time
+
+import eddy_fixture
+import forward_fixture as ff
+import kafka_wire as w
+
+
+def kafka_producer(bootstrap, **kw):
+    from kafka import KafkaProducer
+    return KafkaProducer(bootstrap_servers=bootstrap, api_version=(2, 5, 0), **kw)
+
+
+def central_records(rig, topic, partitions, expected):
+    from kafka import KafkaConsumer, TopicPartition
+    consumer = KafkaConsumer(bootstrap_servers=rig.central.bootstrap, api_version=(2, 5, 0),
+                             enable_auto_commit=False, consumer_timeout_ms=5000)
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    consumer.assign(tps)
+    consumer.seek_to_beginning(*tps)
+    out = []
+    deadline = time.monotonic() + 30
+    while len(out) < expected and time.monotonic() < deadline:
+        for tp, msgs in consumer.poll(timeout_ms=500).items():
+            out.extend(msgs)
+    consumer.close()
+    return out
+
+
+def fidelity(rig, checks):
+    rig.create_central_topic("sensors.temp", 2)
+    rig.create_topic(rig.edge, "sensors.temp", 2)
+    rig.link_down()
+    producer = kafka_producer(rig.edge.bootstrap, compression_type="gzip", acks="all", linger_ms=20)
+    sent = []
+    base_ts = 1_700_000_000_000
+    for i in range(500):
+        key = ("sensor-%d" % (i % 7)).encode()
+        value = ("reading %d: %s" % (i, "x" * (i % 50))).encode()
+        headers = [("unit", b"celsius"), ("seq", str(i).encode())]
+        ts = base_ts + i * 1000
+        producer.send("sensors.temp", key=key, value=value, headers=headers, timestamp_ms=ts, partition=i % 2)
+        sent.append((i % 2, key, value, headers, ts))
+    producer.flush()
+    producer.close()
+    time.sleep(1)
+    rig.link_up()
+    rig.wait_drained("sensors.temp", 2)
+    got = central_records(rig, "sensors.temp", 2, len(sent))
+    checks.equal("central consumer got every record", len(got), len(sent))
+    by_partition = {0: [], 1: []}
+    for m in got:
+        by_partition[m.partition].append((m.partition, m.key, m.value, [(k, v) for k, v in m.headers], m.timestamp))
+    expected = {0: [s for s in sent if s[0] == 0], 1: [s for s in sent if s[0] == 1]}
+    checks.check("keys, values, headers and timestamps are preserved, in order, per partition",
+                 by_partition == expected,
+                 "first difference: %s" % next(((a, b) for a, b in zip(by_partition[0], expected[0]) if a != b), None))
+    checks.check("timestamps are CreateTime (type 0)", all(m.timestamp_type == 0 for m in got))
+    # The stored batches went as they were: gzip on both sides, same record counts.
+    def batch_shapes(broker):
+        shapes = []
+        with w.Connection(broker.port) as conn:
+            for p in range(2):
+                for base, last, data in w.fetch_all(conn, "sensors.temp", p):
+                    attributes = int.from_bytes(data[21:23], "big")
+                    shapes.append((p, last - base, attributes & 7))
+        return shapes
+    edge_shapes, central_shapes = batch_shapes(rig.edge), batch_shapes(rig.central)
+    checks.check("central batches are the edge's batches (same count, sizes, gzip kept)",
+                 edge_shapes == central_shapes and all(c == 1 for _p, _n, c in central_shapes),
+                 (edge_shapes[:5], central_shapes[:5]))
+
+
+SEGMENT = 64 * 1024
+BUDGET = 4 * SEGMENT
+
+
+def policies(rig, checks):
+    configs = [("segment.bytes", str(SEGMENT)), ("retention.bytes", str(BUDGET))]
+    for name, policy in (("dropper", "drop-oldest"), ("rejecter", "reject")):
+        rig.create_central_topic(name, 1)
+        rig.create_topic(rig.edge, name, 1, configs=configs + [("eddy.full.policy", policy)])
+    eddy_fixture.wait_until(lambda: rig.link_status()["state"] == "connected", 30, "the link to connect")
+    rig.link_down()
+    value = b"v" * 1000
+    count = 1000  # ~1 MiB: four times the budget
+
+    # drop-oldest: every write accepted, the oldest unforwarded data dropped.
+    producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=5, batch_size=16384)
+    for i in range(count):
+        producer.send("dropper", value=b"%06d" % i + value, partition=0)
+    producer.flush()
+    producer.close()
+
+    def dropper():
+        return rig.partition_status("dropper", 0)
+    eddy_fixture.wait_until(lambda: dropper() and dropper()["local_end_offset"] == count, 5, "status to catch up",
+                            interval=0.1)
+    d = dropper()
+    print("drop-oldest while down: %s" % d)
+    checks.check("drop-oldest: the edge dropped unforwarded data (log start > 0)", d["log_start_offset"] > 0, d)
+    checks.equal("drop-oldest: status counts exactly the dropped messages", d["dropped_messages"],
+                 d["log_start_offset"])
+    checks.equal("drop-oldest: backlog is what is left", d["backlog_messages"], count - d["log_start_offset"])
+    checks.check("drop-oldest: the edge logged the drop", "although offsets from" in rig.edge.log_text())
+
+    # reject: writes refused once the budget is full; nothing dropped.
+    from kafka.errors import KafkaError
+    producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=0, retries=0, batch_size=2000,
+                              max_in_flight_requests_per_connection=1)
+    accepted, refused, errors = [], 0, set()
+    for i in range(count):
+        try:
+            producer.send("rejecter", value=b"%06d" % i + value, partition=0).get(timeout=10)
+            accepted.append(i)
+        except KafkaError as e:
+            refused += 1
+            errors.add(type(e).__name__)
+    producer.close()
+    print("reject while down: accepted %d, refused %d (%s)" % (len(accepted), refused, errors))
+    checks.check("reject: writes beyond the budget were refused", refused > 0 and len(accepted) < count,
+                 (len(accepted), refused))
+    # kafka-python 2.0.2 does not know code 56 (it reports UnknownError): ask raw.
+    with w.Connection(rig.edge.port) as conn:
+        code, _offset = w.produce(conn, "rejecter", 0, w.record_batch([(None, b"raw" + value, ())]))
+    checks.equal("reject: the error is KAFKA_STORAGE_ERROR (56, retriable)", code, 56)
+    refused += 1
+    eddy_fixture.wait_until(lambda: rig.partition_status("rejecter", 0)["rejected_appends"] > 0, 5,
+                            "status to show rejections", interval=0.1)
+    r = rig.partition_status("rejecter", 0)
+    checks.equal("reject: nothing dropped", (r["dropped_messages"], r["log_start_offset"]), (0, 0))
+    checks.equal("reject: backlog is every accepted message", r["backlog_messages"], len(accepted))
+    text = rig.status(json_output=False)
+    checks.check("the text status shows drops and rejections", "appends rejected" in text, text)
+
+    rig.link_up()
+    rig.wait_drained("dropper", 1)
+    rig.wait_drained("rejecter", 1)
+    with w.Connection(rig.central.port) as conn:
+        dropped_start = d["log_start_offset"]
+        values = [int(v[:6]) for _b, _l, data in w.fetch_all(conn, "dropper", 0)
+                  for _o, _k, v, _h in w.parse_records(data)]
+        checks.equal("drop-oldest: central has exactly what was left", values, list(range(dropped_start, count)))
+        values = [int(v[:6]) for _b, _l, data in w.fetch_all(conn, "rejecter", 0)
+                  for _o, _k, v, _h in w.parse_records(data)]
+        checks.equal("reject: central has every accepted message", values, accepted)
+    d = dropper()
+    checks.equal("drop-oldest: the count stays after forwarding", d["dropped_messages"], dropped_start)
+    # Forwarded data is no longer pinned: the rejecting topic takes writes again.
+    producer = kafka_producer(rig.edge.bootstrap, acks="all", retries=0)
+    ok = 0
+    for i in range(300):
+        try:
+            producer.send("rejecter", value=b"%06d" % (count + i) + value, partition=0).get(timeout=10)
+            ok += 1
+        except KafkaError:
+            pass
+    producer.close()
+    checks.equal("reject: once forwarded, the budget takes new writes", ok, 300)
+    # A restart keeps the drop count.
+    rig.edge.restart()
+    eddy_fixture.wait_until(lambda: rig.partition_status("dropper", 0) is not None, 10, "the link after restart",
+                            interval=0.1)
+    checks.equal("drop-oldest: the count survives a restart", rig.partition_status("dropper", 0)["dropped_messages"],
+                 dropped_start)
+
+
+def paused(rig, checks):
+    rig.create_topic(rig.edge, "orphans", 2)
+    producer = kafka_producer(rig.edge.bootstrap, acks="all")
+    for i in range(100):
+        producer.send("orphans", value=b"%d" % i, partition=i % 2)
+    producer.flush()
+    producer.close()
+
+    def paused_reason():
+        p = rig.partition_status("orphans", 0)
+        return p["paused"] if p else ""
+    eddy_fixture.wait_until(lambda: paused_reason() != "", 15, "the topic to be paused", interval=0.1)
+    reason = paused_reason()
+    print("paused:", reason)
+    checks.check("paused with the reason (missing on the central cluster)", "does not exist" in reason, reason)
+    link = rig.link_status()
+    checks.equal("the link itself stays connected", link["state"], "connected")
+    connects = link["connects"]
+    time.sleep(3)
+    link = rig.link_status()
+    checks.equal("no reconnect loop while paused (connects unchanged)", link["connects"], connects)
+    warnings = rig.edge.log_text().count("orphans-0 paused")
+    checks.check("the pause is logged once, not per retry (%d)" % warnings, warnings == 1, warnings)
+    rig.create_central_topic("orphans", 2)
+    rig.wait_drained("orphans", 2, timeout=30)
+    with w.Connection(rig.central.port) as conn:
+        n = sum(len(w.parse_records(data)) for p in range(2) for _b, _l, data in w.fetch_all(conn, "orphans", p))
+    checks.equal("after the topic was created centrally, everything arrived", n, 100)
+    checks.equal("no longer paused", paused_reason(), "")
+
+
+def config(rig, checks):
+    def serve(*overrides):
+        args = [rig.edge.bin, "serve", "--override", "log.dirs=" + os.path.join(rig.edge.tmp, "cfg")]
+        for o in overrides:
+            args += ["--override", o]
+        return subprocess.run(args, capture_output=True, text=True, timeout=20)
+    cases = [
+        (["eddy.forward.links=a", "eddy.forward.b.bootstrap.servers=x:1"], "link 'b' is not listed"),
+        (["eddy.forward.links=a"], "bootstrap.servers is required"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.topics=("],
+         "invalid regex"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1",
+          "eddy.forward.a.remote.topic=${gateway.id}.${topic}"], "eddy.gateway.id is not set"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.remote.topic=a b"],
+         "valid topic name"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.acks=0"], "acks"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.security.protocol=SSL"],
+         "not available in this version"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.topic.priorities=x"],
+         "regex:priority"),
+        (["eddy.forward.links=a b"], "not a valid link name"),
+    ]
+    for overrides, expected in cases:
+        r = serve(*overrides)
+        checks.check("serve %s -> exit 2 naming the problem" % " ".join(overrides),
+                     r.returncode == 2 and expected in r.stderr, (r.returncode, r.stderr))
+
+
+SCENARIOS = {"fidelity": fidelity, "policies": policies, "paused": paused, "config": config}
+
+if __name__ == "__main__":
+    scenario = sys.argv[1]
+    topics = {"fidelity": "sensors\\..*", "policies": "dropper,rejecter", "paused": "orphans",
+              "config": "none"}[scenario]
+    ff.run(SCENARIOS[scenario], topics=topics)
