@@ -128,7 +128,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   broker::Broker broker(reactor, options, meta.get(), logs.get());
   // Before the broker opens its topics, so that forwarded partitions are
   // pinned before anything is appended.
-  forward::Forwarder forwarder(reactor, broker, meta.get(), std::move(links));
+  forward::Forwarder forwarder(reactor, broker, data_dir, std::move(links));
   if (!forwarder.init(&error)) {
     EDDY_LOG_ERROR("%s", error.c_str());
     return kExitFailure;

@@ -1,10 +1,12 @@
 #include "forward/forwarder.h"
 
+#include "port/log.h"
+
 namespace eddy::forward {
 
-Forwarder::Forwarder(broker::Executor& executor, broker::Broker& broker, meta::MetaStore* meta,
+Forwarder::Forwarder(broker::Executor& executor, broker::Broker& broker, std::string data_dir,
                      std::vector<LinkOptions> links)
-    : broker_(broker), options_(std::move(links)), store_(executor, broker.topics(), meta) {}
+    : executor_(executor), broker_(broker), data_dir_(std::move(data_dir)), options_(std::move(links)) {}
 
 Forwarder::~Forwarder() {
   request_stop();
@@ -22,23 +24,44 @@ bool Forwarder::init(std::string* error) {
     named.emplace_back(o.name, mapping.get());
     mappings_.push_back(std::move(mapping));
   }
-  if (!store_.load(named, error)) return false;
+  if (options_.empty()) return true;  // nothing to pin, no file to create
+  const std::string path = data_dir_ + "/forward.db";
+  meta::Status s = meta::ForwardProgress::open(path, &progress_);
+  if (!s.ok()) {
+    *error = s.message();
+    return false;
+  }
+  // Progress of links no longer configured stays (a link renamed back
+  // resumes); say so once.
+  std::vector<std::string> saved;
+  if (progress_->list_links(&saved).ok()) {
+    for (const std::string& name : saved) {
+      bool configured = false;
+      for (const LinkOptions& o : options_) configured |= o.name == name;
+      if (!configured) {
+        EDDY_LOG_WARN("forward: %s keeps progress of link '%s', which is not in eddy.forward.links (ignored)",
+                      path.c_str(), name.c_str());
+      }
+    }
+  }
+  store_ = std::make_unique<LocalStore>(executor_, broker_.topics(), progress_.get());
+  if (!store_->load(named, error)) return false;
   broker_.set_partition_observer(
       [this](const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start) {
-        store_.on_partition_opened(topic, partition, log, after_start);
+        store_->on_partition_opened(topic, partition, log, after_start);
       });
   return true;
 }
 
 void Forwarder::start() {
   for (size_t i = 0; i < options_.size(); ++i) {
-    links_.push_back(std::make_unique<Link>(options_[i], *mappings_[i], &store_, &board_));
+    links_.push_back(std::make_unique<Link>(options_[i], *mappings_[i], store_.get(), progress_.get(), &board_));
     links_.back()->start();
   }
 }
 
 void Forwarder::request_stop() {
-  store_.stop();
+  if (store_) store_->stop();
   for (auto& link : links_) link->request_stop();
 }
 

@@ -1,7 +1,7 @@
 // Store-and-forward: every link declared in the properties file, their
 // shared LocalStore (reactor side: cursors and pins) and StatusBoard.
 //
-//   Forwarder forwarder(reactor, broker, meta, links);
+//   Forwarder forwarder(reactor, broker, data_dir, links);
 //   forwarder.init(&error);      // reactor thread, before broker.start()
 //   broker.start(&error);
 //   forwarder.start();           // one thread per link
@@ -20,18 +20,20 @@
 #include "forward/link_status.h"
 #include "forward/local_store.h"
 #include "forward/topic_mapping.h"
+#include "meta/forward_progress.h"
 
 namespace eddy::forward {
 
 class Forwarder {
  public:
-  Forwarder(broker::Executor& executor, broker::Broker& broker, meta::MetaStore* meta,
-            std::vector<LinkOptions> links);
+  // Progress is kept in <data_dir>/forward.db (opened by init() when there
+  // are links, or when the file exists from earlier links).
+  Forwarder(broker::Executor& executor, broker::Broker& broker, std::string data_dir, std::vector<LinkOptions> links);
   ~Forwarder();
 
-  // Compiles the topic mappings, loads saved progress and registers with
-  // the broker so that forwarded partitions are pinned as they open. False
-  // with *error (a bad pattern, a meta store failure).
+  // Compiles the topic mappings, opens forward.db, loads saved progress and
+  // registers with the broker so that forwarded partitions are pinned as
+  // they open. False with *error (a bad pattern, forward.db refused).
   bool init(std::string* error);
   void start();
   void request_stop();
@@ -42,10 +44,13 @@ class Forwarder {
   std::string status_text(bool json) const { return json ? board_.render_json() : board_.render_text(); }
 
  private:
+  broker::Executor& executor_;
   broker::Broker& broker_;
+  const std::string data_dir_;
   std::vector<LinkOptions> options_;
   std::vector<std::unique_ptr<TopicMapping>> mappings_;
-  LocalStore store_;
+  std::unique_ptr<meta::ForwardProgress> progress_;
+  std::unique_ptr<LocalStore> store_;
   StatusBoard board_;
   std::vector<std::unique_ptr<Link>> links_;
 };

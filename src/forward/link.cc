@@ -116,10 +116,12 @@ class RegisteredTransport final : public client::Transport {
 
 }  // namespace
 
-Link::Link(LinkOptions options, TopicMapping mapping, LocalStore* store, StatusBoard* board)
+Link::Link(LinkOptions options, TopicMapping mapping, LocalStore* store, meta::ForwardProgress* progress,
+           StatusBoard* board)
     : options_(std::move(options)),
       mapping_(std::move(mapping)),
       store_(store),
+      progress_(progress),
       board_(board),
       transports_(std::make_shared<Transports>()),
       backoff_(options_.retry_backoff_ms, options_.retry_backoff_max_ms),
@@ -155,7 +157,14 @@ void Link::sleep_ms(int64_t ms) {
 
 void Link::run() {
   EDDY_LOG_INFO("forward link %s: forwarding to %s", options_.name.c_str(), status_.bootstrap.c_str());
-  if (!store_->load_producer(options_.name, &identity_)) return;
+  meta::Status loaded = progress_->load_producer(options_.name, &identity_);
+  if (!loaded.ok() && !loaded.is_not_found()) {
+    EDDY_LOG_ERROR("forward link %s: %s", options_.name.c_str(), loaded.message().c_str());
+    status_.last_error = loaded.message();
+    status_.state = LinkState::kStopped;
+    publish(true);
+    return;
+  }
   while (!stop_.load()) {
     if (!connected_) {
       const int64_t wait = retry_at_ms_ - port::monotonic_millis();
@@ -196,7 +205,8 @@ void Link::run() {
     } else if (busy.empty() && !sent) {
       publish(false);
       sleep_ms(bandwidth_wait > 0 ? bandwidth_wait : options_.linger_ms);
-      if (bandwidth_wait == 0) next_local_refresh_ms_ = 0;  // look for new data
+      // Look for new data (cheaply: offsets only; bytes at the next full refresh).
+      if (bandwidth_wait == 0 && !refresh_local(false)) break;
     }
     publish(false);
   }
@@ -219,7 +229,6 @@ bool Link::connect() {
   std::shared_ptr<Transports> transports = transports_;
   copt.transport_factory = [transports]() -> std::unique_ptr<client::Transport> {
     auto inner = client::make_tcp_transport();
-    if (transports->interrupted) inner->interrupt();
     return std::make_unique<RegisteredTransport>(std::move(inner), [transports](client::Transport* t, bool add) {
       std::lock_guard<std::mutex> lock(transports->mu);
       if (add) {
@@ -303,18 +312,25 @@ std::map<Link::Key, int64_t> Link::acked_offsets() const {
   return out;
 }
 
-bool Link::refresh_local() {
+bool Link::refresh_local(bool full) {
   std::vector<LocalPartition> listed;
-  if (!store_->list(options_.name, acked_offsets(), &listed)) return false;
-  next_local_refresh_ms_ = port::monotonic_millis() + kLocalRefreshMs;
+  if (!store_->list(options_.name, acked_offsets(), full, &listed)) return false;
+  if (full) next_local_refresh_ms_ = port::monotonic_millis() + kLocalRefreshMs;
   for (auto& [key, p] : partitions_) p.seen = false;
   std::set<std::string> new_remote_topics;
+  std::vector<Key> gone;
   for (LocalPartition& l : listed) {
     Key key{l.topic, l.partition};
     auto it = partitions_.find(key);
+    if (it != partitions_.end() && it->second.topic_id != l.topic_id && it->second.pending.empty()) {
+      // Deleted and created again under the same name: a new log.
+      partitions_.erase(it);
+      it = partitions_.end();
+    }
     if (it == partitions_.end()) {
       Partition p;
       p.topic = l.topic;
+      p.topic_id = l.topic_id;
       p.partition = l.partition;
       p.acked = l.cursor;
       if (p.acked.producer_id != identity_.producer_id || p.acked.producer_epoch != identity_.producer_epoch) {
@@ -337,16 +353,22 @@ bool Link::refresh_local() {
     p.high_watermark = l.high_watermark;
     p.log_start_offset = l.log_start_offset;
     p.log_end_offset = l.log_end_offset;
-    p.backlog_bytes = l.backlog_bytes;
+    if (full) p.backlog_bytes = l.backlog_bytes;
     p.rejected_appends = l.rejected_appends;
   }
   for (auto it = partitions_.begin(); it != partitions_.end();) {
     if (!it->second.seen && it->second.pending.empty()) {
-      it = partitions_.erase(it);  // the topic was deleted locally
+      gone.push_back(it->first);  // the topic was deleted locally
+      it = partitions_.erase(it);
     } else {
       ++it;
     }
   }
+  for (const Key& key : gone) {
+    meta::Status s = progress_->remove_cursor(options_.name, key.first, key.second);
+    if (!s.ok()) EDDY_LOG_WARN("forward link %s: %s", options_.name.c_str(), s.message().c_str());
+  }
+  if (!gone.empty()) store_->cursors_forgotten(options_.name, gone);
   if (connected_ && !new_remote_topics.empty()) return refresh_metadata(new_remote_topics) || !stop_.load();
   return true;
 }
@@ -469,7 +491,6 @@ bool Link::next_batch(Partition& p, std::span<uint8_t>* batch, int64_t* base_off
 bool Link::fill(bool* sent_any, int64_t* wait_ms) {
   *sent_any = false;
   *wait_ms = 0;
-  const int64_t now = port::monotonic_millis();
   // Strict priority: only the highest class with something to deliver sends.
   bool any = false;
   int32_t top = std::numeric_limits<int32_t>::min();
@@ -534,6 +555,14 @@ bool Link::fill(bool* sent_any, int64_t* wait_ms) {
         batches.push_back(b);
       }
       if (batches.empty()) break;
+      if (port::log_level() <= port::LogLevel::kDebug) {
+        std::string what;
+        for (const auto& b : batches) {
+          what += " " + *b.topic + "-" + std::to_string(b.partition) + "@seq" + std::to_string(b.base_sequence);
+        }
+        EDDY_LOG_DEBUG("forward link %s: produce to node %d (priority %d):%s", options_.name.c_str(), node, top,
+                       what.c_str());
+      }
       Status s = producer_->send(node, batches);
       if (!s.ok()) {
         fail("sending to the central cluster: " + s.message());
@@ -544,7 +573,6 @@ bool Link::fill(bool* sent_any, int64_t* wait_ms) {
     }
     if (*wait_ms > 0) break;
   }
-  (void)now;
   return true;
 }
 
@@ -561,7 +589,6 @@ bool Link::receive_oldest() {
   bool need_rewind = false;
   std::string rewind_reason;
   std::string reset_reason;
-  const int64_t now = port::monotonic_millis();
   for (const client::UplinkOutcome& o : outcomes) {
     auto t = tags_.find(o.tag);
     if (t == tags_.end()) continue;  // sent before a rewind
@@ -603,7 +630,6 @@ bool Link::receive_oldest() {
   }
   if (!changed.empty() && !save(changed, nullptr)) return false;
   if (!changed.empty() && !need_rewind) backoff_.reset();
-  (void)now;
   if (!reset_reason.empty()) {
     rewind();
     if (!reset_producer(reset_reason)) return false;
@@ -625,14 +651,15 @@ bool Link::save(const std::vector<Partition*>& changed, const meta::ForwardProdu
   std::vector<meta::ForwardCursor> cursors;
   cursors.reserve(changed.size());
   for (const Partition* p : changed) cursors.push_back(p->acked);
-  std::string error;
-  if (!store_->save(options_.name, producer, cursors, &error)) {
-    if (!store_->stopping()) {
-      EDDY_LOG_ERROR("forward link %s: saving progress failed: %s", options_.name.c_str(), error.c_str());
-      fail("saving progress: " + error);
-    }
+  meta::Status s = progress_->save(options_.name, cursors, producer);
+  if (!s.ok()) {
+    // Nothing more is sent until progress can be saved again: the window
+    // invariant (link.h) depends on it.
+    EDDY_LOG_ERROR("forward link %s: saving progress failed: %s", options_.name.c_str(), s.message().c_str());
+    fail("saving progress: " + s.message());
     return false;
   }
+  store_->cursors_saved(options_.name, cursors);
   return true;
 }
 

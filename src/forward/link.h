@@ -32,13 +32,15 @@
 #include "forward/local_store.h"
 #include "forward/token_bucket.h"
 #include "forward/topic_mapping.h"
+#include "meta/forward_progress.h"
 
 namespace eddy::forward {
 
 class Link {
  public:
-  // REQUIRES: store and board outlive the link.
-  Link(LinkOptions options, TopicMapping mapping, LocalStore* store, StatusBoard* board);
+  // REQUIRES: store, progress and board outlive the link.
+  Link(LinkOptions options, TopicMapping mapping, LocalStore* store, meta::ForwardProgress* progress,
+       StatusBoard* board);
   ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
@@ -62,6 +64,7 @@ class Link {
   };
   struct Partition {
     std::string topic;
+    protocol::Uuid topic_id;
     int32_t partition = 0;
     std::string remote_topic;  // empty while the name is invalid (paused)
     int32_t priority = 0;
@@ -89,7 +92,9 @@ class Link {
 
   void run();
   bool connect();
-  bool refresh_local();
+  // Re-lists the local partitions; measures backlog bytes (and counts as
+  // the periodic refresh) when full.
+  bool refresh_local(bool full = true);
   bool refresh_metadata(const std::set<std::string>& topics);
   void apply_leaders();
   // Sends what the windows, priorities and the bandwidth cap allow; false on
@@ -113,6 +118,7 @@ class Link {
   const LinkOptions options_;
   const TopicMapping mapping_;
   LocalStore* const store_;
+  meta::ForwardProgress* const progress_;
   StatusBoard* const board_;
 
   std::thread thread_;

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <optional>
 
 #include "forward/topic_mapping.h"
 #include "port/log.h"
@@ -29,8 +28,8 @@ uint64_t bytes_from(storage::PartitionLog* log, int64_t offset) {
 
 }  // namespace
 
-LocalStore::LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::MetaStore* meta)
-    : executor_(executor), topics_(topics), meta_(meta) {}
+LocalStore::LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress)
+    : executor_(executor), topics_(topics), progress_(progress) {}
 
 template <typename R, typename Fn>
 bool LocalStore::on_reactor(Fn fn, R* out) {
@@ -62,13 +61,13 @@ bool LocalStore::on_reactor(Fn fn, R* out) {
 bool LocalStore::load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error) {
   for (const auto& [name, mapping] : links) {
     LinkEntry entry{name, mapping, {}, {}};
-    meta::Status s = meta_->forward_cursors().load_producer(name, &entry.producer);
+    meta::Status s = progress_->load_producer(name, &entry.producer);
     if (!s.ok() && !s.is_not_found()) {
       *error = s.message();
       return false;
     }
     std::vector<meta::ForwardCursor> cursors;
-    s = meta_->forward_cursors().load(name, &cursors);
+    s = progress_->load(name, &cursors);
     if (!s.ok()) {
       *error = s.message();
       return false;
@@ -120,9 +119,9 @@ LocalStore::LinkEntry* LocalStore::find_link(const std::string& name) {
 }
 
 bool LocalStore::list(const std::string& link, const std::map<TopicPartitionKey, int64_t>& acked,
-                      std::vector<LocalPartition>* out) {
+                      bool measure_bytes, std::vector<LocalPartition>* out) {
   return on_reactor<std::vector<LocalPartition>>(
-      [this, link, acked](std::vector<LocalPartition>* result) {
+      [this, link, acked, measure_bytes](std::vector<LocalPartition>* result) {
         LinkEntry* entry = find_link(link);
         if (entry == nullptr) return;
         for (broker::Topic* t : topics_.all()) {
@@ -132,6 +131,7 @@ bool LocalStore::list(const std::string& link, const std::map<TopicPartitionKey,
             TopicPartitionKey key{t->name, static_cast<int32_t>(i)};
             LocalPartition p;
             p.topic = t->name;
+            p.topic_id = t->id;
             p.partition = static_cast<int32_t>(i);
             p.log_start_offset = log->log_start_offset();
             p.high_watermark = log->high_watermark();
@@ -147,8 +147,10 @@ bool LocalStore::list(const std::string& link, const std::map<TopicPartitionKey,
               entry->cursors[key] = p.cursor;
               repin(t->name, p.partition);
             }
-            auto a = acked.find(key);
-            p.backlog_bytes = bytes_from(log, a != acked.end() ? a->second : p.cursor.next_offset);
+            if (measure_bytes) {
+              auto a = acked.find(key);
+              p.backlog_bytes = bytes_from(log, a != acked.end() ? a->second : p.cursor.next_offset);
+            }
             result->push_back(std::move(p));
           }
         }
@@ -172,47 +174,29 @@ bool LocalStore::read(const std::string& topic, int32_t partition, int64_t offse
       out);
 }
 
-bool LocalStore::load_producer(const std::string& link, meta::ForwardProducer* out) {
-  return on_reactor<meta::ForwardProducer>(
-      [this, link](meta::ForwardProducer* result) {
-        if (LinkEntry* entry = find_link(link)) *result = entry->producer;
-      },
-      out);
+void LocalStore::cursors_saved(const std::string& link, const std::vector<meta::ForwardCursor>& cursors) {
+  if (stopping_.load()) return;
+  executor_.post([this, link, cursors] {
+    LinkEntry* entry = find_link(link);
+    if (entry == nullptr) return;
+    for (const meta::ForwardCursor& c : cursors) {
+      entry->cursors[{c.topic, c.partition}] = c;
+      repin(c.topic, c.partition);
+    }
+  });
 }
 
-bool LocalStore::save(const std::string& link, const meta::ForwardProducer* producer,
-                      const std::vector<meta::ForwardCursor>& cursors, std::string* error) {
-  std::optional<meta::ForwardProducer> new_producer;
-  if (producer != nullptr) new_producer = *producer;
-  std::string result;
-  bool ran = on_reactor<std::string>(
-      [this, link, new_producer, cursors](std::string* failure) {
-        LinkEntry* entry = find_link(link);
-        if (entry == nullptr) {
-          *failure = "unknown link " + link;
-          return;
-        }
-        meta::Status s = meta_->forward_cursors().save(link, cursors, new_producer ? &*new_producer : nullptr);
-        if (!s.ok()) {
-          *failure = s.message();
-          return;
-        }
-        if (new_producer) entry->producer = *new_producer;
-        for (const meta::ForwardCursor& c : cursors) {
-          entry->cursors[{c.topic, c.partition}] = c;
-          repin(c.topic, c.partition);
-        }
-      },
-      &result);
-  if (!ran) {
-    *error = "stopping";
-    return false;
-  }
-  if (!result.empty()) {
-    *error = result;
-    return false;
-  }
-  return true;
+void LocalStore::cursors_forgotten(const std::string& link, const std::vector<TopicPartitionKey>& partitions) {
+  if (stopping_.load()) return;
+  executor_.post([this, link, partitions] {
+    LinkEntry* entry = find_link(link);
+    if (entry == nullptr) return;
+    for (const TopicPartitionKey& key : partitions) {
+      // A topic re-created since has a fresh entry from on_partition_opened.
+      broker::Topic* t = topics_.find(key.first);
+      if (t == nullptr || static_cast<size_t>(key.second) >= t->partitions.size()) entry->cursors.erase(key);
+    }
+  });
 }
 
 }  // namespace eddy::forward

@@ -1,9 +1,9 @@
 // The links' door to the local broker. Link threads never touch broker
 // state: each call here runs a closure on the reactor thread (the owner of
-// the topic table, the logs and the meta store) and waits for it.
+// the topic table and the logs) and waits for it, or posts one.
 //
 // The reactor side also keeps every link's cursor per partition (loaded from
-// the meta store at start, updated on each save) and pins each forwarded
+// forward.db at start, updated after each save) and pins each forwarded
 // partition's log at the smallest cursor of the links forwarding it, so that
 // retention never silently drops what a link has not delivered (what happens
 // when the budget is full is the topic's eddy.full.policy).
@@ -23,8 +23,8 @@
 
 #include "broker/executor.h"
 #include "broker/topic_table.h"
-#include "meta/forward_cursor_store.h"
-#include "meta/meta_store.h"
+#include "meta/forward_progress.h"
+#include "protocol/wire.h"
 #include "storage/partition_log.h"
 
 namespace eddy::forward {
@@ -35,11 +35,14 @@ using TopicPartitionKey = std::pair<std::string, int32_t>;
 
 struct LocalPartition {
   std::string topic;
+  protocol::Uuid topic_id;  // tells a re-created topic from the old one
   int32_t partition = 0;
   int64_t log_start_offset = 0;
   int64_t high_watermark = 0;  // what may be forwarded (durable data in disk mode)
   int64_t log_end_offset = 0;
-  uint64_t backlog_bytes = 0;  // bytes of batches from the link's cursor to the log end
+  // Bytes of batches from the link's cursor to the log end; only measured
+  // when list() is asked to (it walks the segment index).
+  uint64_t backlog_bytes = 0;
   uint64_t rejected_appends = 0;
   // The link's cursor as the reactor knows it: the saved one, or where the
   // link starts on a partition it never forwarded (the log start when the
@@ -57,11 +60,11 @@ struct LocalRead {
 
 class LocalStore {
  public:
-  // REQUIRES: executor, topics and meta outlive the store.
-  LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::MetaStore* meta);
+  // REQUIRES: executor, topics and progress outlive the store.
+  LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress);
 
   // (reactor) Loads the saved cursors and producers of these links; false
-  // with *error when the meta store fails. Call before the broker opens its
+  // with *error when forward.db fails. Call before the broker opens its
   // topics.
   bool load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error);
   // (reactor) A partition was opened: pins it for the links forwarding it.
@@ -70,16 +73,16 @@ class LocalStore {
   void on_partition_opened(const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start);
 
   // Link threads.
-  // The partitions link forwards, sorted, with backlog measured from
-  // acked (the link's acknowledged offsets; missing ones: the cursor here).
-  bool list(const std::string& link, const std::map<TopicPartitionKey, int64_t>& acked,
+  // The partitions link forwards, sorted; with measure_bytes, their backlog
+  // in bytes from acked (the link's acknowledged offsets; missing ones: the
+  // cursor here).
+  bool list(const std::string& link, const std::map<TopicPartitionKey, int64_t>& acked, bool measure_bytes,
             std::vector<LocalPartition>* out);
   bool read(const std::string& topic, int32_t partition, int64_t offset, size_t max_bytes, LocalRead* out);
-  bool load_producer(const std::string& link, meta::ForwardProducer* out);
-  // Saves producer (when not null) and cursors in one transaction, then moves
-  // the pins. False with *error when the transaction failed (or stopping).
-  bool save(const std::string& link, const meta::ForwardProducer* producer,
-            const std::vector<meta::ForwardCursor>& cursors, std::string* error);
+  // The link saved these cursors (in forward.db): moves the pins. Does not
+  // wait. forget: the partitions are gone; their cursors are dropped.
+  void cursors_saved(const std::string& link, const std::vector<meta::ForwardCursor>& cursors);
+  void cursors_forgotten(const std::string& link, const std::vector<TopicPartitionKey>& partitions);
 
   // Any thread: makes pending and later link calls return false.
   void stop() { stopping_.store(true); }
@@ -102,7 +105,7 @@ class LocalStore {
 
   broker::Executor& executor_;
   broker::TopicTable& topics_;
-  meta::MetaStore* meta_;
+  meta::ForwardProgress* progress_;
   std::vector<LinkEntry> links_;  // reactor
   std::atomic<bool> stopping_{false};
 };

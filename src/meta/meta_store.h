@@ -33,7 +33,6 @@
 #include <string>
 
 #include "meta/broker_config_store.h"
-#include "meta/forward_cursor_store.h"
 #include "meta/offset_store.h"
 #include "meta/producer_id_allocator.h"
 #include "meta/producer_snapshot_store.h"
@@ -73,7 +72,6 @@ class MetaStore {
   StaticMemberStore& static_members() { return static_members_; }
   ProducerIdAllocator& producer_ids() { return producer_ids_; }
   ProducerSnapshotStore& producer_snapshots() { return producer_snapshots_; }
-  ForwardCursorStore& forward_cursors() { return forward_cursors_; }
 
   // The raw connection, for tests and diagnostics. Writing through it
   // bypasses the room's invariants.
@@ -96,7 +94,6 @@ class MetaStore {
   StaticMemberStore static_members_;
   ProducerIdAllocator producer_ids_;
   ProducerSnapshotStore producer_snapshots_;
-  ForwardCursorStore forward_cursors_;
 };
 
 }  // namespace eddy::meta

@@ -11,9 +11,11 @@ namespace eddy::meta {
 namespace {
 
 // Text shared by every refusal: Eddy never repairs or recreates the file.
-const char kRefusal[] =
-    ". Eddy left the file unchanged and will not recreate it: restore it from a backup, or move it away to start "
-    "with empty metadata (topics, committed offsets and producer ids are then lost)";
+std::string refusal(const SchemaSpec& spec) {
+  return std::string(". Eddy left the file unchanged and will not recreate it: restore it from a backup, or move "
+                     "it away to start empty (") +
+         spec.loss + " are then lost)";
+}
 
 // Schema version 1. Names of topics in the per-partition tables are the
 // topic names (Kafka's offsets are keyed by name); deleting a topic removes
@@ -95,27 +97,11 @@ Status create_schema_v1(Database* db) {
   return st.run();
 }
 
-// Schema version 2: the forwarder's uplink producer per link, and per
-// cursor the producer id/epoch its next_sequence belongs to plus the messages
-// the full policy dropped before they were forwarded.
-Status migrate_to_v2(Database* db) {
-  return db->exec(R"sql(
-    ALTER TABLE forward_cursors ADD COLUMN producer_id INTEGER NOT NULL DEFAULT -1;
-    ALTER TABLE forward_cursors ADD COLUMN producer_epoch INTEGER NOT NULL DEFAULT -1;
-    ALTER TABLE forward_cursors ADD COLUMN next_sequence INTEGER NOT NULL DEFAULT 0 CHECK (next_sequence >= 0);
-    ALTER TABLE forward_cursors ADD COLUMN dropped_messages INTEGER NOT NULL DEFAULT 0 CHECK (dropped_messages >= 0);
-    CREATE TABLE forward_links (
-      link TEXT PRIMARY KEY,
-      producer_id INTEGER NOT NULL CHECK (producer_id >= 0),
-      producer_epoch INTEGER NOT NULL CHECK (producer_epoch >= 0)
-    ) WITHOUT ROWID;
-  )sql");
-}
-
-struct Migration {
-  int64_t to_version;
-  Status (*apply)(Database* db);
-};
+// Schema version 2: forward progress moved to its own database
+// (forward_progress.cc: written by the forwarding links' threads, so that
+// the reactor never waits for their commits). No Eddy release wrote cursors
+// here.
+Status migrate_to_v2(Database* db) { return db->exec("DROP TABLE forward_cursors"); }
 
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
@@ -124,6 +110,33 @@ constexpr Migration kMigrations[] = {
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
+
+// The forward progress database (forward_progress.h), version 1: per link
+// its uplink producer, per (link, partition) the cursor.
+Status create_forward_schema_v1(Database* db) {
+  return db->exec(R"sql(
+    CREATE TABLE forward_links (
+      link TEXT PRIMARY KEY,
+      producer_id INTEGER NOT NULL CHECK (producer_id >= 0),
+      producer_epoch INTEGER NOT NULL CHECK (producer_epoch >= 0)
+    ) WITHOUT ROWID;
+    CREATE TABLE forward_cursors (
+      link TEXT NOT NULL,
+      topic TEXT NOT NULL,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      next_offset INTEGER NOT NULL CHECK (next_offset >= 0),
+      producer_id INTEGER NOT NULL,
+      producer_epoch INTEGER NOT NULL,
+      next_sequence INTEGER NOT NULL CHECK (next_sequence >= 0),
+      dropped_messages INTEGER NOT NULL CHECK (dropped_messages >= 0),
+      PRIMARY KEY (link, topic, partition)
+    ) WITHOUT ROWID;
+  )sql");
+}
+
+constexpr Migration kForwardMigrations[] = {
+    {1, create_forward_schema_v1},
+};
 
 // s's message without the leading "<path>: " that Database::error puts there.
 std::string detail(const Status& s, const std::string& path) {
@@ -140,14 +153,28 @@ Status set_pragma(Database* db, const char* name, int64_t value) {
 
 }  // namespace
 
-Status inspect_database(Database* db, int64_t* version) {
+const SchemaSpec& metadata_schema() {
+  static const SchemaSpec spec{kApplicationId, "metadata database", "topics, committed offsets and producer ids",
+                               kMigrations, sizeof(kMigrations) / sizeof(kMigrations[0])};
+  return spec;
+}
+
+const SchemaSpec& forward_progress_schema() {
+  static const SchemaSpec spec{kForwardApplicationId, "forward progress database",
+                               "how far each link forwarded (links then resend from the start of each partition)",
+                               kForwardMigrations, sizeof(kForwardMigrations) / sizeof(kForwardMigrations[0])};
+  return spec;
+}
+
+Status inspect_database(Database* db, const SchemaSpec& spec, int64_t* version) {
+  const std::string kRefusal = refusal(spec);
   const std::string& path = db->path();
   // quick_check reads every page (cheap at metadata sizes) and is the first
   // access: an unreadable file or a file that is not SQLite fails here.
   std::string verdict;
   Status s = db->query_text("PRAGMA quick_check(1)", &verdict);
   if (!s.ok()) {
-    std::string message = path + ": cannot read the metadata database (" + detail(s, path) + ")";
+    std::string message = path + ": cannot read the " + spec.what + " (" + detail(s, path) + ")";
     if (s.is_corruption()) return Status::corruption(message + kRefusal);
     return s.with_message(std::move(message));  // locked, I/O: nothing is wrong with the file itself
   }
@@ -155,7 +182,7 @@ Status inspect_database(Database* db, int64_t* version) {
     for (char& c : verdict) {
       if (c == '\n') c = ' ';  // one log line
     }
-    return Status::corruption(path + ": the metadata database is corrupt (integrity check: " + verdict + ")" +
+    return Status::corruption(path + ": the " + spec.what + " is corrupt (integrity check: " + verdict + ")" +
                               kRefusal);
   }
 
@@ -166,49 +193,101 @@ Status inspect_database(Database* db, int64_t* version) {
   if (s.ok()) s = db->query_int64("PRAGMA user_version", &user_version);
   if (s.ok()) s = db->query_int64("SELECT count(*) FROM sqlite_master", &objects);
   if (!s.ok()) {
-    return Status::corruption(path + ": cannot read the metadata database (" + detail(s, path) + ")" + kRefusal);
+    return Status::corruption(path + ": cannot read the " + spec.what + " (" + detail(s, path) + ")" + kRefusal);
   }
 
-  const bool foreign = (application_id != 0 && application_id != kApplicationId) ||
+  const bool foreign = (application_id != 0 && application_id != spec.application_id) ||
                        (application_id == 0 && (user_version != 0 || objects != 0)) ||
                        (user_version == 0 && objects != 0);
   if (foreign) {
     char id[16];
     std::snprintf(id, sizeof(id), "0x%08llx", static_cast<unsigned long long>(application_id));
-    return Status::corruption(path + ": not an Eddy metadata database (SQLite application_id " + id +
+    return Status::corruption(path + ": not an Eddy " + spec.what + " (SQLite application_id " + id +
                               ", user_version " + std::to_string(user_version) + ", " + std::to_string(objects) +
                               " schema objects)" + kRefusal);
   }
-  if (user_version > kSchemaVersion) {
-    return Status::not_supported(path + ": the metadata schema version is " + std::to_string(user_version) +
-                                 ", newer than this Eddy understands (" + std::to_string(kSchemaVersion) +
+  if (user_version > spec.version()) {
+    return Status::not_supported(path + ": the " + spec.what + " schema version is " +
+                                 std::to_string(user_version) + ", newer than this Eddy understands (" +
+                                 std::to_string(spec.version()) +
                                  "); it was written by a newer Eddy. Run that version (or newer) on this data "
                                  "directory; Eddy left the file unchanged");
   }
   if (user_version < 0) {
-    return Status::corruption(path + ": invalid metadata schema version " + std::to_string(user_version) + kRefusal);
+    return Status::corruption(path + ": invalid " + spec.what + " schema version " + std::to_string(user_version) +
+                              kRefusal);
   }
   *version = user_version;
   return Status();
 }
 
-Status migrate_database(Database* db, int64_t from_version) {
-  for (int64_t version = from_version; version < kSchemaVersion; ++version) {
-    const Migration& migration = kMigrations[version];
+Status migrate_database(Database* db, const SchemaSpec& spec, int64_t from_version) {
+  for (int64_t version = from_version; version < spec.version(); ++version) {
+    const Migration& migration = spec.migrations[version];
     Transaction tx(db);
     Status s = tx.begin();
     if (s.ok()) s = migration.apply(db);
-    if (s.ok() && version == 0) s = set_pragma(db, "application_id", kApplicationId);
+    if (s.ok() && version == 0) s = set_pragma(db, "application_id", spec.application_id);
     if (s.ok()) s = set_pragma(db, "user_version", migration.to_version);
     if (s.ok()) s = tx.commit();
     if (!s.ok()) {
-      return s.with_message(s.message() + " (while migrating the metadata schema from version " +
+      return s.with_message(s.message() + " (while migrating the " + spec.what + " schema from version " +
                             std::to_string(version) + " to " + std::to_string(migration.to_version) +
                             "; the database stays at version " + std::to_string(version) + ")");
     }
     EDDY_LOG_INFO("meta: %s: schema migrated from version %lld to %lld", db->path().c_str(),
                   static_cast<long long>(version), static_cast<long long>(migration.to_version));
   }
+  return Status();
+}
+
+namespace {
+
+// Connection settings, applied on every open before any write.
+Status configure_connection(Database* db) {
+  // WAL: a commit appends its pages to one file and syncs it once; a torn
+  // append after a crash is recognised (checksums) and ignored on recovery.
+  std::string mode;
+  Status s = db->query_text("PRAGMA journal_mode = WAL", &mode);
+  if (!s.ok()) return s;
+  if (mode != "wal") {
+    return Status::io_error(db->path() + ": cannot switch the database to WAL mode (journal_mode is '" + mode +
+                            "'); is the file system read-only?");
+  }
+  // See meta_store.h: every commit durable before it returns.
+  // cache_size: 1 MiB of page cache is plenty for metadata on a 64 MiB board.
+  // journal_size_limit: truncate the WAL back to 4 MiB after a checkpoint.
+  // cell_size_check: detect damaged b-tree cells early instead of misreading.
+  return db->exec(
+      "PRAGMA synchronous = FULL;"
+      "PRAGMA foreign_keys = ON;"
+      "PRAGMA cache_size = -1024;"
+      "PRAGMA journal_size_limit = 4194304;"
+      "PRAGMA cell_size_check = ON;");
+}
+
+}  // namespace
+
+Status open_database(const std::string& path, const SchemaSpec& spec, std::unique_ptr<Database>* out,
+                     int64_t* found_version) {
+  std::unique_ptr<Database> db;
+  Status s = Database::open(path, &db);
+  if (!s.ok()) return s;
+  // Exclusive locking, set before the first access: the connection holds
+  // the file lock until it closes, so a second process (another Eddy on the
+  // same data directory) is refused instead of sharing the database, and the
+  // WAL index lives in heap memory, not in a mmap'ed -shm file (flash file
+  // systems such as JFFS2 lack shared writable mmap).
+  s = db->exec("PRAGMA locking_mode = EXCLUSIVE");
+  if (!s.ok()) return s;
+  // Read-only checks first: a file we refuse is never written to.
+  s = inspect_database(db.get(), spec, found_version);
+  if (!s.ok()) return s;
+  s = configure_connection(db.get());
+  if (!s.ok()) return s;
+  s = migrate_database(db.get(), spec, *found_version);
+  if (!s.ok()) return s;
+  *out = std::move(db);
   return Status();
 }
 

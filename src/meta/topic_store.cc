@@ -180,7 +180,6 @@ Status TopicStore::remove(const std::string& name) {
       "DELETE FROM topics WHERE name = ?",
       "DELETE FROM committed_offsets WHERE topic = ?",
       "DELETE FROM producer_snapshots WHERE topic = ?",
-      "DELETE FROM forward_cursors WHERE topic = ?",
   };
   for (const char* sql : kDeletes) {
     Statement st;

@@ -50,9 +50,10 @@ class TopicStore {
   Status list(std::vector<TopicRecord>* out);
 
   // Deletes the topic, its configs, and everything the meta store keeps per
-  // partition of it (committed offsets of every group, producer snapshots,
-  // forward cursors), in one transaction, so a topic re-created under the
-  // same name starts clean. not_found when absent.
+  // partition of it (committed offsets of every group, producer snapshots),
+  // in one transaction, so a topic re-created under the same name starts
+  // clean (forward cursors live in forward.db; the links drop those of a
+  // deleted topic). not_found when absent.
   Status remove(const std::string& name);
 
   // CreatePartitions. REQUIRES nothing; refuses (invalid_argument) a count

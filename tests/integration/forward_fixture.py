@@ -75,10 +75,13 @@ class ForwardRig:
         self.create_topic(self.central, name, partitions)
 
     def link_down(self):
-        """The uplink is gone: open connections are reset, new ones refused."""
+        """The uplink is gone: open connections are reset, new ones refused.
+        Returns once every open connection is cut (the proxy does it within
+        50 ms; until then a batch produced meanwhile could still go through)."""
         self.proxy.refuse(10 ** 6)
         self.proxy.cut_all()
         self.down = True
+        eddy_fixture.wait_until(lambda: self.proxy.open_connections() == 0, 10, "the proxy to cut the link")
 
     def link_up(self):
         self.proxy.refuse(0)

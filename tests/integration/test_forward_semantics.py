@@ -10,6 +10,8 @@ eddy (forward_fixture.py):
             writes refused with a retriable error, nothing lost)
   paused    a central topic that does not exist pauses that topic with the
             reason, without spinning; creating it resumes forwarding
+  priorities after an outage the higher-priority topic drains first
+  recreate  a forwarded topic deleted and created again starts over
   config    link configuration errors stop startup with file/key and why
 
 usage: test_forward_semantics.py SCENARIO"""
@@ -214,6 +216,72 @@ def paused(rig, checks):
     checks.equal("no longer paused", paused_reason(), "")
 
 
+def priorities(rig, checks):
+    """alarms (priority 10) and bulk (0) both have a backlog after an outage;
+    with a 256 KB/s cap the drain takes seconds: every alarm must be
+    forwarded before the first bulk message."""
+    for name in ("alarms", "bulk"):
+        rig.create_central_topic(name, 1)
+        rig.create_topic(rig.edge, name, 1)
+    eddy_fixture.wait_until(lambda: rig.link_status()["state"] == "connected", 30, "the link to connect")
+    rig.link_down()
+    producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=5)
+    for i in range(600):  # bulk first: age alone would favour it
+        producer.send("bulk", value=b"%06d" % i + b"b" * 1000, partition=0)
+    for i in range(300):
+        producer.send("alarms", value=b"%06d" % i + b"a" * 1000, partition=0)
+    producer.flush()
+    producer.close()
+    eddy_fixture.wait_until(lambda: rig.partition_status("alarms", 0)["backlog_messages"] == 300 and
+                            rig.partition_status("bulk", 0)["backlog_messages"] == 600, 5, "status to catch up",
+                            interval=0.1)
+    checks.equal("priorities shown", (rig.partition_status("alarms", 0)["priority"],
+                                      rig.partition_status("bulk", 0)["priority"]), (10, 0))
+    rig.link_up()
+    samples = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        a, b = rig.partition_status("alarms", 0), rig.partition_status("bulk", 0)
+        samples.append((a["forwarded_offset"], b["forwarded_offset"]))
+        if b["forwarded_offset"] == 600:
+            break
+        time.sleep(0.05)
+    early = [s for s in samples if s[0] < 300]
+    print("samples (alarms, bulk forwarded): %s ... %s" % (samples[:3], samples[-3:]))
+    checks.check("the drain took a while (several samples while alarms drained)", len(early) >= 3, len(early))
+    checks.check("no bulk message was forwarded before every alarm was", all(b == 0 for _a, b in early), early[-5:])
+    checks.equal("then bulk drained too", samples[-1], (300, 600))
+
+
+def recreate(rig, checks):
+    """A forwarded topic deleted and created again at the edge starts over
+    from its new offset 0 (its old cursor is not reused)."""
+    from kafka.admin import KafkaAdminClient
+    rig.create_central_topic("cycle", 1)
+    rig.create_topic(rig.edge, "cycle", 1)
+    producer = kafka_producer(rig.edge.bootstrap, acks="all")
+    for i in range(10):
+        producer.send("cycle", value=b"old-%d" % i, partition=0)
+    producer.flush()
+    rig.wait_drained("cycle", 1)
+    admin = KafkaAdminClient(bootstrap_servers=rig.edge.bootstrap, api_version=(2, 5, 0))
+    admin.delete_topics(["cycle"], timeout_ms=5000)
+    time.sleep(1.5)  # the link notices the deletion at its next refresh
+    rig.create_topic(rig.edge, "cycle", 1)
+    for i in range(5):
+        producer.send("cycle", value=b"new-%d" % i, partition=0)
+    producer.flush()
+    producer.close()
+    admin.close()
+    rig.wait_drained("cycle", 1)
+    with w.Connection(rig.central.port) as conn:
+        values = [v for _b, _l, data in w.fetch_all(conn, "cycle", 0) for _o, _k, v, _h in w.parse_records(data)]
+    checks.equal("central got the old and the new incarnation's messages",
+                 values, [b"old-%d" % i for i in range(10)] + [b"new-%d" % i for i in range(5)])
+    checks.equal("status: the new topic is forwarded up to its own end", rig.partition_status("cycle", 0)[
+        "forwarded_offset"], 5)
+
+
 def config(rig, checks):
     def serve(*overrides):
         args = [rig.edge.bin, "serve", "--override", "log.dirs=" + os.path.join(rig.edge.tmp, "cfg")]
@@ -242,10 +310,15 @@ def config(rig, checks):
                      r.returncode == 2 and expected in r.stderr, (r.returncode, r.stderr))
 
 
-SCENARIOS = {"fidelity": fidelity, "policies": policies, "paused": paused, "config": config}
+SCENARIOS = {"fidelity": fidelity, "policies": policies, "paused": paused, "priorities": priorities,
+             "recreate": recreate, "config": config}
 
 if __name__ == "__main__":
     scenario = sys.argv[1]
     topics = {"fidelity": "sensors\\..*", "policies": "dropper,rejecter", "paused": "orphans",
-              "config": "none"}[scenario]
-    ff.run(SCENARIOS[scenario], topics=topics)
+              "priorities": "alarms,bulk", "recreate": "cycle", "config": "none"}[scenario]
+    overrides = {}
+    if scenario == "priorities":
+        overrides = {"eddy.forward.central.topic.priorities": "alarms:10",
+                     "eddy.forward.central.bandwidth.bytes.per.sec": str(256 * 1024)}
+    ff.run(SCENARIOS[scenario], topics=topics, edge_overrides=overrides)

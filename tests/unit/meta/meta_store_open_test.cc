@@ -84,28 +84,22 @@ TEST(MetaStoreOpen, EmptyFileIsMigratedFromVersionZero) {
   EXPECT_EQ(query(store->database(), "SELECT count(*) FROM topics"), 0);
 }
 
-TEST(MetaStoreOpen, VersionOneForwardCursorsAreMigrated) {
+TEST(MetaStoreOpen, VersionOneIsMigrated) {
   eddy::testing::TempDir dir;
   const std::string path = dir.file("eddy.db");
   {
     auto store = open_or_die(path);
-    ASSERT_TRUE(store->forward_cursors().save("central", {{"t", 0, 41}}).ok());
     ASSERT_TRUE(store->close().ok());
   }
   // Turn the file back into a version 1 database (as Eddy 0.1 wrote it).
   run_sql(path,
-          "DROP TABLE forward_links;"
-          "ALTER TABLE forward_cursors DROP COLUMN producer_id;"
-          "ALTER TABLE forward_cursors DROP COLUMN producer_epoch;"
-          "ALTER TABLE forward_cursors DROP COLUMN next_sequence;"
-          "ALTER TABLE forward_cursors DROP COLUMN dropped_messages;"
+          "CREATE TABLE forward_cursors (link TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, "
+          "next_offset INTEGER NOT NULL, PRIMARY KEY (link, topic, partition)) WITHOUT ROWID;"
           "PRAGMA user_version = 1;");
   auto store = open_or_die(path);
   EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
-  ForwardCursor cursor;
-  ASSERT_TRUE(store->forward_cursors().get("central", "t", 0, &cursor).ok());
-  EXPECT_EQ(cursor, (ForwardCursor{"t", 0, 41, -1, -1, 0, 0}));
-  ASSERT_TRUE(store->forward_cursors().save_producer("central", {9, 0}).ok());
+  // Forward progress moved to forward.db.
+  EXPECT_EQ(query(store->database(), "SELECT count(*) FROM sqlite_master WHERE name = 'forward_cursors'"), 0);
 }
 
 TEST(MetaStoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {

@@ -148,7 +148,6 @@ TEST_F(TopicStoreTest, RemoveDeletesEverythingKeptForTheTopic) {
   ASSERT_TRUE(store_->topics().create(new_topic("kept"), nullptr).ok());
   ASSERT_TRUE(store_->offsets().commit("g", {{"gone", 0, 5, -1, "", 1}, {"kept", 0, 7, -1, "", 1}}).ok());
   ASSERT_TRUE(store_->producer_snapshots().save({{"gone", 1, 100, 0, 4, 9, 1}, {"kept", 0, 100, 0, 1, 2, 1}}).ok());
-  ASSERT_TRUE(store_->forward_cursors().save("central", {{"gone", 0, 11}, {"kept", 0, 12}}).ok());
 
   ASSERT_TRUE(store_->topics().remove("gone").ok());
 
@@ -166,10 +165,6 @@ TEST_F(TopicStoreTest, RemoveDeletesEverythingKeptForTheTopic) {
   ASSERT_TRUE(store_->producer_snapshots().load_all(&snapshots).ok());
   ASSERT_EQ(snapshots.size(), 1u);
   EXPECT_EQ(snapshots[0].topic, "kept");
-  std::vector<ForwardCursor> cursors;
-  ASSERT_TRUE(store_->forward_cursors().load("central", &cursors).ok());
-  ASSERT_EQ(cursors.size(), 1u);
-  EXPECT_EQ(cursors[0].topic, "kept");
 
   // Re-created under the same name: a new id, nothing inherited.
   TopicRecord again;

@@ -1,4 +1,4 @@
-// Forward cursors: per store-and-forward link and partition, the next local
+// Forward progress: per store-and-forward link and partition, the next local
 // offset to send to the central cluster together with the uplink producer's
 // id, epoch and next sequence for that partition. A cursor is saved after the
 // central cluster acknowledged everything before it. After a restart the link
@@ -8,9 +8,19 @@
 // Each link also has its current uplink producer (id, epoch). A cursor whose
 // producer differs from the link's current one starts again at sequence 0
 // (the link got a new producer id; see src/forward/README.md).
+//
+// Its own database file (<log.dirs>/forward.db, same rules as eddy.db: WAL,
+// synchronous=FULL, exclusive lock, refusals never touch the file), written
+// by the links' threads: a commit (one fsync per acknowledgement) never
+// holds up the reactor, which owns eddy.db. Thread-safe (one mutex).
+//
+//   std::unique_ptr<ForwardProgress> progress;
+//   Status s = ForwardProgress::open(dir + "/forward.db", &progress);
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,9 +49,15 @@ struct ForwardProducer {
   friend bool operator==(const ForwardProducer&, const ForwardProducer&) = default;
 };
 
-class ForwardCursorStore {
+class ForwardProgress {
  public:
-  explicit ForwardCursorStore(Database* db) : db_(db) {}
+  // Opens (creating) the database at path; the refusals of
+  // MetaStore::open. REQUIRES: the parent directory exists.
+  static Status open(const std::string& path, std::unique_ptr<ForwardProgress>* out);
+  ~ForwardProgress();
+  ForwardProgress(const ForwardProgress&) = delete;
+  ForwardProgress& operator=(const ForwardProgress&) = delete;
+  const std::string& path() const { return db_->path(); }
 
   // Inserts or replaces the cursors of link and, when not null, its
   // producer, in one transaction. invalid_argument for a negative partition,
@@ -61,9 +77,21 @@ class ForwardCursorStore {
   Status list_links(std::vector<std::string>* out);
   // Removes the link's cursors and producer.
   Status remove_link(const std::string& link);
+  // Removes one cursor (the local partition is gone).
+  Status remove_cursor(const std::string& link, const std::string& topic, int32_t partition);
+
+  // Checkpoints and closes; the destructor does it too.
+  Status close();
+
+  // For tests: the raw connection. REQUIRES no concurrent use.
+  Database* database() { return db_.get(); }
 
  private:
-  Database* db_;
+  explicit ForwardProgress(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  Status save_producer_locked(const std::string& link, const ForwardProducer& producer);
+
+  std::mutex mu_;
+  std::unique_ptr<Database> db_;
 };
 
 }  // namespace eddy::meta

@@ -1,4 +1,7 @@
-#include "meta/forward_cursor_store.h"
+#include "meta/forward_progress.h"
+
+#include "meta/schema.h"
+#include "port/log.h"
 
 namespace eddy::meta {
 
@@ -21,8 +24,29 @@ ForwardCursor read_cursor(const Statement& st) {
 
 }  // namespace
 
-Status ForwardCursorStore::save(const std::string& link, const std::vector<ForwardCursor>& cursors,
-                               const ForwardProducer* producer) {
+Status ForwardProgress::open(const std::string& path, std::unique_ptr<ForwardProgress>* out) {
+  std::unique_ptr<Database> db;
+  int64_t version = 0;
+  Status s = open_database(path, forward_progress_schema(), &db, &version);
+  if (!s.ok()) return s;
+  if (version == 0) EDDY_LOG_INFO("meta: created forward progress database %s", path.c_str());
+  out->reset(new ForwardProgress(std::move(db)));
+  return Status();
+}
+
+ForwardProgress::~ForwardProgress() {
+  Status s = close();
+  if (!s.ok()) EDDY_LOG_WARN("meta: %s", s.message().c_str());
+}
+
+Status ForwardProgress::close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return db_ == nullptr ? Status() : db_->close();  // closing twice does nothing
+}
+
+Status ForwardProgress::save(const std::string& link, const std::vector<ForwardCursor>& cursors,
+                             const ForwardProducer* producer) {
+  std::lock_guard<std::mutex> lock(mu_);
   if (producer != nullptr && (producer->producer_id < 0 || producer->producer_epoch < 0)) {
     return Status::invalid_argument("invalid uplink producer for link '" + link + "'");
   }
@@ -32,11 +56,11 @@ Status ForwardCursorStore::save(const std::string& link, const std::vector<Forwa
                                       std::to_string(c.partition));
     }
   }
-  Transaction tx(db_);
+  Transaction tx(db_.get());
   Status s = tx.begin();
   if (!s.ok()) return s;
   if (producer != nullptr) {
-    s = save_producer(link, *producer);
+    s = save_producer_locked(link, *producer);
     if (!s.ok()) return s;
   }
   for (const ForwardCursor& c : cursors) {
@@ -63,7 +87,8 @@ Status ForwardCursorStore::save(const std::string& link, const std::vector<Forwa
   return tx.commit();
 }
 
-Status ForwardCursorStore::load(const std::string& link, std::vector<ForwardCursor>* out) {
+Status ForwardProgress::load(const std::string& link, std::vector<ForwardCursor>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
   out->clear();
   Statement st;
   Status s = db_->prepare(std::string("SELECT ") + kColumns +
@@ -76,8 +101,9 @@ Status ForwardCursorStore::load(const std::string& link, std::vector<ForwardCurs
   return s;
 }
 
-Status ForwardCursorStore::get(const std::string& link, const std::string& topic, int32_t partition,
-                               ForwardCursor* out) {
+Status ForwardProgress::get(const std::string& link, const std::string& topic, int32_t partition,
+                             ForwardCursor* out) {
+  std::lock_guard<std::mutex> lock(mu_);
   Statement st;
   Status s = db_->prepare(std::string("SELECT ") + kColumns +
                               " FROM forward_cursors WHERE link = ? AND topic = ? AND partition = ?",
@@ -96,7 +122,12 @@ Status ForwardCursorStore::get(const std::string& link, const std::string& topic
   return Status();
 }
 
-Status ForwardCursorStore::save_producer(const std::string& link, const ForwardProducer& producer) {
+Status ForwardProgress::save_producer(const std::string& link, const ForwardProducer& producer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return save_producer_locked(link, producer);
+}
+
+Status ForwardProgress::save_producer_locked(const std::string& link, const ForwardProducer& producer) {
   if (producer.producer_id < 0 || producer.producer_epoch < 0) {
     return Status::invalid_argument("invalid uplink producer for link '" + link + "'");
   }
@@ -112,7 +143,8 @@ Status ForwardCursorStore::save_producer(const std::string& link, const ForwardP
   return st.run();
 }
 
-Status ForwardCursorStore::load_producer(const std::string& link, ForwardProducer* out) {
+Status ForwardProgress::load_producer(const std::string& link, ForwardProducer* out) {
+  std::lock_guard<std::mutex> lock(mu_);
   Statement st;
   Status s = db_->prepare("SELECT producer_id, producer_epoch FROM forward_links WHERE link = ?", &st);
   if (!s.ok()) return s;
@@ -126,7 +158,8 @@ Status ForwardCursorStore::load_producer(const std::string& link, ForwardProduce
   return Status();
 }
 
-Status ForwardCursorStore::list_links(std::vector<std::string>* out) {
+Status ForwardProgress::list_links(std::vector<std::string>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
   out->clear();
   Statement st;
   Status s = db_->prepare(
@@ -137,8 +170,20 @@ Status ForwardCursorStore::list_links(std::vector<std::string>* out) {
   return s;
 }
 
-Status ForwardCursorStore::remove_link(const std::string& link) {
-  Transaction tx(db_);
+Status ForwardProgress::remove_cursor(const std::string& link, const std::string& topic, int32_t partition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st;
+  Status s = db_->prepare("DELETE FROM forward_cursors WHERE link = ? AND topic = ? AND partition = ?", &st);
+  if (!s.ok()) return s;
+  st.bind_text(1, link);
+  st.bind_text(2, topic);
+  st.bind_int64(3, partition);
+  return st.run();
+}
+
+Status ForwardProgress::remove_link(const std::string& link) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(db_.get());
   Status s = tx.begin();
   if (!s.ok()) return s;
   for (const char* sql : {"DELETE FROM forward_cursors WHERE link = ?", "DELETE FROM forward_links WHERE link = ?"}) {
