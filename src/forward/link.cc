@@ -492,11 +492,14 @@ bool Link::fill(bool* sent_any, int64_t* wait_ms) {
   *sent_any = false;
   *wait_ms = 0;
   // Strict priority: only the highest class with something to deliver sends.
+  // "Something" includes data appended but not yet below the high watermark
+  // (not yet synced in disk mode): the class waits for it rather than let a
+  // lower one go first.
   bool any = false;
   int32_t top = std::numeric_limits<int32_t>::min();
   for (const auto& [key, p] : partitions_) {
     if (!p.paused.empty() || p.leader < 0) continue;
-    if (has_unsent(p) || !p.pending.empty()) {
+    if (has_unsent(p) || !p.pending.empty() || p.send_offset < p.log_end_offset) {
       top = any ? std::max(top, p.priority) : p.priority;
       any = true;
     }

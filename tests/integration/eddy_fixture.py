@@ -231,6 +231,38 @@ class Checks:
         sys.exit(0 if self.failed == 0 and self.passed > 0 else 1)
 
 
+def check_numbered_log(checks, port, topic, count, partitions, label):
+    """The log of topic holds each number 0..count-1 (values "%09d" of
+    rdkafka_idempotence.c) once, in order within each partition, in the
+    partition number % partitions."""
+    import kafka_wire as w
+    seen = set()
+    duplicates = disorder = misplaced = total = 0
+    with w.Connection(port) as conn:
+        for p in range(partitions):
+            previous = -1
+            for _base, _last, data in w.fetch_all(conn, topic, p):
+                for _off, _key, value, _headers in w.parse_records(data):
+                    n = int(value)
+                    total += 1
+                    if n in seen:
+                        duplicates += 1
+                    seen.add(n)
+                    if n <= previous:
+                        disorder += 1
+                    if n % partitions != p:
+                        misplaced += 1
+                    previous = n
+    if len(seen) != count:
+        missing = sorted(set(range(count)) - seen)
+        print("%s: %d numbers missing, e.g. %s" % (label, len(missing), missing[:30]))
+    checks.equal("%s: no number twice" % label, duplicates, 0)
+    checks.equal("%s: numbers in order in each partition" % label, disorder, 0)
+    checks.equal("%s: each number in its partition" % label, misplaced, 0)
+    checks.equal("%s: every number present" % label, len(seen), count)
+    checks.equal("%s: records in the log" % label, total, count)
+
+
 def run_test(body, broker_overrides=None, **broker_args):
     """Runs body(broker, checks) with a started broker; an exception fails
     the test (with the broker's log), a broker that did not survive fails it

@@ -147,33 +147,7 @@ def finish_producer(proc, timeout=300):
 
 
 def check_numbers(checks, broker, topic, count, partitions, label="central"):
-    """Every number 0..count-1 once, in order within each partition, in the
-    partition it was produced to."""
-    seen = set()
-    duplicates = disorder = misplaced = total = 0
-    with w.Connection(broker.port) as conn:
-        for p in range(partitions):
-            previous = -1
-            for _base, _last, data in w.fetch_all(conn, topic, p):
-                for _off, _key, value, _headers in w.parse_records(data):
-                    n = int(value)
-                    total += 1
-                    if n in seen:
-                        duplicates += 1
-                    seen.add(n)
-                    if n <= previous:
-                        disorder += 1
-                    if n % partitions != p:
-                        misplaced += 1
-                    previous = n
-    checks.equal("%s: no number twice" % label, duplicates, 0)
-    checks.equal("%s: numbers in order in each partition" % label, disorder, 0)
-    checks.equal("%s: each number in its partition" % label, misplaced, 0)
-    if len(seen) != count:
-        missing = sorted(set(range(count)) - seen)
-        print("%s: %d numbers missing, e.g. %s" % (label, len(missing), missing[:30]))
-    checks.equal("%s: every number present" % label, len(seen), count)
-    checks.equal("%s: records in the log" % label, total, count)
+    eddy_fixture.check_numbered_log(checks, broker.port, topic, count, partitions, label)
 
 
 def run(body, **rig_args):

@@ -123,31 +123,7 @@ def body(broker, checks):
     checks.check("the proxy cut connections throughout the run (>= 1 per 2 s)", proxy.cuts >= SECONDS / 2,
                  proxy.cuts)
 
-    seen = set()
-    duplicates = 0
-    disorder = 0
-    misplaced = 0
-    total = 0
-    with w.Connection(broker.port) as conn:
-        for p in range(PARTITIONS):
-            previous = -1
-            for _base, _last, data in w.fetch_all(conn, TOPIC, p):
-                for _off, _key, value, _headers in w.parse_records(data):
-                    n = int(value)
-                    total += 1
-                    if n in seen:
-                        duplicates += 1
-                    seen.add(n)
-                    if n <= previous:
-                        disorder += 1
-                    if n % PARTITIONS != p:
-                        misplaced += 1
-                    previous = n
-    checks.equal("no number twice", duplicates, 0)
-    checks.equal("numbers in order in each partition", disorder, 0)
-    checks.equal("each number in its partition", misplaced, 0)
-    checks.equal("every number present", len(seen), COUNT)
-    checks.equal("records in the log", total, COUNT)
+    eddy_fixture.check_numbered_log(checks, broker.port, TOPIC, COUNT, PARTITIONS, "log")
     closed = []
     duplicates_refused = 0
     for i in range(1, broker.starts + 1):
