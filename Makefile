@@ -7,7 +7,7 @@
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
-#   make bench             storage and broker benchmarks, each figure next to a limit measured in the same run
+#   make bench             Eddy vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
 
 BUILD_DIR    ?= build
 CONFIG       ?= config/gateway.properties
@@ -62,11 +62,16 @@ fuzz: deps
 	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder
 	cd build-fuzz && ctest -L fuzz --output-on-failure
 
+# Eddy next to NATS JetStream and the hardware limits (fio, iperf3, sendfile),
+# measured in one run; report in $(BUILD_DIR)/bench-report/. The bench
+# clients need libnats-dev, which the bench deps bring: configure again so
+# that CMake finds it. BENCH_FLAGS passes options to compare_bench.py
+# (e.g. BENCH_FLAGS="--consume-mib 256 --runs 5").
 bench: build
 	@scripts/install-deps.sh bench
-	tests/bench/storage_bench.sh $(CURDIR)/$(BUILD_DIR) $(CURDIR)/$(BUILD_DIR)/storage-bench-data
-	cd $(BUILD_DIR) && EDDY_BIN=./eddy EDDY_SOURCE_DIR=$(CURDIR) /usr/bin/python3 $(CURDIR)/tests/bench/rdkafka_bench.py
-	cd $(BUILD_DIR) && EDDY_BIN=./eddy EDDY_SOURCE_DIR=$(CURDIR) /usr/bin/python3 $(CURDIR)/tests/bench/broker_bench.py
+	@cmake -S . -B $(BUILD_DIR) >/dev/null
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench
+	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 
 clean:
 	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz

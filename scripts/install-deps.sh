@@ -5,7 +5,7 @@
 #   scripts/install-deps.sh cross aarch64   cross compiler, qemu-user, arm64 -dev packages
 #   scripts/install-deps.sh cross armhf
 #   scripts/install-deps.sh fuzz            clang + libFuzzer runtime
-#   scripts/install-deps.sh bench           fio and friends
+#   scripts/install-deps.sh bench           nats-server, libnats-dev, fio, iperf3, gnuplot-nox
 set -euo pipefail
 
 SUDO=""
@@ -64,7 +64,9 @@ case "${1:-host}" in
     apt_install clang libclang-rt-14-dev
     ;;
   bench)
-    apt_install fio iperf3 "${HOST_TEST[@]}"
+    # The peer (NATS JetStream server and C client), the hardware limits
+    # (fio, iperf3), the chart (gnuplot) and the Kafka client.
+    apt_install python3 fio iperf3 nats-server libnats-dev gnuplot-nox librdkafka-dev "${HOST_TEST[@]}"
     ;;
   *)
     echo "usage: install-deps.sh host | cross aarch64|armhf | fuzz | bench" >&2

@@ -87,9 +87,11 @@ def one_run(tool, config, size, mib):
         # In message-value bytes, as the produce figure (batch bytes are
         # larger by the record and batch headers).
         drained_bytes = count * size
+        with open("/proc/%d/status" % edge.proc.pid) as f:
+            peak_kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
         # From the link coming back (including the reconnect, <= ~60 ms) to
         # the last acknowledgement seen (status polled every ~10-20 ms).
-        return produced["mib_per_s"], drained_bytes / (now - up) / (1 << 20)
+        return produced["mib_per_s"], drained_bytes / (now - up) / (1 << 20), peak_kib / 1024
     finally:
         edge.close()
         central.close()
@@ -104,16 +106,17 @@ def main():
     args = parser.parse_args()
     config = os.path.join(os.environ["EDDY_SOURCE_DIR"], "config", "gateway.properties")
     for size in (100, 1024):
-        produce, drain = [], []
+        produce, drain, rss = [], [], []
         for _ in range(args.runs):
-            p, d = one_run(args.tool, config, size, args.mib)
+            p, d, r = one_run(args.tool, config, size, args.mib)
             produce.append(p)
             drain.append(d)
+            rss.append(r)
         p, d = statistics.median(produce), statistics.median(drain)
         print("forward drain %5d B messages, %d MiB, %d partitions: local produce %.1f MiB/s, drain %.1f MiB/s, "
-              "ratio %.2f (runs: produce %s, drain %s)" % (size, args.mib, PARTITIONS, p, d, d / p,
-                                                            ["%.1f" % x for x in produce],
-                                                            ["%.1f" % x for x in drain]), flush=True)
+              "ratio %.2f; edge peak RSS %.1f MiB (runs: produce %s, drain %s)" % (
+                  size, args.mib, PARTITIONS, p, d, d / p, max(rss), ["%.1f" % x for x in produce],
+                  ["%.1f" % x for x in drain]), flush=True)
     return 0
 
 

@@ -1,0 +1,324 @@
+#!/usr/bin/python3
+"""Eddy side by side with NATS JetStream (the broker a gateway user might
+otherwise run) and with what the hardware allows, all measured in one run
+on one machine; writes a Markdown report, a PNG chart and the raw figures.
+`make bench` runs it; see tests/bench/METHOD.md for what is compared how.
+
+  /usr/bin/python3 tests/bench/compare_bench.py --build BUILD_DIR [--out DIR]
+      [--runs 3] [--scale 1.0] [--consume-mib 1024] [--latency-seconds 5]
+      [--workloads produce,consume,latency] [--publish tests/bench/results]
+
+Workloads are functions Context -> [row]; WORKLOADS lists them in the order
+they run. A new one (say a "gateway day" of many small producers, one local
+consumer and a forwarding link) is one more such function: it measures with
+ctx.measure(label, system, run_once) and returns rows made by
+throughput_row() or latency_row(), which the report renders like the rest.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_limits  # noqa: E402
+import bench_machine  # noqa: E402
+import bench_report  # noqa: E402
+from bench_measure import measure  # noqa: E402
+from bench_systems import EddySystem, JetStreamSystem  # noqa: E402
+
+SIZES = (100, 1024, 16384)
+PARTITIONS = (1, 8)
+# Messages per produce run at --scale 1 (100 B: 100 MB; otherwise 256 MiB).
+PRODUCE_COUNTS = {100: 1_000_000, 1024: 262_144, 16384: 16_384}
+EDDY_MODES = ("acks1", "acks_all_page_cache", "acks_all_disk")
+MODE_LABELS = {"acks1": "acks=1", "acks_all_page_cache": "acks=all, page cache", "acks_all_disk": "acks=all, disk"}
+MODE_SHORT = {"acks1": "acks1", "acks_all_page_cache": "all-pc", "acks_all_disk": "all-disk"}
+LATENCY_RATES = (1000, 10000)
+LATENCY_SIZE = 1024
+CONSUME_SIZE = 1024
+
+
+class Context:
+    """What a workload needs: the options, the two systems, the measured
+    limits, and measure() (warm-up + runs + medians, with the broker's CPU
+    and peak RSS when a system is given)."""
+
+    def __init__(self, opts, eddy, peer, log):
+        self.opts = opts
+        self.eddy = eddy
+        self.peer = peer
+        self.limits = {}
+        self.log = log
+        self.started = time.monotonic()
+
+    def measure(self, label, system, run_once, cleanup=None):
+        """Warm-up + opts.runs runs of run_once(index, warmup) -> values;
+        cleanup(index) after each, outside the measurement."""
+        self.log("[%5.0f s] %s" % (time.monotonic() - self.started, label))
+        return measure(label, run_once, self.opts.runs, meter=system.meter if system else None, log=self.log,
+                       cleanup=cleanup)
+
+    def limit(self, key):
+        """(description, median MB/s) of a throughput limit."""
+        desc, series = self.limits[key]
+        return desc, series.medians().get("mb_per_s")
+
+    def write_limit(self, durability):
+        """The tighter of the file-write and loopback ceilings for a produce
+        with this durability."""
+        disk_key = "fio_write_end_fsync" if durability == "acks_all_disk" else "fio_write"
+        candidates = [self.limit(disk_key), self.limit("iperf3")]
+        candidates = [c for c in candidates if c[1]]
+        return min(candidates, key=lambda c: c[1]) if candidates else (None, None)
+
+
+def throughput_row(short, workload, mode, eddy, peer, peer_matches, limit):
+    """A row compared by MB/s. short: its chart label. peer_matches: the
+    peer gives the same guarantee (else its figure is a reference only).
+    limit: (description, MB/s), or a function returning that, called once
+    every limit is measured (see resolve_limits)."""
+    row = {"kind": "throughput", "short": short, "workload": workload, "mode": mode, "eddy": eddy, "peer": peer,
+           "peer_matches": peer_matches, "limit_name": None, "limit": None}
+    if callable(limit):
+        row["limit_of"] = limit
+    else:
+        row["limit_name"], row["limit"] = limit
+    return row
+
+
+def resolve_limits(rows):
+    """Fills in the limits given as functions (their medians pool the passes
+    before and after the workloads)."""
+    for row in rows:
+        limit_of = row.pop("limit_of", None)
+        if limit_of:
+            try:
+                row["limit_name"], row["limit"] = limit_of()
+            except KeyError:  # the limit was never measured (run stopped)
+                pass
+
+
+def latency_row(short, workload, mode, eddy, peer, peer_matches, floor=(None, None)):
+    """A row compared by end-to-end latency percentiles; floor: (description,
+    Series with p50_us/p99_us/p999_us) of what the hardware needs at least."""
+    return {"kind": "latency", "short": short, "workload": workload, "mode": mode, "eddy": eddy, "peer": peer,
+            "peer_matches": peer_matches, "limit_name": floor[0], "limit": floor[1]}
+
+
+def size_label(size):
+    return "%d KiB" % (size // 1024) if size >= 1024 and size % 1024 == 0 else "%d B" % size
+
+
+# --------------------------------------------------------------------------
+# Limits
+# --------------------------------------------------------------------------
+
+LIMITS = (
+    # key, description, function(work_dir, opts, warmup) -> values
+    ("fio_write", "fio sequential write, page cache (1 MiB writes)",
+     lambda d, o, w: bench_limits.fio_write(d, o.fio_mib)),
+    ("fio_write_end_fsync", "fio sequential write to disk (1 MiB writes, final fsync timed)",
+     lambda d, o, w: bench_limits.fio_write_end_fsync(d, o.fio_mib)),
+    ("fio_write_fdatasync", "fio sequential write + fdatasync per 1 MiB",
+     lambda d, o, w: bench_limits.fio_write_fdatasync(d, o.fio_mib)),
+    ("fio_read_direct", "fio sequential read, O_DIRECT (1 MiB reads)",
+     lambda d, o, w: bench_limits.fio_read_direct(d, o.fio_mib)),
+    ("fio_sync_latency", "fdatasync after a 1 KiB write (fio)",
+     lambda d, o, w: bench_limits.fio_sync_latency(d, 2)),
+    ("iperf3", "iperf3 loopback TCP, one stream", lambda d, o, w: bench_limits.iperf3_loopback(1 if w else 3)),
+)
+
+
+def measure_limits(ctx, when):
+    """Measures every limit (warm-up + runs). Called before the workloads
+    and again after them: the runs of both passes are pooled, so that a
+    burst of load from elsewhere on the machine during one pass moves the
+    median less."""
+    work = os.path.join(ctx.opts.work, "fio")
+    for key, desc, fn in LIMITS:
+        series = ctx.measure("limit (%s): %s" % (when, desc), None, lambda i, w: fn(work, ctx.opts, w))
+        if key in ctx.limits:
+            ctx.limits[key][1].pool(series)
+        else:
+            ctx.limits[key] = (desc, series)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------
+# Workloads
+# --------------------------------------------------------------------------
+
+def fresh_topics(system, prefix, partitions, run):
+    """(run_once, cleanup) for ctx.measure: run i gets a fresh topic (stream)
+    named PREFIX-rI, deleted after it. run(name, warmup) -> values."""
+    def name(i):
+        return "%s-r%d" % (prefix, i)
+
+    return (lambda i, warmup: run(name(i), warmup)), (lambda i: system.delete(name(i), partitions))
+
+
+def produce_workload(ctx):
+    """Every size x partition count: JetStream once (its one publish mode),
+    Eddy in each durability mode. The warm-up sends a quarter of the
+    messages. (Closures below run within their loop iteration.)"""
+    rows = []
+    for size in SIZES:
+        count = max(1000, int(PRODUCE_COUNTS[size] * ctx.opts.scale))
+        for parts in PARTITIONS:
+            what = "produce %s, %d partition%s" % (size_label(size), parts, "s" if parts > 1 else "")
+            peer = ctx.measure("JetStream " + what, ctx.peer, *fresh_topics(
+                ctx.peer, "p%d-%d-js" % (size, parts), parts,
+                lambda name, warmup: ctx.peer.produce(name, count // 4 if warmup else count, size, parts)()))
+            for mode in EDDY_MODES:
+                eddy = ctx.measure("Eddy %s, %s" % (what, MODE_LABELS[mode]), ctx.eddy, *fresh_topics(
+                    ctx.eddy, "p%d-%d-%s" % (size, parts, MODE_SHORT[mode]), parts,
+                    lambda name, warmup: ctx.eddy.produce(name, count // 4 if warmup else count, size, parts,
+                                                          mode)()))
+                short = "%s %dp %s" % (size_label(size).replace(" ", ""), parts, MODE_SHORT[mode])
+                rows.append(throughput_row(short, what, MODE_LABELS[mode], eddy, peer, ctx.peer.matches(mode),
+                                           lambda mode=mode: ctx.write_limit(mode)))
+    return rows
+
+
+def consume_workload(ctx):
+    """A topic of --consume-mib MiB of 1 KiB messages in one partition, read
+    from the start (the warm-up reads a quarter); the limit is sendfile of
+    Eddy's segment files."""
+    count = (ctx.opts.consume_mib << 20) // CONSUME_SIZE
+    what = "consume %d MiB from the start (1 KiB messages, 1 partition)" % ctx.opts.consume_mib
+    # Loading is not measured; acks=1 for Eddy, JetStream's publish ack.
+    ctx.log("loading %d MiB into each system" % ctx.opts.consume_mib)
+    ctx.eddy.produce("consume", count, CONSUME_SIZE, 1, "acks1")()
+    ctx.peer.produce("consume", count, CONSUME_SIZE, 1)()
+    warm = count // 4
+    eddy = ctx.measure("Eddy " + what, ctx.eddy, lambda i, w: ctx.eddy.consume("consume", warm if w else count)())
+    peer = ctx.measure("JetStream " + what, ctx.peer, lambda i, w: ctx.peer.consume("consume", warm if w else count)())
+    segments = ctx.eddy.segment_files("consume")
+    ctx.limits["sendfile"] = ("sendfile(2) of the topic's segment files to loopback TCP", ctx.measure(
+        "limit: sendfile loop over %d segment files" % len(segments), None,
+        lambda i, w: bench_limits.sendfile_loopback(segments)))
+    return [throughput_row("consume %dMiB" % ctx.opts.consume_mib, what, "from the page cache", eddy, peer, True,
+                           ctx.limit("sendfile"))]
+
+
+def latency_workload(ctx):
+    """End-to-end latency (producer -> broker -> consumer in the same client
+    process) of 1 KiB messages at fixed rates, one partition. The warm-up
+    lasts half as long."""
+    rows = []
+    secs = ctx.opts.latency_seconds
+    floor = ctx.limits["fio_sync_latency"]
+    for rate in LATENCY_RATES:
+        what = "e2e latency, %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
+        peer = ctx.measure("JetStream " + what, ctx.peer, *fresh_topics(
+            ctx.peer, "lat-%d-js" % rate, 1,
+            lambda name, warmup: ctx.peer.latency(name, rate, max(1, secs // 2) if warmup else secs, LATENCY_SIZE)()))
+        for mode in EDDY_MODES:
+            eddy = ctx.measure("Eddy %s, %s" % (what, MODE_LABELS[mode]), ctx.eddy, *fresh_topics(
+                ctx.eddy, "lat-%d-%s" % (rate, MODE_SHORT[mode]), 1,
+                lambda name, warmup: ctx.eddy.latency(name, rate, max(1, secs // 2) if warmup else secs,
+                                                      LATENCY_SIZE, mode)()))
+            short = "e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode])
+            rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peer, ctx.peer.matches(mode),
+                                    floor if mode == "acks_all_disk" else (None, None)))
+    return rows
+
+
+WORKLOADS = {"produce": produce_workload, "consume": consume_workload, "latency": latency_workload}
+
+
+# --------------------------------------------------------------------------
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--build", required=True, help="build directory with eddy and tests/bench/{rdkafka,nats}_bench")
+    p.add_argument("--out", help="report directory (default BUILD/bench-report)")
+    p.add_argument("--work", help="where the data directories and fio files go; its filesystem is the one "
+                                  "measured (default BUILD/bench-work, removed afterwards)")
+    p.add_argument("--runs", type=int, default=3, help="measured runs per figure, after one warm-up (default 3)")
+    p.add_argument("--scale", type=float, default=1.0, help="multiplies the messages per produce run")
+    p.add_argument("--consume-mib", type=int, default=1024, help="size of the topic read from the start")
+    p.add_argument("--latency-seconds", type=int, default=5, help="seconds per latency run")
+    p.add_argument("--fio-mib", type=int, default=512, help="MiB per fio throughput run")
+    p.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset of " + ",".join(WORKLOADS))
+    p.add_argument("--publish", help="also copy report.md, chart.png and machine.md here (tests/bench/results)")
+    o = p.parse_args()
+    o.build = os.path.abspath(o.build)
+    o.out = os.path.abspath(o.out or os.path.join(o.build, "bench-report"))
+    o.work = os.path.abspath(o.work or os.path.join(o.build, "bench-work"))
+    o.workloads = [w for w in o.workloads.split(",") if w]
+    unknown = [w for w in o.workloads if w not in WORKLOADS]
+    if unknown:
+        p.error("unknown workload(s): %s" % ", ".join(unknown))
+    return o
+
+
+def main():
+    o = parse_args()
+    source = os.path.abspath(os.path.join(HERE, "..", ".."))
+    tools = {"eddy": os.path.join(o.build, "eddy"),
+             "rdkafka_bench": os.path.join(o.build, "tests", "bench", "rdkafka_bench"),
+             "nats_bench": os.path.join(o.build, "tests", "bench", "nats_bench")}
+    missing = [p for p in tools.values() if not os.access(p, os.X_OK)]
+    missing += [t for t in ("nats-server", "fio", "iperf3", "gnuplot") if not shutil.which(t)]
+    if missing:
+        print("compare_bench: missing %s (make bench installs and builds them)" % ", ".join(missing))
+        return 2
+    os.makedirs(o.work, exist_ok=True)
+    os.makedirs(o.out, exist_ok=True)
+    log_file = open(os.path.join(o.out, "bench.log"), "w")
+
+    def log(line):
+        print(line, flush=True)
+        log_file.write(line + "\n")
+        log_file.flush()
+
+    started = time.time()
+    eddy = EddySystem(tools["eddy"], source, tools["rdkafka_bench"], o.work,
+                      retention_bytes=max(o.consume_mib << 20, 256 << 20) + (64 << 20))
+    peer = JetStreamSystem(tools["nats_bench"], o.work)
+    ctx = Context(o, eddy, peer, log)
+    rows = []
+    failed = None
+    machine = {}
+    try:
+        machine = bench_machine.facts(o.work, eddy.version(), peer.version())
+        measure_limits(ctx, "before")
+        eddy.start()
+        peer.start()
+        ctx.idle_rss_kib = {"Eddy": eddy.meter.rss_kib(), "JetStream": peer.meter.rss_kib()}
+        log("eddy on %s, nats-server on %s; data under %s" % (eddy.broker.bootstrap, peer.url, o.work))
+        for name in o.workloads:
+            rows += WORKLOADS[name](ctx)
+        eddy.stop()
+        peer.stop()
+        measure_limits(ctx, "after")
+    except Exception as e:  # noqa: BLE001 - reported, and the report still written
+        import traceback
+        failed = "%s: %s" % (type(e).__name__, e)
+        log("bench failed: %s\n%s" % (failed, traceback.format_exc()))
+        if eddy.broker.proc is not None:
+            log("---- eddy log ----\n" + eddy.broker.log_text()[-3000:])
+    finally:
+        eddy.close()
+        peer.close()
+        shutil.rmtree(o.work, ignore_errors=True)
+    elapsed = time.time() - started
+    resolve_limits(rows)
+    if not rows:
+        log("no results")
+        return 1
+    paths = bench_report.write(o.out, rows, ctx.limits, machine, getattr(ctx, "idle_rss_kib", {}), o, started,
+                               elapsed, failed)
+    if o.publish:
+        bench_report.publish(o.out, o.publish)
+        log("copied the report to %s" % o.publish)
+    log("\nreport: %s\nchart:  %s\n(bench took %.0f s)" % (paths["report"], paths["chart"], elapsed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
