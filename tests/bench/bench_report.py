@@ -148,6 +148,53 @@ def _resource_table(rows):
     return "\n".join(out) + "\n"
 
 
+def _gateway_table(rows):
+    """The gateway day's own figures (gateway_day.py), Eddy next to
+    JetStream; rows: the workload's rows (both carry the same series)."""
+    eddy, peer = rows[0]["eddy"], rows[0]["peer"]
+
+    def cell(series, fn):
+        if series is None or not series.runs:
+            return "failed" if series is not None else "not run"
+        try:
+            return fn(series.medians()) + _flag(series)
+        except (TypeError, KeyError):
+            return "n/a"
+
+    def ms3(a, b, c=None):
+        return lambda m: " / ".join(_ms(m.get(k)) for k in (a, b, c) if k)
+
+    def pct(key):
+        return lambda m: "%.1f%%" % m[key]
+
+    lines = [
+        ("produce ack latency p50 / p99 ms (median over sensors)", ms3("ack_p50_us", "ack_p99_us")),
+        ("produce ack p99, worst sensor (ms)", lambda m: _ms(m["ack_p99_us_worst"])),
+        ("local consumer e2e p50 / p99 / p99.9 ms (median over sensors)",
+         ms3("e2e_p50_us", "e2e_p99_us", "e2e_p999_us")),
+        ("local consumer e2e p99, worst sensor (ms)", lambda m: _ms(m["e2e_p99_us_worst"])),
+        ("produced (acknowledged) msg/s", lambda m: _msgs(m["produced_msgs_per_s"])),
+        ("forwarded rate (msgs ÷ (send time + drain))", lambda m: _msgs(m["msgs_per_s"])),
+        ("forwarded when the last sensor exited", lambda m: "%.2f%% (%.0f msgs behind)" % (
+            100 * m["forwarded_share_at_end"], m["lag_msgs_at_end"])),
+        ("largest lag seen (sampled every second), msgs", lambda m: "%.0f" % m["max_lag_msgs"]),
+        ("drain after the last sensor exited, ms", lambda m: "%.0f" % m["drain_ms"]),
+        ("edge broker CPU, share of one core", pct("broker_cpu_pct")),
+        ("central broker CPU, share of one core", pct("central_cpu_pct")),
+        ("sensor clients' CPU, share of one core (all processes)", pct("client_cpu_pct")),
+        ("other processes' CPU, share of the machine", pct("other_cpu_pct")),
+    ]
+    out = ["| figure | Eddy | JetStream |", "|---|---|---|"]
+    for name, fn in lines:
+        out.append("| %s | %s | %s |" % (name, cell(eddy, fn), cell(peer, fn)))
+
+    def rss(series):
+        return "n/a" if series is None or series.peak_rss_kib is None else "%.1f MiB" % (series.peak_rss_kib / 1024)
+
+    out.append("| edge broker peak RSS | %s | %s |" % (rss(eddy), rss(peer)))
+    return "\n".join(out) + "\n"
+
+
 def _limits_table(limits):
     out = ["| limit | median | runs |", "|---|---|---|"]
     for desc, series in limits.values():
@@ -253,9 +300,10 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
     parts = [
         "# Eddy vs NATS JetStream vs the hardware\n",
         "Run %s, took %.0f s; %d measured runs per figure after one discarded warm-up, medians shown; "
-        "produce runs scaled by %g, consume topic %d MiB, latency runs %d s. How and why: "
+        "produce runs scaled by %g, consume topic %d MiB, latency runs %d s, gateway-day runs %d s. How and why: "
         "[METHOD.md](../METHOD.md) (tests/bench/METHOD.md).\n" % (
-            when, elapsed, opts.runs, opts.scale, opts.consume_mib, opts.latency_seconds),
+            when, elapsed, opts.runs, opts.scale, opts.consume_mib, opts.latency_seconds,
+            getattr(opts, "gateway_seconds", 0)),
         "Ratios: higher is better for Eddy, 1 is parity. Throughput: Eddy ÷ other. Latency: other ÷ Eddy at p99. "
         "† JetStream (nats-server 2.9) cannot fsync before acknowledging, so next to Eddy's acks=all/disk its "
         "figure is a reference with a weaker guarantee, not a like-for-like peer. Eddy's acks=1 rows use the "
@@ -275,6 +323,18 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
         "runs. Idle RSS after start: %s. The last columns are the noise: CPU that other processes (other users, "
         "kernel writeback) took during the runs, as a share of the whole machine.\n" % (idle or "n/a"),
         _resource_table(rows),
+    ]
+    gateway = [r for r in rows if r.get("gateway_day")]
+    if gateway:
+        parts += [
+            "## Gateway day\n",
+            "%s. Edge broker → forwarding link → central broker on the same machine; Eddy: a forward link "
+            "to a second eddy; JetStream: a leaf-node edge server whose streams a central stream sources. Each "
+            "sensor is one client process with its own topic (stream) and a consumer of it in the same process. "
+            "Medians of the runs; latencies are per-sensor percentiles, then the median (or the worst) over the "
+            "sensors. See METHOD.md for what matches what.\n" % gateway[0]["workload"].rsplit(",", 1)[0],
+            _gateway_table(gateway)]
+    parts += [
         "## Limits measured in this run\n", _limits_table(limits),
         "## Problems\n", _problems(rows, limits, failed),
         "## Machine\n", bench_machine.facts_markdown(machine) if machine else "unknown\n",

@@ -6,11 +6,12 @@ on one machine; writes a Markdown report, a PNG chart and the raw figures.
 
   /usr/bin/python3 tests/bench/compare_bench.py --build BUILD_DIR [--out DIR]
       [--runs 3] [--scale 1.0] [--consume-mib 1024] [--latency-seconds 5]
-      [--workloads produce,consume,latency] [--publish tests/bench/results]
+      [--gateway-seconds 12] [--workloads produce,consume,latency,gatewayday]
+      [--publish tests/bench/results]
 
 Workloads are functions Context -> [row]; WORKLOADS lists them in the order
-they run. A new one (say a "gateway day" of many small producers, one local
-consumer and a forwarding link) is one more such function: it measures with
+they run. A new one (as gatewayday_workload, many small producers, their
+consumers and a forwarding link) is one more such function: it measures with
 ctx.measure(label, system, run_once) and returns rows made by
 throughput_row() or latency_row(), which the report renders like the rest.
 """
@@ -26,6 +27,7 @@ sys.path.insert(0, HERE)
 import bench_limits  # noqa: E402
 import bench_machine  # noqa: E402
 import bench_report  # noqa: E402
+import gateway_day  # noqa: E402
 from bench_measure import measure  # noqa: E402
 from bench_systems import EddySystem, JetStreamSystem  # noqa: E402
 
@@ -227,7 +229,40 @@ def latency_workload(ctx):
     return rows
 
 
-WORKLOADS = {"produce": produce_workload, "consume": consume_workload, "latency": latency_workload}
+def gatewayday_workload(ctx):
+    """A "gateway day" (gateway_day.py): SENSORS sensor processes at RATE
+    msg/s of SIZE bytes, each with a live consumer, into an edge broker that
+    forwards everything to a central one (Eddy: a forward link to a second
+    eddy; JetStream: a leaf-node edge whose streams a central stream
+    sources). Two rows: the local consumers' end-to-end latency, and the
+    forwarded rate against the offered load (the sensors' produced rate)."""
+    secs = ctx.opts.gateway_seconds
+    what = "gateway day: %d sensors × %d msg/s × %d B, %d s, forwarded" % (
+        gateway_day.SENSORS, gateway_day.RATE, gateway_day.SIZE, secs)
+    mode = "acks=all, page cache"
+    eddy_gw = gateway_day.EddyGateway(ctx.eddy_bin, ctx.source_dir, ctx.eddy.tool, ctx.opts.work)
+    peer_gw = gateway_day.JetStreamGateway(ctx.peer.tool, ctx.opts.work)
+    try:
+        eddy_gw.start()
+        eddy = gateway_day.measure_day(ctx, eddy_gw, "Eddy " + what, secs)
+    finally:
+        eddy_gw.close()
+    try:
+        peer_gw.start()
+        peer = gateway_day.measure_day(ctx, peer_gw, "JetStream " + what, secs)
+    finally:
+        peer_gw.close()
+    offered = ("offered load: %d sensors × %d msg/s × %d B" % (gateway_day.SENSORS, gateway_day.RATE,
+                                                                gateway_day.SIZE), gateway_day.OFFERED_MB_PER_S)
+    rows = [latency_row("gw day e2e", what + ", local consumers", mode, eddy, peer, True),
+            throughput_row("gw day fwd", what + ", forwarding link", mode, eddy, peer, True, offered)]
+    for row in rows:
+        row["gateway_day"] = True
+    return rows
+
+
+WORKLOADS = {"produce": produce_workload, "consume": consume_workload, "latency": latency_workload,
+             "gatewayday": gatewayday_workload}
 
 
 # --------------------------------------------------------------------------
@@ -242,6 +277,7 @@ def parse_args():
     p.add_argument("--scale", type=float, default=1.0, help="multiplies the messages per produce run")
     p.add_argument("--consume-mib", type=int, default=1024, help="size of the topic read from the start")
     p.add_argument("--latency-seconds", type=int, default=5, help="seconds per latency run")
+    p.add_argument("--gateway-seconds", type=int, default=12, help="seconds per gateway-day run")
     p.add_argument("--fio-mib", type=int, default=512, help="MiB per fio throughput run")
     p.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset of " + ",".join(WORKLOADS))
     p.add_argument("--publish", help="also copy report.md, chart.png and machine.md here (tests/bench/results)")
@@ -281,6 +317,7 @@ def main():
                       retention_bytes=max(o.consume_mib << 20, 256 << 20) + (64 << 20))
     peer = JetStreamSystem(tools["nats_bench"], o.work)
     ctx = Context(o, eddy, peer, log)
+    ctx.eddy_bin, ctx.source_dir = tools["eddy"], source
     rows = []
     failed = None
     machine = {}
