@@ -182,6 +182,21 @@ bool client_options_from_flags(const ToolFlags& flags, client::ClientOptions* ou
   return true;
 }
 
+bool parse_tool_args(const char* tool, const std::vector<std::string>& args, std::span<const FlagSpec> specs,
+                     const std::string& usage, ToolFlags* flags, int* exit_code) {
+  std::string error;
+  if (!ToolFlags::parse(args, specs, flags, &error)) {
+    *exit_code = usage_error(tool, error, usage);
+    return false;
+  }
+  if (flags->has("--help")) {
+    std::fputs(usage.c_str(), stdout);
+    *exit_code = kExitOk;
+    return false;
+  }
+  return true;
+}
+
 int usage_error(const char* tool, const std::string& message, const std::string& usage) {
   std::fprintf(stderr, "eddy %s: %s\n\n%s", tool, message.c_str(), usage.c_str());
   return kExitUsage;

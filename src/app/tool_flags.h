@@ -63,6 +63,12 @@ std::vector<std::string> split_config_list(std::string_view text);
 // timeouts.
 bool client_options_from_flags(const ToolFlags& flags, client::ClientOptions* out, std::string* error);
 
+// The start every tool shares: parses args against specs; a bad flag prints
+// the usage error, --help prints the usage to stdout. True when the tool
+// goes on; false with *exit_code, what the tool returns now.
+bool parse_tool_args(const char* tool, const std::vector<std::string>& args, std::span<const FlagSpec> specs,
+                     const std::string& usage, ToolFlags* flags, int* exit_code);
+
 // Prints "eddy <tool>: <message>" (and the usage for usage errors) to
 // stderr and returns the exit code.
 int usage_error(const char* tool, const std::string& message, const std::string& usage);

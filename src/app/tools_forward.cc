@@ -126,11 +126,8 @@ std::string local_time_now() {
 int run_status(const std::vector<std::string>& args) {
   ToolFlags flags;
   std::string error;
-  if (!ToolFlags::parse(args, kStatusFlags, &flags, &error)) return usage_error(kTool, error, status_usage());
-  if (flags.has("--help")) {
-    std::fputs(status_usage().c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  if (!parse_tool_args(kTool, args, kStatusFlags, status_usage(), &flags, &exit_code)) return exit_code;
   int64_t watch_seconds = 0;
   if (!int_flag(flags, "--watch", 1, 86400, &watch_seconds, &error)) return usage_error(kTool, error, status_usage());
   std::string data_dir;

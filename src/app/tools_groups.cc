@@ -352,11 +352,8 @@ int do_reset(client::Client& client, const ToolFlags& flags, const std::string& 
 int run_groups(const std::vector<std::string>& args) {
   ToolFlags flags;
   std::string error;
-  if (!ToolFlags::parse(args, kFlags, &flags, &error)) return usage_error(kTool, error, usage());
-  if (flags.has("--help")) {
-    std::printf("%s", usage().c_str());
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
   const char* actions[] = {"--list", "--describe", "--reset-offsets"};
   int action_count = 0;
   std::string action;

@@ -121,11 +121,8 @@ std::span<const uint8_t> bytes_of(const std::string& s) {
 int run_produce(const std::vector<std::string>& args) {
   ToolFlags flags;
   std::string error;
-  if (!ToolFlags::parse(args, kFlags, &flags, &error)) return usage_error(kTool, error, usage());
-  if (flags.has("--help")) {
-    std::fputs(usage().c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
   client::ClientOptions options;
   if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
   const std::string* topic = flags.value("--topic");

@@ -211,11 +211,8 @@ int do_alter(client::Client& client, const ToolFlags& flags, const std::string& 
 int run_topics(const std::vector<std::string>& args) {
   ToolFlags flags;
   std::string error;
-  if (!ToolFlags::parse(args, kFlags, &flags, &error)) return usage_error(kTool, error, usage());
-  if (flags.has("--help")) {
-    std::fputs(usage().c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
   const char* actions[] = {"--create", "--list", "--describe", "--alter", "--delete"};
   int action_count = 0;
   std::string action;
