@@ -39,7 +39,12 @@ apt_install() {
 HOST_BUILD=(cmake make g++ pkg-config file libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest
   zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev)
 # Real clients for the integration tests (not linked into eddy).
-HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace)
+HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace
+  openjdk-17-jdk-headless maven python3-venv)
+# Apache Kafka itself (broker, tools, Java clients) comes from Maven Central
+# and the newest clients from PyPI, npm and the Go module proxy: the tests
+# fetch those into ~/.cache/eddy-test on first use (tests/integration/
+# kafka_fixture.py, newest_clients.py).
 
 case "${1:-host}" in
   host)

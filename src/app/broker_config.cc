@@ -140,7 +140,14 @@ std::vector<ConfigKey> make_keys() {
                    "itself).")),
       eddy_key(key("eddy.forward.<link>.remote.topic", T::kString, "${topic}",
                    "Name of the central topic: ${topic}, ${gateway.id} and ${link} are replaced (e.g. "
-                   "'${gateway.id}.${topic}'). Central topics must exist; a missing one pauses that topic.")),
+                   "'${gateway.id}.${topic}'). A missing central topic is created (create.topics) or pauses that topic.")),
+      eddy_key(key("eddy.forward.<link>.create.topics", T::kBool, "true",
+                   "Create a missing central topic with the local partition count, as MirrorMaker 2 does; false: "
+                   "the topic pauses until it exists.")),
+      eddy_key(ranged(key("eddy.forward.<link>.replication.factor", T::kInt, "-1",
+                          "Replication factor of the central topics the link creates; -1: the central cluster's "
+                          "default.replication.factor."),
+                      -1, 32767)),
       eddy_key(key("eddy.forward.<link>.topic.priorities", T::kList, "",
                    "regex:priority pairs; after an outage the highest priority drains first (default priority 0).")),
       eddy_key(one_of(key("eddy.forward.<link>.acks", T::kString, "all",

@@ -93,6 +93,12 @@ bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>*
     o.request_timeout_ms = config.get_long(k + "request.timeout.ms");
     o.connect_timeout_ms = config.get_long(k + "socket.connection.setup.timeout.ms");
     o.paused_retry_ms = config.get_long(k + "paused.retry.ms");
+    o.create_topics = config.get_bool(k + "create.topics");
+    o.replication_factor = static_cast<int16_t>(config.get_int(k + "replication.factor"));
+    if (o.replication_factor == 0) {
+      *error = where(config, k + "replication.factor") + ": 0 is not a replication factor (-1 or at least 1)";
+      return false;
+    }
     forward::TopicMapping mapping;
     if (!forward::TopicMapping::create(o, &mapping, &why)) {
       *error = "link '" + name + "': " + why;

@@ -32,6 +32,7 @@ const std::vector<ApiSupport>& Broker::supported_apis() {
       {22, 0, 4},   // InitProducerId (no transactions)
       {23, 0, 4},   // OffsetForLeaderEpoch
       {32, 0, 4},   // DescribeConfigs
+      {33, 0, 2},   // AlterConfigs
       {37, 0, 3},   // CreatePartitions
       {42, 0, 2},   // DeleteGroups
       {44, 0, 1},   // IncrementalAlterConfigs
@@ -90,6 +91,13 @@ void Broker::close_bad_request(Request& request, const std::string& why) {
   request.reply->close_connection();
 }
 
+void Broker::note_trailing_bytes(const Request& request, size_t count) {
+  ++requests_with_trailing_bytes_;
+  EDDY_LOG_DEBUG("ignoring %zu bytes after the last field of %s v%d from %s (client id '%s')", count,
+                 protocol::api_name(request.api_key()), request.version(), request.client.peer.c_str(),
+                 request.client_id().c_str());
+}
+
 void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply) {
   auto request = std::make_unique<Request>();
   request->client = client;
@@ -128,6 +136,7 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
     case protocol::ApiKey::kDescribeConfigs: handle_describe_configs(std::move(request)); break;
     case protocol::ApiKey::kCreatePartitions: handle_create_partitions(std::move(request)); break;
     case protocol::ApiKey::kIncrementalAlterConfigs: handle_incremental_alter_configs(std::move(request)); break;
+    case protocol::ApiKey::kAlterConfigs: handle_alter_configs(std::move(request)); break;
     case protocol::ApiKey::kDescribeCluster: handle_describe_cluster(std::move(request)); break;
     case protocol::ApiKey::kOffsetCommit: handle_offset_commit(std::move(request)); break;
     case protocol::ApiKey::kOffsetFetch: handle_offset_fetch(std::move(request)); break;

@@ -77,6 +77,9 @@ class Broker {
 
   TopicTable& topics() { return topics_; }
   const BrokerOptions& options() const { return options_; }
+  // Requests that carried bytes after their last field (ignored, as Kafka
+  // does; logged at debug level).
+  uint64_t requests_with_trailing_bytes() const { return requests_with_trailing_bytes_; }
 
   // Called (reactor thread) after each partition's log is opened: while
   // start() loads the topics (after_start false), then for new topics and
@@ -113,6 +116,7 @@ class Broker {
   template <typename M>
   bool decode(Request& request, M* out);
   void close_bad_request(Request& request, const std::string& why);
+  void note_trailing_bytes(const Request& request, size_t count);
   void note_encode_problem(const Request& request, const protocol::Status& status);
 
   // Handlers (one file each, named after the API family).
@@ -128,6 +132,7 @@ class Broker {
   void handle_delete_records(RequestPtr request);
   void handle_describe_configs(RequestPtr request);
   void handle_incremental_alter_configs(RequestPtr request);
+  void handle_alter_configs(RequestPtr request);
   void handle_describe_cluster(RequestPtr request);
   // Consumer groups (group_handlers.cc).
   void handle_find_coordinator(RequestPtr request);
@@ -178,6 +183,7 @@ class Broker {
   // Cleared when the broker is destroyed, so that durability reports posted
   // by the flusher after that are ignored.
   std::shared_ptr<bool> alive_;
+  uint64_t requests_with_trailing_bytes_ = 0;
   PartitionObserver partition_observer_;
   bool started_ = false;
 };
@@ -192,11 +198,13 @@ void Broker::respond(Request& request, const M& body) {
 
 template <typename M>
 bool Broker::decode(Request& request, M* out) {
-  protocol::Status s = protocol::decode_request_body(request.frame, request.parsed, out);
+  size_t trailing = 0;
+  protocol::Status s = protocol::decode_request_body(request.frame, request.parsed, out, &trailing);
   if (!s.ok()) {
     close_bad_request(request, s.message());
     return false;
   }
+  if (trailing != 0) note_trailing_bytes(request, trailing);
   return true;
 }
 

@@ -1,5 +1,7 @@
-// DescribeConfigs and IncrementalAlterConfigs for topics (their overrides
+// DescribeConfigs, IncrementalAlterConfigs and AlterConfigs for topics (their overrides
 // live in the meta store) and the broker (its static configuration).
+#include <set>
+
 #include "broker/broker.h"
 #include "protocol/errors.h"
 
@@ -11,9 +13,16 @@ namespace {
 
 constexpr int8_t kTopicResource = 2;
 constexpr int8_t kBrokerResource = 4;
-// DescribeConfigs config_source values.
-constexpr int8_t kStaticBrokerConfig = 4;
-constexpr int8_t kDefaultConfig = 5;
+
+// Kafka refuses a resource that names a config twice (INVALID_REQUEST).
+template <typename Configs>
+bool has_duplicate_names(const Configs& configs) {
+  std::set<std::string> seen;
+  for (const auto& c : configs) {
+    if (!seen.insert(c.name).second) return true;
+  }
+  return false;
+}
 
 bool wanted(const std::optional<std::vector<std::string>>& keys, const std::string& name) {
   if (!keys.has_value() || keys->empty()) return true;
@@ -35,22 +44,28 @@ void Broker::handle_describe_configs(RequestPtr request) {
     result.resource_type = resource.resource_type;
     result.resource_name = resource.resource_name;
     result.error_message.reset();
-    auto add = [&](const std::string& name, const std::string& value, bool is_default, bool read_only,
-                   int8_t source) {
-      if (!wanted(resource.configuration_keys, name)) return;
+    auto add = [&](const DescribedConfig& d, bool read_only) {
+      if (!wanted(resource.configuration_keys, d.name)) return;
       protocol::DescribeConfigsResponse::DescribeConfigsResourceResult c;
-      c.name = name;
-      c.value = value;
+      c.name = d.name;
+      c.value = d.value;
       c.read_only = read_only;
-      c.is_default = is_default;
-      c.config_source = source;
-      c.documentation.reset();
+      c.is_default = d.is_default;
+      c.config_source = d.source;
+      c.config_type = d.config_type;
+      if (body.include_documentation && !d.documentation.empty()) {
+        c.documentation = d.documentation;
+      } else {
+        c.documentation.reset();
+      }
       if (version >= 1 && body.include_synonyms) {
-        protocol::DescribeConfigsResponse::DescribeConfigsSynonym s;
-        s.name = name;
-        s.value = value;
-        s.source = source;
-        c.synonyms.push_back(std::move(s));
+        for (const auto& syn : d.synonyms) {
+          protocol::DescribeConfigsResponse::DescribeConfigsSynonym s;
+          s.name = syn.name;
+          s.value = syn.value;
+          s.source = syn.source;
+          c.synonyms.push_back(std::move(s));
+        }
       }
       result.configs.push_back(std::move(c));
     };
@@ -60,9 +75,7 @@ void Broker::handle_describe_configs(RequestPtr request) {
         result.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
         result.error_message = "Topic " + resource.resource_name + " does not exist";
       } else {
-        for (const auto& c : describe_topic_configs(options_, topic->overrides)) {
-          add(c.name, c.value, c.is_default, false, c.source);
-        }
+        for (const auto& c : describe_topic_configs(options_, topic->overrides)) add(c, false);
       }
     } else if (resource.resource_type == kBrokerResource) {
       if (!resource.resource_name.empty() && resource.resource_name != std::to_string(options_.node_id)) {
@@ -70,7 +83,13 @@ void Broker::handle_describe_configs(RequestPtr request) {
         result.error_message = "Unknown broker " + resource.resource_name;
       } else {
         for (const auto& c : options_.static_configs) {
-          add(c.name, c.value, c.is_default, c.read_only, c.is_default ? kDefaultConfig : kStaticBrokerConfig);
+          DescribedConfig d;
+          d.name = c.name;
+          d.value = c.value;
+          d.is_default = c.is_default;
+          d.source = c.is_default ? kDefaultConfig : kStaticBrokerConfig;
+          d.synonyms.push_back({c.name, c.value, d.source});
+          add(d, c.read_only);
         }
       }
     } else {
@@ -92,8 +111,13 @@ void Broker::handle_incremental_alter_configs(RequestPtr request) {
     out.resource_name = resource.resource_name;
     out.error_message.reset();
     TopicResult r;
-    if (resource.resource_type == kTopicResource) {
+    if (has_duplicate_names(resource.configs)) {
+      r = {ErrorCode::kInvalidRequest, "Error due to duplicate config keys"};
+    } else if (resource.resource_type == kTopicResource) {
       std::vector<meta::ConfigChange> changes;
+      // Values as the changes so far leave them, for APPEND/SUBTRACT.
+      ConfigMap current;
+      if (Topic* topic = topics_.find(resource.resource_name)) current = topic->overrides;
       for (const auto& c : resource.configs) {
         if (c.config_operation == 0) {  // SET
           if (!c.value.has_value()) {
@@ -101,17 +125,80 @@ void Broker::handle_incremental_alter_configs(RequestPtr request) {
             break;
           }
           changes.push_back(meta::ConfigChange::set(c.name, *c.value));
+          current[c.name] = *c.value;
         } else if (c.config_operation == 1) {  // DELETE
           changes.push_back(meta::ConfigChange::remove(c.name));
+          current.erase(c.name);
         } else if (c.config_operation == 2 || c.config_operation == 3) {  // APPEND, SUBTRACT
-          r = {ErrorCode::kInvalidConfig, "Config value append/subtract is not allowed for config " + c.name +
-                                              ": Eddy has no list-valued topic configs"};
-          break;
+          if (!is_list_topic_config(c.name)) {
+            r = {ErrorCode::kInvalidConfig, "Config value append/subtract is not allowed for config " + c.name +
+                                                (is_topic_config(c.name) ? " as it is not of type LIST"
+                                                                         : ": Unknown topic config name")};
+            break;
+          }
+          std::string base;
+          if (auto it = current.find(c.name); it != current.end()) {
+            base = it->second;
+          } else {
+            for (const auto& d : describe_topic_configs(options_, current)) {
+              if (d.name == c.name) base = d.value;
+            }
+          }
+          std::string items = c.value.value_or("");
+          std::string next = c.config_operation == 2 ? append_to_list(base, items) : subtract_from_list(base, items);
+          changes.push_back(meta::ConfigChange::set(c.name, next));
+          current[c.name] = next;
         } else {
           r = {ErrorCode::kInvalidRequest, "Unknown config operation " + std::to_string(c.config_operation)};
           break;
         }
       }
+      if (r.ok()) r = topics_.alter_configs(resource.resource_name, changes, body.validate_only);
+    } else if (resource.resource_type == kBrokerResource) {
+      r = {ErrorCode::kInvalidConfig,
+           "Eddy's broker configuration is static: change the properties file (or --override) and restart"};
+    } else {
+      r = {ErrorCode::kInvalidRequest, "Resource type " + std::to_string(resource.resource_type) + " is not supported"};
+    }
+    out.error_code = protocol::to_int(r.code);
+    if (!r.ok()) out.error_message = r.message;
+    response.responses.push_back(std::move(out));
+  }
+  respond(*request, response);
+}
+
+// AlterConfigs (API 33), the non-incremental form older tools still send:
+// the given configs replace all of the resource's overrides (any override
+// not named is reset to its default), as in Kafka.
+void Broker::handle_alter_configs(RequestPtr request) {
+  protocol::AlterConfigsRequest body;
+  if (!decode(*request, &body)) return;
+  protocol::AlterConfigsResponse response;
+  for (const auto& resource : body.resources) {
+    protocol::AlterConfigsResponse::AlterConfigsResourceResponse out;
+    out.resource_type = resource.resource_type;
+    out.resource_name = resource.resource_name;
+    out.error_message.reset();
+    TopicResult r;
+    if (has_duplicate_names(resource.configs)) {
+      r = {ErrorCode::kInvalidRequest, "Error due to duplicate config keys"};
+    } else if (resource.resource_type == kTopicResource) {
+      Topic* topic = topics_.find(resource.resource_name);
+      std::vector<meta::ConfigChange> changes;
+      ConfigMap wanted_configs;
+      for (const auto& c : resource.configs) {
+        if (!c.value.has_value()) {
+          r = {ErrorCode::kInvalidRequest, "Null value not supported for : " + c.name};
+          break;
+        }
+        wanted_configs[c.name] = *c.value;
+      }
+      if (r.ok() && topic != nullptr) {
+        for (const auto& [key, _value] : topic->overrides) {
+          if (wanted_configs.count(key) == 0) changes.push_back(meta::ConfigChange::remove(key));
+        }
+      }
+      for (const auto& [key, value] : wanted_configs) changes.push_back(meta::ConfigChange::set(key, value));
       if (r.ok()) r = topics_.alter_configs(resource.resource_name, changes, body.validate_only);
     } else if (resource.resource_type == kBrokerResource) {
       r = {ErrorCode::kInvalidConfig,

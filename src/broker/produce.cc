@@ -40,8 +40,9 @@ ErrorCode error_for(storage::Status s, int16_t version) {
 
 // Checks what the storage does not: one batch per partition (Kafka requires
 // exactly one for v3+), the size limit, and features Eddy does not offer yet.
-ErrorCode precheck(std::span<const uint8_t> records, int32_t max_message_bytes, int16_t version,
+ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig& config, int16_t version,
                    protocol::RecordBatchView* out, std::string* message) {
+  const int32_t max_message_bytes = config.max_message_bytes;
   if (records.empty()) {
     *message = "Produce request carries no record batch";
     return ErrorCode::kInvalidRecord;
@@ -68,6 +69,18 @@ ErrorCode precheck(std::span<const uint8_t> records, int32_t max_message_bytes, 
   if (batch.is_transactional() || batch.is_control()) {
     *message = "Transactions are not supported by Eddy";
     return ErrorCode::kInvalidRecord;
+  }
+  // message.timestamp.after.max.ms (CreateTime): the batch's newest
+  // timestamp bounds every record's from above.
+  if (config.log.timestamp_type == protocol::TimestampType::kCreateTime && batch.max_timestamp() >= 0) {
+    const int64_t now = port::wall_clock_millis();
+    if (batch.max_timestamp() > now && batch.max_timestamp() - now > config.timestamp_after_max_ms) {
+      *message = "Timestamp " + std::to_string(batch.max_timestamp()) +
+                 " of message is out of range. The timestamp should be no later than " +
+                 std::to_string(now + config.timestamp_after_max_ms) + " (message.timestamp.after.max.ms=" +
+                 std::to_string(config.timestamp_after_max_ms) + ")";
+      return ErrorCode::kInvalidTimestamp;
+    }
   }
   *out = batch;
   return ErrorCode::kNone;
@@ -125,7 +138,7 @@ void Broker::handle_produce(RequestPtr request) {
         std::span<const uint8_t> records;
         if (partition_data.records) records = partition_data.records->bytes;
         protocol::RecordBatchView batch;
-        code = precheck(records, topic->config.max_message_bytes, version, &batch, &message);
+        code = precheck(records, topic->config, version, &batch, &message);
         PartitionProducers* producers = nullptr;
         SequenceCheck sequence;
         if (code == ErrorCode::kNone && batch.producer_id() >= 0) {

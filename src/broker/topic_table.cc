@@ -195,8 +195,9 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
       if (!why.empty()) return fail(ErrorCode::kInvalidConfig, why);
       next[change.key] = change.value;
     } else {
-      std::string why = validate_topic_config(change.key, "");
-      if (why.rfind("Unknown topic config name", 0) == 0) return fail(ErrorCode::kInvalidConfig, why);
+      if (!is_topic_config(change.key)) {
+        return fail(ErrorCode::kInvalidConfig, "Unknown topic config name: " + change.key);
+      }
       next.erase(change.key);
     }
   }

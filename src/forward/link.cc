@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 
+#include "client/admin.h"
 #include "port/log.h"
 #include "port/port.h"
 #include "protocol/errors.h"
@@ -381,21 +382,74 @@ bool Link::refresh_metadata(const std::set<std::string>& topics) {
     fail("metadata from the central cluster: " + s.message());
     return false;
   }
-  apply_leaders();
+  std::set<std::string> missing = apply_leaders();
+  if (!missing.empty() && options_.create_topics && create_remote_topics(missing)) {
+    s = client_->refresh_metadata(&names, false);
+    if (!s.ok()) {
+      fail("metadata from the central cluster: " + s.message());
+      return false;
+    }
+    missing = apply_leaders();
+  }
+  const int64_t now = port::monotonic_millis();
+  for (const std::string& topic : missing) {
+    if (created_remote_topics_.count(topic) != 0) {
+      // Created, not visible everywhere yet: ask again soon.
+      next_metadata_refresh_ms_ = std::min(next_metadata_refresh_ms_, now + 200);
+    } else if (!options_.create_topics) {
+      pause_topic(topic, "topic " + topic + " does not exist on the central cluster (create it there, or set "
+                         "eddy.forward." + options_.name + ".create.topics=true)");
+    }
+  }
   return true;
 }
 
-void Link::apply_leaders() {
+bool Link::create_remote_topics(const std::set<std::string>& missing) {
+  bool created = false;
+  client::Admin admin(client_.get());
+  for (const std::string& topic : missing) {
+    if (created_remote_topics_.count(topic) != 0) continue;
+    int32_t partitions = 0;
+    for (const auto& [key, p] : partitions_) {
+      if (p.remote_topic == topic) partitions = std::max(partitions, p.partition + 1);
+    }
+    client::NewTopic t;
+    t.name = topic;
+    t.partitions = partitions;
+    t.replication_factor = options_.replication_factor;
+    Status s = admin.create_topic(t);
+    if (s.ok() || s.kafka_error() == ErrorCode::kTopicAlreadyExists) {
+      EDDY_LOG_INFO("forward link %s: created central topic %s with %d partitions", options_.name.c_str(),
+                    topic.c_str(), partitions);
+      created_remote_topics_.insert(topic);
+      created = true;
+    } else {
+      pause_topic(topic, "could not create central topic " + topic + ": " + s.message());
+    }
+  }
+  return created;
+}
+
+void Link::pause_topic(const std::string& remote_topic, const std::string& why) {
+  for (auto& [key, p] : partitions_) {
+    if (p.remote_topic == remote_topic) pause(p, why);
+  }
+}
+
+std::set<std::string> Link::apply_leaders() {
   const client::ClusterMetadata& md = client_->metadata();
   const int64_t now = port::monotonic_millis();
+  std::set<std::string> missing;
   for (auto& [key, p] : partitions_) {
     if (p.remote_topic.empty()) continue;
     const client::TopicInfo* t = md.topic(p.remote_topic);
     if (t == nullptr) continue;  // not asked for yet
     if (t->error_code == static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition)) {
-      pause(p, "topic " + p.remote_topic + " does not exist on the central cluster (create it there)");
+      missing.insert(p.remote_topic);
+      p.leader = -1;
       continue;
     }
+    created_remote_topics_.erase(p.remote_topic);
     if (t->error_code == static_cast<int16_t>(ErrorCode::kTopicAuthorizationFailed)) {
       pause(p, "not authorized to write " + p.remote_topic + " on the central cluster");
       continue;
@@ -416,6 +470,7 @@ void Link::apply_leaders() {
       p.paused.clear();
     }
   }
+  return missing;
 }
 
 void Link::pause(Partition& p, const std::string& why) {

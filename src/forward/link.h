@@ -96,7 +96,14 @@ class Link {
   // the periodic refresh) when full.
   bool refresh_local(bool full = true);
   bool refresh_metadata(const std::set<std::string>& topics);
-  void apply_leaders();
+  // Points each partition at its central leader; returns the remote topics
+  // the central cluster does not have (their partitions are not paused yet).
+  std::set<std::string> apply_leaders();
+  // create.topics: creates the missing remote topics with the local
+  // partition count; pauses the partitions of those it could not create.
+  // Returns whether any was created.
+  bool create_remote_topics(const std::set<std::string>& missing);
+  void pause_topic(const std::string& remote_topic, const std::string& why);
   // Sends what the windows, priorities and the bandwidth cap allow; false on
   // a failure (already handled).
   bool fill(bool* sent_any, int64_t* wait_ms);
@@ -143,6 +150,9 @@ class Link {
   TokenBucket bucket_;
   int64_t next_local_refresh_ms_ = 0;
   int64_t next_metadata_refresh_ms_ = 0;
+  // Remote topics this link created that the metadata has not shown yet
+  // (a new topic takes a moment to reach every central broker).
+  std::set<std::string> created_remote_topics_;
   size_t rotation_ = 0;
   LinkStatus status_;
   int64_t last_publish_ms_ = 0;

@@ -40,6 +40,11 @@ struct LinkOptions {
   // link tries it again (metadata refresh, then one batch).
   int64_t paused_retry_ms = 60000;
   int32_t max_in_flight = 5;  // produce requests per central broker (1..5)
+  // A missing central topic is created with the local partition count and
+  // this replication factor (-1: the central cluster's default), as
+  // MirrorMaker 2 does; false: the topic pauses until someone creates it.
+  bool create_topics = true;
+  int16_t replication_factor = -1;
 };
 
 }  // namespace eddy::forward

@@ -20,12 +20,16 @@
 
 namespace eddy::protocol {
 
-// Decodes exactly `bytes` as version `version` of M into *out (which is
-// reset first). base_offset is where bytes start within the frame, so that
-// error messages give frame offsets. Bytes left over after the message are
-// an error.
+// Decodes `bytes` as version `version` of M into *out (which is reset
+// first). base_offset is where bytes start within the frame, so that error
+// messages give frame offsets. Bytes left over after the message are an
+// error, unless `trailing` is given: then their count is stored there and
+// they are ignored (Apache Kafka ignores bytes after a request's last field,
+// and current librdkafka sends some after Metadata v12).
 template <typename M>
-Status decode(std::span<const uint8_t> bytes, int16_t version, M* out, size_t base_offset = 0) {
+Status decode(std::span<const uint8_t> bytes, int16_t version, M* out, size_t base_offset = 0,
+              size_t* trailing = nullptr) {
+  if (trailing != nullptr) *trailing = 0;
   *out = M{};
   if (version < M::kMinVersion || version > M::kMaxVersion) {
     return Status::error(std::string(M::kName) + ": version " + std::to_string(version) + " is outside " +
@@ -34,7 +38,11 @@ Status decode(std::span<const uint8_t> bytes, int16_t version, M* out, size_t ba
   Reader r(bytes, M::kName, base_offset);
   out->decode(r, version);
   if (r.ok() && r.remaining() != 0) {
-    r.fail("%zu unexpected bytes after the message", r.remaining());
+    if (trailing != nullptr) {
+      *trailing = r.remaining();
+    } else {
+      r.fail("%zu unexpected bytes after the message", r.remaining());
+    }
   }
   return r.ok() ? Status() : Status::error(r.error());
 }

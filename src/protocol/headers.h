@@ -68,8 +68,10 @@ Status parse_request_header(std::span<const uint8_t> frame, ParsedRequestHeader*
 // Decodes the body of a request whose header parse_request_header parsed.
 // The body's records fields view `frame`.
 template <typename M>
-Status decode_request_body(std::span<const uint8_t> frame, const ParsedRequestHeader& header, M* out) {
-  return decode(frame.subspan(header.body_offset), header.header.request_api_version, out, header.body_offset);
+Status decode_request_body(std::span<const uint8_t> frame, const ParsedRequestHeader& header, M* out,
+                           size_t* trailing = nullptr) {
+  return decode(frame.subspan(header.body_offset), header.header.request_api_version, out, header.body_offset,
+                trailing);
 }
 
 // Appends a response frame: size prefix, response header for M's api key

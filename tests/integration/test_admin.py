@@ -2,7 +2,7 @@
 validate_only, and the errors Kafka gives for bad requests), list_topics,
 describe_configs for a topic and the broker, IncrementalAlterConfigs (sent
 with a request class defined here: kafka-python 2.0.2 only has the old
-AlterConfigs, which Eddy does not implement and which must fail cleanly),
+AlterConfigs), AlterConfigs,
 create_partitions and delete_topics."""
 
 import time
@@ -40,7 +40,7 @@ class IncrementalAlterConfigsRequest_v0(Request):
         ("validate_only", Boolean))
 
 
-SET, DELETE, APPEND = 0, 1, 2
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
 def incremental_alter(port, resources, validate_only=False):
@@ -138,21 +138,25 @@ def body(broker, checks):
     checks.equal("a 150 KB record to adm-a is accepted", (meta.partition, meta.offset), (1, 0))
     producer.close()
 
-    # -- AlterConfigs (old API): not implemented; a clean, quick failure -----
-    start = time.monotonic()
-    expect_error(checks, "alter_configs (AlterConfigs) fails with IncompatibleBrokerVersion",
-                 Errors.IncompatibleBrokerVersion,
-                 lambda: admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
-                                                             {"retention.ms": "1000"})]))
-    checks.check("... without waiting", time.monotonic() - start < 5, time.monotonic() - start)
-    # The same request sent anyway: Eddy closes that connection, as Kafka
-    # does for an API it does not know, and keeps serving the admin client.
-    from kafka.protocol.admin import AlterConfigsRequest
-    raw = AlterConfigsRequest[0](resources=[(2, "adm-a", [("retention.ms", "1000")])], validate_only=False)
-    with kafka_wire.Connection(broker.port) as conn:
-        conn.send(33, 0, raw.encode())
-        checks.check("raw AlterConfigs v0: connection closed", conn.closed_by_peer(timeout=10))
-    checks.equal("retention.ms unchanged after AlterConfigs", topic_configs(admin, "adm-a").get("retention.ms"),
+    # -- AlterConfigs (the old, non-incremental API) -------------------------
+    # The given configs replace all of the topic's overrides, as in Kafka:
+    # max.message.bytes (set at creation) goes back to its default.
+    response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
+                                                   {"retention.ms": "1000", "segment.index.bytes": "65536"})])
+    checks.equal("alter_configs (AlterConfigs) adm-a: no error", [r[:1] for r in response.resources], [(0,)])
+    configs = topic_configs(admin, "adm-a")
+    checks.equal("AlterConfigs set retention.ms and segment.index.bytes",
+                 (configs.get("retention.ms"), configs.get("segment.index.bytes")),
+                 (("1000", TOPIC_CONFIG_SOURCE), ("65536", TOPIC_CONFIG_SOURCE)))
+    checks.check("AlterConfigs reset max.message.bytes (not named) to its default",
+                 configs.get("max.message.bytes", ("", TOPIC_CONFIG_SOURCE))[1] != TOPIC_CONFIG_SOURCE, configs)
+    response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
+                                                   {"retention.ms": "soon"})])
+    checks.equal("AlterConfigs with a bad value: INVALID_CONFIG", [r[0] for r in response.resources], [40])
+    response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
+                                                   {"retention.ms": "3600000", "max.message.bytes": "200000"})])
+    checks.equal("AlterConfigs back to the creation configs", [r[0] for r in response.resources], [0])
+    checks.equal("retention.ms after AlterConfigs", topic_configs(admin, "adm-a").get("retention.ms"),
                  ("3600000", TOPIC_CONFIG_SOURCE))
 
     # -- IncrementalAlterConfigs ---------------------------------------------
@@ -173,7 +177,24 @@ def body(broker, checks):
     result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "later")])])
     checks.equal("incremental alter with a bad value: INVALID_CONFIG", [r[:2] for r in result], [("adm-a", 40)])
     result = incremental_alter(broker.port, [(2, "adm-a", [("cleanup.policy", APPEND, "compact")])])
-    checks.equal("incremental alter APPEND: INVALID_CONFIG", [r[:2] for r in result], [("adm-a", 40)])
+    checks.equal("incremental alter APPEND compact to cleanup.policy: INVALID_CONFIG (no compaction)",
+                 [r[:2] for r in result], [("adm-a", 40)])
+    result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", APPEND, "1")])])
+    checks.equal("incremental alter APPEND to a LONG config: INVALID_CONFIG", [r[:2] for r in result],
+                 [("adm-a", 40)])
+    result = incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", APPEND, "0:1"),
+                                                          ("leader.replication.throttled.replicas", APPEND, "1:1")])])
+    checks.equal("incremental alter naming a config twice: INVALID_REQUEST", [r[:2] for r in result],
+                 [("adm-a", 42)])
+    result = incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", APPEND, "0:1")])])
+    result += incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", APPEND, "1:1")])])
+    checks.equal("incremental alter APPEND to a LIST config: no error", [r[:2] for r in result], [("adm-a", 0)] * 2)
+    checks.equal("... the list has both items", topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas"),
+                 ("0:1,1:1", TOPIC_CONFIG_SOURCE))
+    result = incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", SUBTRACT, "0:1")])])
+    checks.equal("incremental alter SUBTRACT from a LIST config", (
+        [r[:2] for r in result], topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas")),
+        ([("adm-a", 0)], ("1:1", TOPIC_CONFIG_SOURCE)))
     result = incremental_alter(broker.port, [(2, "adm-none", [("retention.ms", SET, "1")])])
     checks.equal("incremental alter of an unknown topic: UNKNOWN_TOPIC_OR_PARTITION", [r[:2] for r in result],
                  [("adm-none", 3)])

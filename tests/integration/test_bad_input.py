@@ -173,8 +173,8 @@ def body(broker, checks):
         bad.send(3, 99, w.metadata_v1(None))
         checks.check("Metadata v99: connection closed", bad.closed_by_peer())
     with w.Connection(port) as bad:
-        bad.send(33, 0, w.array([]) + b"\0")  # AlterConfigs: a real API Eddy does not implement
-        checks.check("AlterConfigs (not implemented): connection closed", bad.closed_by_peer())
+        bad.send(45, 0, b"\0\0\0\0" + w.array([]))  # AlterPartitionReassignments: a real API Eddy does not implement
+        checks.check("AlterPartitionReassignments (not implemented): connection closed", bad.closed_by_peer())
     still_served("unknown api and versions")
 
     with w.Connection(port) as conn:

@@ -63,6 +63,7 @@ APIS = [
     ("init_producer_id", "InitProducerId"),
     ("offset_for_leader_epoch", "OffsetForLeaderEpoch"),
     ("describe_configs", "DescribeConfigs"),
+    ("alter_configs", "AlterConfigs"),
     ("sasl_authenticate", "SaslAuthenticate"),
     ("create_partitions", "CreatePartitions"),
     ("delete_groups", "DeleteGroups"),

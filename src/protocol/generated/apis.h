@@ -28,6 +28,7 @@ enum class ApiKey : int16_t {
   kInitProducerId = 22,
   kOffsetForLeaderEpoch = 23,
   kDescribeConfigs = 32,
+  kAlterConfigs = 33,
   kSaslAuthenticate = 36,
   kCreatePartitions = 37,
   kDeleteGroups = 42,
@@ -70,6 +71,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {22, "InitProducerId", 0, 5, 2, 2},
     {23, "OffsetForLeaderEpoch", 0, 4, 4, 4},
     {32, "DescribeConfigs", 0, 4, 4, 4},
+    {33, "AlterConfigs", 0, 2, 2, 2},
     {36, "SaslAuthenticate", 0, 2, 2, 2},
     {37, "CreatePartitions", 0, 3, 2, 2},
     {42, "DeleteGroups", 0, 2, 2, 2},
@@ -101,6 +103,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(InitProducerIdRequest, InitProducerIdResponse) \
   X(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse) \
   X(DescribeConfigsRequest, DescribeConfigsResponse) \
+  X(AlterConfigsRequest, AlterConfigsResponse) \
   X(SaslAuthenticateRequest, SaslAuthenticateResponse) \
   X(CreatePartitionsRequest, CreatePartitionsResponse) \
   X(DeleteGroupsRequest, DeleteGroupsResponse) \

@@ -38,6 +38,23 @@ void every_truncation_fails() {
     Status s = decode(std::span<const uint8_t>(bytes), version, &decoded);
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("1 unexpected bytes after the message"), std::string::npos) << s.message();
+    // Asked to, decode ignores and counts them (requests, as Kafka does),
+    // and the message is the same as without them.
+    bytes.insert(bytes.end(), {0, 0});
+    M lenient;
+    size_t trailing = 0;
+    s = decode(std::span<const uint8_t>(bytes), version, &lenient, 0, &trailing);
+    ASSERT_TRUE(s.ok()) << M::kName << " v" << version << ": " << s.message();
+    EXPECT_EQ(trailing, 3u);
+    OutputBuffer again;
+    ASSERT_TRUE(encode(lenient, version, &again).ok());
+    EXPECT_EQ(Bytes(again.memory(), again.memory() + again.memory_size()),
+              Bytes(bytes.begin(), bytes.end() - 3));
+    // A truncated message is still an error in lenient mode.
+    s = decode(std::span<const uint8_t>(bytes.data(), bytes.size() - 4), version, &lenient, 0, &trailing);
+    if (bytes.size() > 4) {
+      EXPECT_FALSE(s.ok()) << M::kName << " v" << version;
+    }
   }
 }
 

@@ -46,6 +46,8 @@
   X(OffsetForLeaderEpochResponse) \
   X(DescribeConfigsRequest) \
   X(DescribeConfigsResponse) \
+  X(AlterConfigsRequest) \
+  X(AlterConfigsResponse) \
   X(SaslAuthenticateRequest) \
   X(SaslAuthenticateResponse) \
   X(CreatePartitionsRequest) \

@@ -1331,6 +1331,45 @@ void fill_test_values(DescribeConfigsResponse& m, int16_t version, Filler& f) {
   for (auto& e : m.results) fill_test_values(e, version, f);
 }
 
+void fill_test_values(AlterConfigsRequest::AlterableConfig& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  if (f.make_null()) {
+    m.value.reset();
+  } else {
+    m.value = f.next_string();
+  }
+}
+
+void fill_test_values(AlterConfigsRequest::AlterConfigsResource& m, int16_t version, Filler& f) {
+  m.resource_type = f.next_int<int8_t>(0);
+  m.resource_name = f.next_string();
+  m.configs.resize(f.array_size());
+  for (auto& e : m.configs) fill_test_values(e, version, f);
+}
+
+void fill_test_values(AlterConfigsRequest& m, int16_t version, Filler& f) {
+  m.resources.resize(f.array_size());
+  for (auto& e : m.resources) fill_test_values(e, version, f);
+  m.validate_only = !false;
+}
+
+void fill_test_values(AlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  m.resource_type = f.next_int<int8_t>(0);
+  m.resource_name = f.next_string();
+}
+
+void fill_test_values(AlterConfigsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.responses.resize(f.array_size());
+  for (auto& e : m.responses) fill_test_values(e, version, f);
+}
+
 void fill_test_values(SaslAuthenticateRequest& m, int16_t version, Filler& f) {
   m.auth_bytes = f.next_bytes();
 }
@@ -1640,6 +1679,8 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<OffsetForLeaderEpochRequest>(version, body, reencode_ok);
     case DescribeConfigsRequest::kApiKey:
       return decode_and_check<DescribeConfigsRequest>(version, body, reencode_ok);
+    case AlterConfigsRequest::kApiKey:
+      return decode_and_check<AlterConfigsRequest>(version, body, reencode_ok);
     case SaslAuthenticateRequest::kApiKey:
       return decode_and_check<SaslAuthenticateRequest>(version, body, reencode_ok);
     case CreatePartitionsRequest::kApiKey:
@@ -1703,6 +1744,8 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<OffsetForLeaderEpochResponse>(version, body, reencode_ok);
     case DescribeConfigsResponse::kApiKey:
       return decode_and_check<DescribeConfigsResponse>(version, body, reencode_ok);
+    case AlterConfigsResponse::kApiKey:
+      return decode_and_check<AlterConfigsResponse>(version, body, reencode_ok);
     case SaslAuthenticateResponse::kApiKey:
       return decode_and_check<SaslAuthenticateResponse>(version, body, reencode_ok);
     case CreatePartitionsResponse::kApiKey:

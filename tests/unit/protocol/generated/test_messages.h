@@ -125,6 +125,11 @@ void fill_test_values(DescribeConfigsResponse::DescribeConfigsSynonym& m, int16_
 void fill_test_values(DescribeConfigsResponse::DescribeConfigsResourceResult& m, int16_t version, Filler& f);
 void fill_test_values(DescribeConfigsResponse::DescribeConfigsResult& m, int16_t version, Filler& f);
 void fill_test_values(DescribeConfigsResponse& m, int16_t version, Filler& f);
+void fill_test_values(AlterConfigsRequest::AlterableConfig& m, int16_t version, Filler& f);
+void fill_test_values(AlterConfigsRequest::AlterConfigsResource& m, int16_t version, Filler& f);
+void fill_test_values(AlterConfigsRequest& m, int16_t version, Filler& f);
+void fill_test_values(AlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t version, Filler& f);
+void fill_test_values(AlterConfigsResponse& m, int16_t version, Filler& f);
 void fill_test_values(SaslAuthenticateRequest& m, int16_t version, Filler& f);
 void fill_test_values(SaslAuthenticateResponse& m, int16_t version, Filler& f);
 void fill_test_values(CreatePartitionsRequest::CreatePartitionsAssignment& m, int16_t version, Filler& f);
