@@ -1,0 +1,211 @@
+"""Central topics and store-and-forward, against a real Apache Kafka broker
+(kafka_fixture.py), as MirrorMaker 2 users expect:
+
+- create.topics (the default): a missing central topic is created with the
+  local partition count and the cluster's default replication factor, and
+  every message arrives, in order per partition;
+- a creation Kafka refuses (replication.factor=3 on a one-broker cluster)
+  pauses the topic with Kafka's reason in `eddy forward status`;
+- a central topic with fewer partitions than the local one pauses the
+  partitions without a counterpart and forwards the others;
+- a central topic with more partitions is used as it is;
+- create.topics=false: a missing central topic pauses with the reason, and
+  resumes once someone creates it.
+
+One Kafka broker for the whole file; one edge eddy per case."""
+
+import json
+import re
+import subprocess
+
+import eddy_fixture
+import kafka_fixture
+
+LINK = "dc"
+COUNT = 300  # messages per local topic
+
+
+def edge_config(kafka, topics, **extra):
+    conf = {
+        "eddy.gateway.id": "gw-7",
+        "eddy.forward.links": LINK,
+        "eddy.forward.%s.bootstrap.servers" % LINK: kafka.bootstrap,
+        "eddy.forward.%s.topics" % LINK: topics,
+        "eddy.forward.%s.remote.topic" % LINK: "plant.${gateway.id}.${topic}",
+        "eddy.forward.%s.paused.retry.ms" % LINK: "500",
+        "eddy.forward.%s.linger.ms" % LINK: "10",
+        "eddy.forward.%s.retry.backoff.max.ms" % LINK: "1000",
+    }
+    conf.update({"eddy.forward.%s.%s" % (LINK, k.replace("_", ".")): v for k, v in extra.items()})
+    return conf
+
+
+def status(edge):
+    r = subprocess.run([edge.bin, "forward", "status", "--data-dir", edge.data_dir, "--json"],
+                       capture_output=True, text=True, timeout=20)
+    if r.returncode != 0:
+        raise eddy_fixture.FixtureError("eddy forward status: %s" % r.stderr)
+    return json.loads(r.stdout)["links"][0]
+
+
+def partitions_of(edge, topic):
+    return {p["partition"]: p for p in status(edge)["partitions"] if p["topic"] == topic}
+
+
+def produce(edge, topic, partitions):
+    """COUNT messages 'topic:i', message i to partition i % partitions, with
+    kcat (one run per partition, acks=all)."""
+    for p in range(partitions):
+        mine = b"".join(b"%s:%d\n" % (topic.encode(), i) for i in range(COUNT) if i % partitions == p)
+        r = subprocess.run(["kcat", "-P", "-b", edge.bootstrap, "-t", topic, "-p", str(p), "-X", "acks=all"],
+                           input=mine, capture_output=True, timeout=60)
+        if r.returncode != 0:
+            raise eddy_fixture.FixtureError("kcat -P: %s" % r.stderr.decode(errors="replace"))
+
+
+def create_local(edge, topic, partitions):
+    r = subprocess.run([edge.bin, "topics", "--bootstrap-server", edge.bootstrap, "--create", "--topic", topic,
+                        "--partitions", str(partitions)], capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise eddy_fixture.FixtureError("eddy topics --create: %s %s" % (r.stdout, r.stderr))
+
+
+def central_partitions(kafka, topic):
+    """{partition: [values in order]} read from Kafka with kcat, or None when
+    the topic does not exist."""
+    r = subprocess.run(["kcat", "-L", "-b", kafka.bootstrap, "-t", topic, "-J"], capture_output=True, timeout=30)
+    md = json.loads(r.stdout or b"{}")
+    topics = [t for t in md.get("topics", []) if t["topic"] == topic and not t.get("error")]
+    if not topics:
+        return None
+    out = {}
+    for p in topics[0]["partitions"]:
+        c = subprocess.run(["kcat", "-C", "-b", kafka.bootstrap, "-t", topic, "-p", str(p["partition"]),
+                            "-o", "beginning", "-e", "-f", "%s\n"], capture_output=True, timeout=60)
+        out[p["partition"]] = c.stdout.decode().split()
+    return out
+
+
+def replication_factor(kafka, topic):
+    out = kafka.run_tool("org.apache.kafka.tools.TopicCommand",
+                         ["--bootstrap-server", kafka.bootstrap, "--describe", "--topic", topic])
+    m = re.search(r"ReplicationFactor:\s*(\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def expected(topic, partitions, only=None):
+    out = {}
+    for p in range(partitions):
+        if only is not None and p not in only:
+            continue
+        out[p] = ["%s:%d" % (topic, i) for i in range(COUNT) if i % partitions == p]
+    return out
+
+
+def wait_forwarded(edge, topic, partitions, what, timeout=60):
+    def done():
+        ps = partitions_of(edge, topic)
+        return all(ps.get(p, {}).get("forwarded_offset", -1) >= ps.get(p, {}).get("local_end_offset", 0) > 0
+                   for p in partitions)
+    eddy_fixture.wait_until(done, timeout, what, interval=0.2)
+
+
+def with_edge(kafka, checks, conf, body):
+    edge = eddy_fixture.Broker(overrides=conf)
+    try:
+        edge.start()
+        body(edge)
+    except Exception as e:  # noqa: BLE001 - any escape is a test failure
+        import traceback
+        traceback.print_exc()
+        checks.fail("case completed", "%s: %s" % (type(e).__name__, e))
+        print("---- edge stderr ----\n" + edge.log_text()[-5000:])
+    finally:
+        if edge.proc is not None and edge.alive():
+            checks.equal("edge stops cleanly", edge.stop(), 0)
+        edge.close()
+
+
+def body(checks):
+    with kafka_fixture.KafkaCluster(1) as kafka:
+        # -- created with the local partition count -------------------------
+        def created(edge):
+            create_local(edge, "sensors.temp", 3)
+            produce(edge, "sensors.temp", 3)
+            wait_forwarded(edge, "sensors.temp", range(3), "sensors.temp forwarded")
+            central = central_partitions(kafka, "plant.gw-7.sensors.temp")
+            checks.check("the link created plant.gw-7.sensors.temp with 3 partitions",
+                         central is not None and sorted(central) == [0, 1, 2], central and sorted(central))
+            checks.equal("every message there once, in order per partition", central, expected("sensors.temp", 3))
+            checks.equal("... with the cluster's default replication factor (1)",
+                         replication_factor(kafka, "plant.gw-7.sensors.temp"), 1)
+            checks.check("edge log names the creation",
+                         "created central topic plant.gw-7.sensors.temp with 3 partitions" in edge.log_text())
+        with_edge(kafka, checks, edge_config(kafka, "sensors\\..*"), created)
+
+        # -- a creation Kafka refuses pauses with Kafka's reason -------------
+        def refused(edge):
+            create_local(edge, "sensors.refused", 2)
+            produce(edge, "sensors.refused", 2)
+
+            def paused():
+                ps = partitions_of(edge, "sensors.refused")
+                return len(ps) == 2 and all(p["paused"] for p in ps.values()) and ps
+            ps = eddy_fixture.wait_until(paused, 30, "sensors.refused to pause")
+            reason = ps[0]["paused"]
+            checks.check("replication.factor=3 on one broker: paused, naming the creation and Kafka's reason",
+                         "could not create central topic plant.gw-7.sensors.refused" in reason
+                         and "replication factor" in reason.lower(), reason)
+            checks.equal("nothing was created centrally", central_partitions(kafka, "plant.gw-7.sensors.refused"),
+                         None)
+        with_edge(kafka, checks, edge_config(kafka, "sensors\\.refused", replication_factor="3"), refused)
+
+        # -- fewer central partitions: the extra local ones pause ------------
+        kafka.create_topic("plant.gw-7.sensors.fewer", 2)
+        kafka.create_topic("plant.gw-7.sensors.more", 5)
+
+        def fewer_more(edge):
+            create_local(edge, "sensors.fewer", 3)
+            create_local(edge, "sensors.more", 3)
+            produce(edge, "sensors.fewer", 3)
+            produce(edge, "sensors.more", 3)
+            wait_forwarded(edge, "sensors.fewer", [0, 1], "sensors.fewer partitions 0 and 1 forwarded")
+            wait_forwarded(edge, "sensors.more", range(3), "sensors.more forwarded")
+            ps = partitions_of(edge, "sensors.fewer")
+            checks.check("central topic with 2 partitions: local partition 2 paused with the reason",
+                         "has 2 partitions" in ps[2]["paused"] and not ps[0]["paused"], ps[2]["paused"])
+            checks.equal("... partitions 0 and 1 forwarded exactly",
+                         central_partitions(kafka, "plant.gw-7.sensors.fewer"),
+                         expected("sensors.fewer", 3, only={0, 1}))
+            more = central_partitions(kafka, "plant.gw-7.sensors.more")
+            checks.equal("central topic with 5 partitions: used as it is (3 filled, 2 empty)", more,
+                         {**expected("sensors.more", 3), 3: [], 4: []})
+        with_edge(kafka, checks, edge_config(kafka, "sensors\\.(fewer|more)"), fewer_more)
+
+        # -- create.topics=false: paused until someone creates it -----------
+        def not_created(edge):
+            create_local(edge, "sensors.manual", 2)
+            produce(edge, "sensors.manual", 2)
+
+            def paused():
+                ps = partitions_of(edge, "sensors.manual")
+                return len(ps) == 2 and all("does not exist" in p["paused"] for p in ps.values()) and ps
+            eddy_fixture.wait_until(paused, 30, "sensors.manual to pause")
+            checks.equal("create.topics=false: nothing created centrally",
+                         central_partitions(kafka, "plant.gw-7.sensors.manual"), None)
+            kafka.create_topic("plant.gw-7.sensors.manual", 2)
+            wait_forwarded(edge, "sensors.manual", range(2), "sensors.manual forwarded once created")
+            checks.equal("created by hand: forwarding resumes, every message once",
+                         central_partitions(kafka, "plant.gw-7.sensors.manual"), expected("sensors.manual", 2))
+        with_edge(kafka, checks, edge_config(kafka, "sensors\\.manual", create_topics="false"), not_created)
+
+
+if __name__ == "__main__":
+    checks = eddy_fixture.Checks()
+    try:
+        body(checks)
+    except Exception as e:  # noqa: BLE001
+        import traceback
+        traceback.print_exc()
+        checks.fail("test completed", "%s: %s" % (type(e).__name__, e))
+    checks.finish()
