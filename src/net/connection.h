@@ -129,6 +129,8 @@ class Connection final : public ConnectionCore {
   };
 
   static constexpr size_t kMaxGather = 16;
+  // A frame larger than the staging buffer grows by at least this much.
+  static constexpr size_t kLargeFrameStep = 16 * 1024;
 
   auto self() { return std::static_pointer_cast<Connection>(shared_from_this()); }
 
@@ -179,9 +181,12 @@ class Connection final : public ConnectionCore {
       }
       if (4 + frame_size > staging_.size()) {
         // Too large for the staging buffer: read the rest straight into
-        // the frame.
-        large_frame_.resize(frame_size);
+        // the frame, which grows with what arrives (never to what the
+        // size prefix merely claims: a client that claims 100 MB and
+        // sends 1 KB costs about 1 KB).
+        large_target_ = frame_size;
         large_have_ = available - 4;
+        large_frame_.resize(std::max(large_have_, std::min(frame_size, kLargeFrameStep)));
         std::memcpy(large_frame_.data(), p + 4, large_have_);
         staging_begin_ = staging_end_ = 0;
         in_parse_ = false;
@@ -213,7 +218,12 @@ class Connection final : public ConnectionCore {
     continue_reading();
   }
 
+  // Invariant: large_have_ <= large_frame_.size() <= large_target_, and the
+  // buffer is at most twice the bytes received (plus one step).
   void read_large_frame() {
+    if (large_have_ == large_frame_.size()) {
+      large_frame_.resize(std::min(large_target_, large_have_ + std::max(large_have_, kLargeFrameStep)));
+    }
     reading_ = true;
     stream_->async_read_some(asio::buffer(large_frame_.data() + large_have_, large_frame_.size() - large_have_),
                             [self = self()](const std::error_code& ec, size_t n) { self->on_large_read(ec, n); });
@@ -228,13 +238,14 @@ class Connection final : public ConnectionCore {
     }
     last_activity_ms_ = port::monotonic_millis();
     large_have_ += n;
-    if (large_have_ < large_frame_.size()) {
+    if (large_have_ < large_target_) {
       read_large_frame();
       return;
     }
     std::vector<uint8_t> frame = std::move(large_frame_);
     large_frame_ = std::vector<uint8_t>();
     large_have_ = 0;
+    large_target_ = 0;
     dispatch(std::move(frame));
     if (!reading_ && !in_parse_) continue_reading();
   }
@@ -429,6 +440,7 @@ class Connection final : public ConnectionCore {
   size_t staging_end_ = 0;
   std::vector<uint8_t> large_frame_;
   size_t large_have_ = 0;
+  size_t large_target_ = 0;  // the frame size its prefix gave
   bool reading_ = false;
   bool in_parse_ = false;
   bool read_paused_ = false;
