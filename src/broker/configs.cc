@@ -24,6 +24,34 @@ bool has_duplicate_names(const Configs& configs) {
   return false;
 }
 
+// The answer of both alter APIs: one result per resource; topics are
+// changed by alter_topic(resource), the broker's configuration is static.
+template <typename Response, typename Request, typename AlterTopic>
+Response alter_each(const Request& body, AlterTopic alter_topic) {
+  Response response;
+  for (const auto& resource : body.resources) {
+    typename decltype(response.responses)::value_type out;
+    out.resource_type = resource.resource_type;
+    out.resource_name = resource.resource_name;
+    out.error_message.reset();
+    TopicResult r;
+    if (has_duplicate_names(resource.configs)) {
+      r = {ErrorCode::kInvalidRequest, "Error due to duplicate config keys"};
+    } else if (resource.resource_type == kTopicResource) {
+      r = alter_topic(resource);
+    } else if (resource.resource_type == kBrokerResource) {
+      r = {ErrorCode::kInvalidConfig,
+           "Eddy's broker configuration is static: change the properties file (or --override) and restart"};
+    } else {
+      r = {ErrorCode::kInvalidRequest, "Resource type " + std::to_string(resource.resource_type) + " is not supported"};
+    }
+    out.error_code = protocol::to_int(r.code);
+    if (!r.ok()) out.error_message = r.message;
+    response.responses.push_back(std::move(out));
+  }
+  return response;
+}
+
 bool wanted(const std::optional<std::vector<std::string>>& keys, const std::string& name) {
   if (!keys.has_value() || keys->empty()) return true;
   for (const auto& k : *keys) {
@@ -104,67 +132,44 @@ void Broker::handle_describe_configs(RequestPtr request) {
 void Broker::handle_incremental_alter_configs(RequestPtr request) {
   protocol::IncrementalAlterConfigsRequest body;
   if (!decode(*request, &body)) return;
-  protocol::IncrementalAlterConfigsResponse response;
-  for (const auto& resource : body.resources) {
-    protocol::IncrementalAlterConfigsResponse::AlterConfigsResourceResponse out;
-    out.resource_type = resource.resource_type;
-    out.resource_name = resource.resource_name;
-    out.error_message.reset();
-    TopicResult r;
-    if (has_duplicate_names(resource.configs)) {
-      r = {ErrorCode::kInvalidRequest, "Error due to duplicate config keys"};
-    } else if (resource.resource_type == kTopicResource) {
-      std::vector<meta::ConfigChange> changes;
-      // Values as the changes so far leave them, for APPEND/SUBTRACT.
-      ConfigMap current;
-      if (Topic* topic = topics_.find(resource.resource_name)) current = topic->overrides;
-      for (const auto& c : resource.configs) {
-        if (c.config_operation == 0) {  // SET
-          if (!c.value.has_value()) {
-            r = {ErrorCode::kInvalidConfig, "Null value not supported for " + c.name};
-            break;
-          }
-          changes.push_back(meta::ConfigChange::set(c.name, *c.value));
-          current[c.name] = *c.value;
-        } else if (c.config_operation == 1) {  // DELETE
-          changes.push_back(meta::ConfigChange::remove(c.name));
-          current.erase(c.name);
-        } else if (c.config_operation == 2 || c.config_operation == 3) {  // APPEND, SUBTRACT
-          if (!is_list_topic_config(c.name)) {
-            r = {ErrorCode::kInvalidConfig, "Config value append/subtract is not allowed for config " + c.name +
-                                                (is_topic_config(c.name) ? " as it is not of type LIST"
-                                                                         : ": Unknown topic config name")};
-            break;
-          }
-          std::string base;
-          if (auto it = current.find(c.name); it != current.end()) {
-            base = it->second;
-          } else {
-            for (const auto& d : describe_topic_configs(options_, current)) {
-              if (d.name == c.name) base = d.value;
-            }
-          }
-          std::string items = c.value.value_or("");
-          std::string next = c.config_operation == 2 ? append_to_list(base, items) : subtract_from_list(base, items);
-          changes.push_back(meta::ConfigChange::set(c.name, next));
-          current[c.name] = next;
-        } else {
-          r = {ErrorCode::kInvalidRequest, "Unknown config operation " + std::to_string(c.config_operation)};
-          break;
+  auto alter_topic = [&](const auto& resource) -> TopicResult {
+    std::vector<meta::ConfigChange> changes;
+    // Values as the changes so far leave them, for APPEND/SUBTRACT.
+    ConfigMap current;
+    if (Topic* topic = topics_.find(resource.resource_name)) current = topic->overrides;
+    for (const auto& c : resource.configs) {
+      if (c.config_operation == 0) {  // SET
+        if (!c.value.has_value()) return {ErrorCode::kInvalidConfig, "Null value not supported for " + c.name};
+        changes.push_back(meta::ConfigChange::set(c.name, *c.value));
+        current[c.name] = *c.value;
+      } else if (c.config_operation == 1) {  // DELETE
+        changes.push_back(meta::ConfigChange::remove(c.name));
+        current.erase(c.name);
+      } else if (c.config_operation == 2 || c.config_operation == 3) {  // APPEND, SUBTRACT
+        if (!is_list_topic_config(c.name)) {
+          return {ErrorCode::kInvalidConfig, "Config value append/subtract is not allowed for config " + c.name +
+                                                 (is_topic_config(c.name) ? " as it is not of type LIST"
+                                                                          : ": Unknown topic config name")};
         }
+        std::string base;
+        if (auto it = current.find(c.name); it != current.end()) {
+          base = it->second;
+        } else {
+          for (const auto& d : describe_topic_configs(options_, current)) {
+            if (d.name == c.name) base = d.value;
+          }
+        }
+        std::string items = c.value.value_or("");
+        std::string next = c.config_operation == 2 ? append_to_list(base, items) : subtract_from_list(base, items);
+        changes.push_back(meta::ConfigChange::set(c.name, next));
+        current[c.name] = next;
+      } else {
+        return {ErrorCode::kInvalidRequest, "Unknown config operation " + std::to_string(c.config_operation)};
       }
-      if (r.ok()) r = topics_.alter_configs(resource.resource_name, changes, body.validate_only);
-    } else if (resource.resource_type == kBrokerResource) {
-      r = {ErrorCode::kInvalidConfig,
-           "Eddy's broker configuration is static: change the properties file (or --override) and restart"};
-    } else {
-      r = {ErrorCode::kInvalidRequest, "Resource type " + std::to_string(resource.resource_type) + " is not supported"};
     }
-    out.error_code = protocol::to_int(r.code);
-    if (!r.ok()) out.error_message = r.message;
-    response.responses.push_back(std::move(out));
-  }
-  respond(*request, response);
+    return topics_.alter_configs(resource.resource_name, changes, body.validate_only);
+  };
+  respond(*request, alter_each<protocol::IncrementalAlterConfigsResponse>(body, alter_topic));
 }
 
 // AlterConfigs (API 33), the non-incremental form older tools still send:
@@ -173,44 +178,22 @@ void Broker::handle_incremental_alter_configs(RequestPtr request) {
 void Broker::handle_alter_configs(RequestPtr request) {
   protocol::AlterConfigsRequest body;
   if (!decode(*request, &body)) return;
-  protocol::AlterConfigsResponse response;
-  for (const auto& resource : body.resources) {
-    protocol::AlterConfigsResponse::AlterConfigsResourceResponse out;
-    out.resource_type = resource.resource_type;
-    out.resource_name = resource.resource_name;
-    out.error_message.reset();
-    TopicResult r;
-    if (has_duplicate_names(resource.configs)) {
-      r = {ErrorCode::kInvalidRequest, "Error due to duplicate config keys"};
-    } else if (resource.resource_type == kTopicResource) {
-      Topic* topic = topics_.find(resource.resource_name);
-      std::vector<meta::ConfigChange> changes;
-      ConfigMap wanted_configs;
-      for (const auto& c : resource.configs) {
-        if (!c.value.has_value()) {
-          r = {ErrorCode::kInvalidRequest, "Null value not supported for : " + c.name};
-          break;
-        }
-        wanted_configs[c.name] = *c.value;
-      }
-      if (r.ok() && topic != nullptr) {
-        for (const auto& [key, _value] : topic->overrides) {
-          if (wanted_configs.count(key) == 0) changes.push_back(meta::ConfigChange::remove(key));
-        }
-      }
-      for (const auto& [key, value] : wanted_configs) changes.push_back(meta::ConfigChange::set(key, value));
-      if (r.ok()) r = topics_.alter_configs(resource.resource_name, changes, body.validate_only);
-    } else if (resource.resource_type == kBrokerResource) {
-      r = {ErrorCode::kInvalidConfig,
-           "Eddy's broker configuration is static: change the properties file (or --override) and restart"};
-    } else {
-      r = {ErrorCode::kInvalidRequest, "Resource type " + std::to_string(resource.resource_type) + " is not supported"};
+  auto alter_topic = [&](const auto& resource) -> TopicResult {
+    ConfigMap wanted_configs;
+    for (const auto& c : resource.configs) {
+      if (!c.value.has_value()) return {ErrorCode::kInvalidRequest, "Null value not supported for : " + c.name};
+      wanted_configs[c.name] = *c.value;
     }
-    out.error_code = protocol::to_int(r.code);
-    if (!r.ok()) out.error_message = r.message;
-    response.responses.push_back(std::move(out));
-  }
-  respond(*request, response);
+    std::vector<meta::ConfigChange> changes;
+    if (Topic* topic = topics_.find(resource.resource_name)) {
+      for (const auto& [key, _value] : topic->overrides) {
+        if (wanted_configs.count(key) == 0) changes.push_back(meta::ConfigChange::remove(key));
+      }
+    }
+    for (const auto& [key, value] : wanted_configs) changes.push_back(meta::ConfigChange::set(key, value));
+    return topics_.alter_configs(resource.resource_name, changes, body.validate_only);
+  };
+  respond(*request, alter_each<protocol::AlterConfigsResponse>(body, alter_topic));
 }
 
 }  // namespace eddy::broker
