@@ -66,6 +66,11 @@ ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig&
     *message = "Produce requests must carry exactly one record batch per partition";
     return ErrorCode::kInvalidRecord;
   }
+  if (batch.base_offset() != 0) {
+    // As Kafka's LogValidator: a client's batch starts at offset 0.
+    *message = "The baseOffset of the record batch should be 0, but it is " + std::to_string(batch.base_offset());
+    return ErrorCode::kInvalidRecord;
+  }
   if (batch.is_transactional() || batch.is_control()) {
     *message = "Transactions are not supported by Eddy";
     return ErrorCode::kInvalidRecord;

@@ -259,6 +259,10 @@ def body(broker, checks):
                      w.produce(conn, STABLE, 7, good_batch)[0], UNKNOWN_TOPIC_OR_PARTITION)
         checks.equal("Produce with empty records: INVALID_RECORD",
                      w.produce(conn, STABLE, 0, b"")[0], INVALID_RECORD)
+        # Kafka refuses a client batch whose baseOffset is not 0 (so does Eddy).
+        checks.equal("Produce with a batch at base offset 1000: INVALID_RECORD, as Kafka",
+                     w.produce(conn, STABLE, 0, w.record_batch([(b"k", b"v", [])], base_offset=1000))[0],
+                     INVALID_RECORD)
         # The connection that sent all that is still usable.
         r = conn.request(18, 0, b"", response_class=ApiVersionResponse[0])
         checks.equal("the connection that sent bad batches is still served", r.error_code, 0)
