@@ -55,20 +55,23 @@ void Broker::handle_metadata(RequestPtr request) {
   }
   bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
   for (const auto& wanted : *body.topics) {
+    // A topic id, when given, wins over the name (the Java client sends an
+    // empty name with it), as in Kafka.
+    const bool by_id = !wanted.topic_id.is_zero();
     Topic* topic = nullptr;
-    if (wanted.name.has_value()) {
-      topic = topics_.find(*wanted.name);
-    } else if (!wanted.topic_id.is_zero()) {
+    if (by_id) {
       topic = topics_.find(wanted.topic_id);
+    } else if (wanted.name.has_value()) {
+      topic = topics_.find(*wanted.name);
     }
     if (topic != nullptr) {
       response.topics.push_back(describe(*topic, options_.node_id));
       continue;
     }
     MetadataResponse::MetadataResponseTopic missing;
-    missing.name = wanted.name;
+    missing.name = by_id ? std::nullopt : wanted.name;
     missing.topic_id = wanted.topic_id;
-    if (!wanted.name.has_value()) {
+    if (by_id || !wanted.name.has_value()) {
       missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicId);
     } else if (!meta::is_valid_topic_name(*wanted.name)) {
       missing.error_code = protocol::to_int(ErrorCode::kInvalidTopicException);

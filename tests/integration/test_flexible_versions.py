@@ -92,13 +92,15 @@ def api_versions_v3(conn):
     return error_code, {a[0]: (a[1], a[2]) for a in apis}
 
 
-def metadata_v12(conn, names, allow_auto_create, trailing=b""):
-    """names None: all topics (a null array). trailing: bytes sent after the
+def metadata_v12(conn, names, allow_auto_create, trailing=b"", ids=()):
+    """names None: all topics (a null array). ids: topic ids asked for with
+    an empty name, as the Java client does. trailing: bytes sent after the
     request's last field (current librdkafka sends 3 after this request)."""
     if names is None:
         topics = w.uvarint(0)
     else:
-        topics = compact_array([b"\0" * 16 + w.compact_string(n) + TAGS for n in names])
+        topics = compact_array([b"\0" * 16 + w.compact_string(n) + TAGS for n in names] +
+                               [i + w.compact_string("") + TAGS for i in ids])
     r = Reader(conn.request(3, 12, topics + bytes([allow_auto_create, 0]) + TAGS + trailing, flexible=True))
     r.i32()
     brokers = r.compact_array(lambda: (r.i32(), r.compact_string(), r.i32(), r.compact_string(), r.tagged_fields())[:4])
@@ -229,6 +231,10 @@ def body(broker, checks):
                      [t[1] for t in topics], [TOPIC])
         _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
         checks.equal("the connection stays usable after a request with trailing bytes", topics[0][2], topic_id)
+        unknown_id = b"\x01" * 16
+        _b, _c, _ctl, topics = metadata_v12(conn, [], allow_auto_create=False, ids=[topic_id, unknown_id])
+        checks.equal("Metadata v12 by topic id (empty name): the topic; an unknown id: UNKNOWN_TOPIC_ID, null name",
+                     [(t[0], t[1], t[2]) for t in topics], [(0, TOPIC, topic_id), (100, None, unknown_id)])
 
         batches = []
         for j in range(4):
