@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "storage/log_config.h"
+#include "storage/partition_log.h"
 
 namespace eddy::broker {
 
@@ -49,6 +50,9 @@ struct BrokerOptions {
   storage::LogConfig log_defaults;
   // The static broker configuration, for DescribeConfigs.
   std::vector<BrokerConfigEntry> static_configs;
+  // Kafka's codecs (set by the app from the client room), for ListOffsets
+  // by timestamp inside compressed batches; unset: the batch's base offset.
+  storage::RecordsDecompressor decompress;
 };
 
 }  // namespace eddy::broker

@@ -50,13 +50,13 @@ void Broker::handle_list_offsets(RequestPtr request) {
         out.offset = log->log_start_offset();
       } else if (p.timestamp == kMaxTimestamp) {
         storage::TimestampLookup found;
-        if (log->find_max_timestamp(&found) == storage::Status::kOk && found.found) {
+        if (log->find_max_timestamp(&found, &options_.decompress) == storage::Status::kOk && found.found) {
           out.offset = found.offset;
           out.timestamp = found.timestamp;
         }
       } else if (p.timestamp >= 0) {
         storage::TimestampLookup found;
-        storage::Status s = log->find_offset_by_timestamp(p.timestamp, &found);
+        storage::Status s = log->find_offset_by_timestamp(p.timestamp, &found, &options_.decompress);
         if (s != storage::Status::kOk) {
           out.error_code = protocol::to_int(ErrorCode::kKafkaStorageError);
         } else if (found.found) {

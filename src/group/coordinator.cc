@@ -129,7 +129,11 @@ Coordinator::Group& Coordinator::get_or_create_group(const std::string& id) {
 
 void Coordinator::erase_group_if_unused(const std::string& id) {
   Group* g = find_group(id);
-  if (g != nullptr && g->state == State::kEmpty && g->members.empty() && g->pending.empty()) {
+  // A group that has had members stays, Empty, until the offsets sweep
+  // finds it without committed offsets (as Kafka's group metadata cleanup);
+  // one that never had a member (a join handshake nobody finished) goes.
+  if (g != nullptr && g->state == State::kEmpty && g->members.empty() && g->pending.empty() &&
+      g->protocol_type.empty()) {
     timers_.cancel(g->join_timer);
     groups_.erase(id);
   }

@@ -246,6 +246,9 @@ protocol::OffsetDeleteResponse Coordinator::delete_offsets(const protocol::Offse
       r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
     }
   }
+  // The group outlives its last offsets until the next sweep, as in Kafka
+  // (DeleteGroups right after still finds it).
+  if (r.error_code == 0) get_or_create_group(req.group_id);
   return r;
 }
 
@@ -258,11 +261,10 @@ protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroups
     r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
     return r;
   }
-  for (const auto& id : with_offsets) all[id] = {"consumer", state_name(State::kEmpty)};
-  for (const auto& [id, g] : groups_) {
-    std::string type = g->protocol_type.empty() ? "consumer" : g->protocol_type;
-    all[id] = {type, state_name(g->state)};
-  }
+  // A group known only by its committed offsets is a simple group (no
+  // protocol type), as Kafka lists one created by commits or the Admin.
+  for (const auto& id : with_offsets) all[id] = {"", state_name(State::kEmpty)};
+  for (const auto& [id, g] : groups_) all[id] = {g->protocol_type, state_name(g->state)};
   for (const auto& [id, info] : all) {
     if (!req.states_filter.empty()) {
       bool match = false;
@@ -308,7 +310,6 @@ protocol::DescribeGroupsResponse Coordinator::describe_groups(const protocol::De
       if (!s.ok()) dg.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
       // Kafka: a group that does not exist is described as Dead.
       dg.group_state = state_name(s.ok() && !offsets.empty() ? State::kEmpty : State::kDead);
-      if (!offsets.empty()) dg.protocol_type = "consumer";
     } else {
       dg.group_state = state_name(g->state);
       dg.protocol_type = g->protocol_type;
@@ -383,14 +384,28 @@ void Coordinator::expire_offsets() {
     const Group* g = find_group(id);
     if (g == nullptr || (g->members.empty() && g->pending.empty())) empty.push_back(id);
   }
-  if (empty.empty()) return;
-  std::vector<meta::GroupTopicPartition> expired;
-  s = meta_->offsets().expire(empty, timers_.now_ms() - options_.offsets_retention_ms, &expired);
-  if (!s.ok()) {
-    EDDY_LOG_WARN("offset expiry: %s", s.message().c_str());
-    return;
+  if (!empty.empty()) {
+    std::vector<meta::GroupTopicPartition> expired;
+    s = meta_->offsets().expire(empty, timers_.now_ms() - options_.offsets_retention_ms, &expired);
+    if (!s.ok()) {
+      EDDY_LOG_WARN("offset expiry: %s", s.message().c_str());
+      return;
+    }
+    if (!expired.empty()) EDDY_LOG_INFO("offset expiry: removed %zu committed offsets of empty groups", expired.size());
+    s = meta_->offsets().list_groups(&with_offsets);
+    if (!s.ok()) return;
   }
-  if (!expired.empty()) EDDY_LOG_INFO("offset expiry: removed %zu committed offsets of empty groups", expired.size());
+  // Empty groups without committed offsets are gone now.
+  std::set<std::string> keep(with_offsets.begin(), with_offsets.end());
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    const Group& g = *it->second;
+    if (g.state == State::kEmpty && g.members.empty() && g.pending.empty() && keep.count(it->first) == 0) {
+      timers_.cancel(g.join_timer);
+      it = groups_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 }  // namespace eddy::group

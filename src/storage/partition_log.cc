@@ -6,6 +6,7 @@
 
 #include "port/log.h"
 #include "port/port.h"
+#include "protocol/big_endian.h"
 #include "protocol/record_batch.h"
 #include "storage/checkpoint.h"
 #include "storage/recovery.h"
@@ -502,7 +503,8 @@ Status PartitionLog::lookup(int64_t offset, BatchLocation* location) {
   return segment.locate(offset, &location->batch);
 }
 
-Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup* lookup) {
+Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup* lookup,
+                                              const RecordsDecompressor* decompress) {
   *lookup = TimestampLookup{};
   const int64_t bound = high_watermark();
   for (const auto& segment : segments_) {
@@ -522,9 +524,23 @@ Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup
     lookup->found = true;
     lookup->offset = std::max(view.base_offset(), log_start_offset_);
     lookup->timestamp = view.max_timestamp();
-    if (view.compression() != protocol::Compression::kNone ||
-        view.timestamp_type() == protocol::TimestampType::kLogAppendTime) {
-      return Status::kOk;
+    if (view.timestamp_type() == protocol::TimestampType::kLogAppendTime) return Status::kOk;
+    if (view.compression() != protocol::Compression::kNone) {
+      // The same header over the decompressed records, marked uncompressed,
+      // for the record iterator (the CRC is not looked at again).
+      std::vector<uint8_t> records;
+      if (decompress == nullptr || !*decompress || !(*decompress)(view.compression(), view.records_bytes(), &records) ||
+          records.size() > static_cast<size_t>(INT32_MAX) - protocol::batch_layout::kHeaderSize) {
+        return Status::kOk;
+      }
+      const auto attributes =
+          static_cast<uint16_t>(view.attributes() & ~protocol::batch_attributes::kCompressionMask);
+      bytes.resize(protocol::batch_layout::kHeaderSize);
+      bytes.insert(bytes.end(), records.begin(), records.end());
+      protocol::store_be16(bytes.data() + protocol::batch_layout::kAttributes, attributes);
+      protocol::store_be32(bytes.data() + protocol::batch_layout::kBatchLength,
+                           static_cast<uint32_t>(bytes.size() - protocol::batch_layout::kLogOverhead));
+      if (RecordBatchView::parse(bytes, &view) != BatchError::kOk) return Status::kOk;
     }
     protocol::RecordIterator records(view);
     protocol::Record record;
@@ -542,14 +558,14 @@ Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup
   return Status::kOk;
 }
 
-Status PartitionLog::find_max_timestamp(TimestampLookup* lookup) {
+Status PartitionLog::find_max_timestamp(TimestampLookup* lookup, const RecordsDecompressor* decompress) {
   int64_t max_timestamp = -1;
   for (const auto& segment : segments_) {
     if (segment->next_offset() > log_start_offset_) max_timestamp = std::max(max_timestamp, segment->max_timestamp());
   }
   *lookup = TimestampLookup{};
   if (max_timestamp < 0) return Status::kOk;
-  return find_offset_by_timestamp(max_timestamp, lookup);
+  return find_offset_by_timestamp(max_timestamp, lookup, decompress);
 }
 
 // ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -55,6 +56,13 @@ struct ReadResult {
   // Offset after the last batch returned (the requested offset when empty).
   int64_t next_offset = 0;
 };
+
+// Decompresses the records of a compressed batch into *out; false when it
+// cannot (codec not built in, corrupt input, output over its bound). The
+// codecs live in the client room; the app hands them to the broker, which
+// passes them here for the timestamp lookups that need to look inside.
+using RecordsDecompressor =
+    std::function<bool(protocol::Compression codec, std::span<const uint8_t> compressed, std::vector<uint8_t>* out)>;
 
 struct TimestampLookup {
   bool found = false;
@@ -140,13 +148,15 @@ class PartitionLog {
   Status lookup(int64_t offset, BatchLocation* location);
   // The first offset at or above the log start, below the high watermark,
   // whose record timestamp is >= timestamp (Kafka ListOffsets by time).
-  // Exact for uncompressed CreateTime batches; for compressed batches the
-  // batch's base offset (Eddy never decompresses); for LogAppendTime batches
-  // the base offset with the batch's append time.
-  Status find_offset_by_timestamp(int64_t timestamp, TimestampLookup* lookup);
-  // The offset of the batch holding the largest timestamp (ListOffsets -3),
-  // reported as the batch's last offset; found=false when empty.
-  Status find_max_timestamp(TimestampLookup* lookup);
+  // Exact for CreateTime batches (compressed ones are decompressed with
+  // decompress; without it, or when it fails, the batch's base offset and
+  // newest timestamp); for LogAppendTime batches the base offset with the
+  // batch's append time.
+  Status find_offset_by_timestamp(int64_t timestamp, TimestampLookup* lookup,
+                                  const RecordsDecompressor* decompress = nullptr);
+  // The first record with the largest timestamp (ListOffsets -3), as
+  // find_offset_by_timestamp finds it; found=false when empty.
+  Status find_max_timestamp(TimestampLookup* lookup, const RecordsDecompressor* decompress = nullptr);
 
   // DeleteRecords: advances the log start offset to offset.
   // REQUIRES offset <= high watermark (kOffsetOutOfRange otherwise).

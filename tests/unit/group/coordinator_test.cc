@@ -339,7 +339,11 @@ TEST_F(CoordinatorTest, LeaveGroupSeveralMembers) {
   EXPECT_EQ(resp.members[0].error_code, 0);
   EXPECT_EQ(resp.members[1].error_code, 0);
   EXPECT_EQ(resp.members[2].error_code, code(ErrorCode::kUnknownMemberId));
-  EXPECT_EQ(coordinator_->group_state("g"), State::kDead);  // empty groups are dropped from memory
+  // An empty group stays, as in Kafka, until the offsets sweep finds it
+  // without committed offsets.
+  EXPECT_EQ(coordinator_->group_state("g"), State::kEmpty);
+  timers_.advance(10'001);  // offsets.retention.check.interval.ms
+  EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
 }
 
 TEST_F(CoordinatorTest, OffsetCommitChecksGenerationAndMember) {
@@ -430,7 +434,7 @@ TEST_F(CoordinatorTest, ReloadedStaticMemberThatNeverReturnsIsRemoved) {
   sync(ja->member_id, 1, {{ja->member_id, {1}}}, "inst-a");
   open();
   timers_.advance(10'001);
-  EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
+  EXPECT_EQ(coordinator_->group_state("g"), State::kDead);  // removed, then swept (no offsets)
   open();
   EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
 }
