@@ -485,6 +485,10 @@ void Link::pause(Partition& p, const std::string& why) {
   next_metadata_refresh_ms_ = std::min(next_metadata_refresh_ms_, p.paused_until_ms);
 }
 
+size_t Link::window(const Partition& p) const {
+  return p.confirmed ? static_cast<size_t>(options_.max_in_flight) : 1;
+}
+
 bool Link::has_unsent(const Partition& p) const {
   return p.buffer_pos < p.buffer.size() || p.send_offset < p.high_watermark;
 }
@@ -563,8 +567,7 @@ bool Link::fill(bool* sent_any, int64_t* wait_ms) {
   std::map<int32_t, std::vector<Partition*>> by_leader;
   std::vector<Partition*> eligible;
   for (auto& [key, p] : partitions_) {
-    if (p.paused.empty() && p.leader >= 0 && p.priority == top && has_unsent(p) &&
-        p.pending.size() < static_cast<size_t>(options_.max_in_flight)) {
+    if (p.paused.empty() && p.leader >= 0 && p.priority == top && has_unsent(p) && p.pending.size() < window(p)) {
       eligible.push_back(&p);
     }
   }
@@ -581,7 +584,7 @@ bool Link::fill(bool* sent_any, int64_t* wait_ms) {
       uint64_t request_bytes = 0;
       bool capped = false;
       for (Partition* p : parts) {
-        if (p->pending.size() >= static_cast<size_t>(options_.max_in_flight)) continue;
+        if (p->pending.size() >= window(*p)) continue;
         std::span<uint8_t> bytes;
         int64_t base = 0, next = 0;
         if (!next_batch(*p, &bytes, &base, &next)) {
@@ -658,6 +661,7 @@ bool Link::receive_oldest() {
     if (p.pending.empty() || p.pending.front().tag != o.tag) continue;  // superseded by a rewind
     Pending done = p.pending.front();
     if (o.status.ok()) {
+      p.confirmed = true;
       p.pending.pop_front();
       p.acked.next_offset = done.next_offset;
       p.acked.next_sequence = done.next_sequence;
@@ -726,6 +730,7 @@ void Link::rewind() {
   tags_.clear();
   for (auto& [key, p] : partitions_) {
     p.pending.clear();
+    p.confirmed = false;
     p.buffer.clear();
     p.buffer.shrink_to_fit();
     p.buffer_pos = 0;

@@ -87,6 +87,11 @@ class Link {
     int64_t forwarded_messages = 0;
     uint64_t forwarded_bytes = 0;
     bool seen = true;  // still listed locally
+    // Whether the central partition has acknowledged a batch since the last
+    // rewind. Until then only one batch is in flight: a partition that holds
+    // no state for this producer (new, or its state expired) accepts any
+    // sequence, so a second batch must not overtake a first that fails.
+    bool confirmed = false;
   };
   using Key = TopicPartitionKey;
 
@@ -112,6 +117,8 @@ class Link {
   // when there is none now.
   bool next_batch(Partition& p, std::span<uint8_t>* batch, int64_t* base_offset, int64_t* next_offset);
   bool has_unsent(const Partition& p) const;
+  // Batches p may have in flight now (see Partition::confirmed).
+  size_t window(const Partition& p) const;
   bool save(const std::vector<Partition*>& changed, const meta::ForwardProducer* producer);
   bool reset_producer(const std::string& why);
   // Forgets everything in flight; every partition resends from its cursor.

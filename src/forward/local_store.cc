@@ -88,12 +88,24 @@ void LocalStore::on_partition_opened(const std::string& topic, int32_t partition
     if (!link.mapping->forwards(topic)) continue;
     auto it = link.cursors.find(key);
     if (it == link.cursors.end() || after_start) {
-      // Never forwarded (or a new log under an old name): from its start.
+      // Never forwarded (or a new log under an old name): from its start,
+      // continuing the central partition's sequence of an old incarnation.
       meta::ForwardCursor c;
+      const meta::ForwardCursor* old = it != link.cursors.end() ? &it->second : nullptr;
+      if (old == nullptr) {
+        auto r = link.retired.find(key);
+        if (r != link.retired.end()) old = &r->second;
+      }
+      if (old != nullptr) {
+        c.producer_id = old->producer_id;
+        c.producer_epoch = old->producer_epoch;
+        c.next_sequence = old->next_sequence;
+      }
       c.topic = topic;
       c.partition = partition;
       c.next_offset = log->log_start_offset();
       link.cursors[key] = c;
+      link.retired.erase(key);
     }
   }
   repin(topic, partition);
@@ -194,7 +206,13 @@ void LocalStore::cursors_forgotten(const std::string& link, const std::vector<To
     for (const TopicPartitionKey& key : partitions) {
       // A topic re-created since has a fresh entry from on_partition_opened.
       broker::Topic* t = topics_.find(key.first);
-      if (t == nullptr || static_cast<size_t>(key.second) >= t->partitions.size()) entry->cursors.erase(key);
+      if (t == nullptr || static_cast<size_t>(key.second) >= t->partitions.size()) {
+        auto it = entry->cursors.find(key);
+        if (it != entry->cursors.end()) {
+          entry->retired[key] = it->second;
+          entry->cursors.erase(it);
+        }
+      }
     }
   });
 }

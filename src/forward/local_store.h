@@ -94,6 +94,11 @@ class LocalStore {
     const TopicMapping* mapping;
     meta::ForwardProducer producer;
     std::map<TopicPartitionKey, meta::ForwardCursor> cursors;
+    // The producer state (id, epoch, next sequence) of cursors whose local
+    // topic was deleted: the central partition still knows that sequence,
+    // so a topic created again under the same name continues it (restarting
+    // at 0 under the same producer would be taken for duplicates and lost).
+    std::map<TopicPartitionKey, meta::ForwardCursor> retired;
   };
 
   // Runs fn(result) on the reactor and waits; false when stopping.

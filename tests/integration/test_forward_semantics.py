@@ -1,18 +1,22 @@
-"""Store-and-forward (issue 8) semantics, edge eddy -> fault proxy -> central
-eddy (forward_fixture.py):
+"""Store-and-forward (issue 8) semantics, edge eddy -> fault proxies ->
+Apache Kafka 4.4 as the central cluster (forward_fixture.py). What arrived
+centrally is read back with Kafka's Java consumer (NumberedCheck.java):
 
   fidelity  a kafka-python producer at the edge (keys, values, headers,
-            CreateTime timestamps, gzip); a kafka-python consumer at the
-            central side sees the same records; batches arrive compressed as
-            stored
+            CreateTime timestamps, gzip); Kafka's consumer at the central
+            side sees the same records; the batches Kafka stored are the
+            edge's batches, compressed as stored
   policies  a backlog larger than the budget under eddy.full.policy=drop-oldest
             (loss counted exactly, forwarded what is left) and =reject (local
             writes refused with a retriable error, nothing lost)
-  paused    a central topic that does not exist pauses that topic with the
-            reason, without spinning; creating it resumes forwarding
+  paused    with eddy.forward.<link>.create.topics=false, a central topic
+            that does not exist pauses that topic with the reason, without
+            spinning; creating it resumes forwarding
   priorities after an outage the higher-priority topic drains first
-  recreate  a forwarded topic deleted and created again starts over
+  recreate  a forwarded topic deleted and created again at the edge starts
+            over; the central topic gets both incarnations exactly once
   config    link configuration errors stop startup with file/key and why
+            (no central cluster)
 
 usage: test_forward_semantics.py SCENARIO"""
 
@@ -23,6 +27,7 @@ import time
 
 import eddy_fixture
 import forward_fixture as ff
+import kafka_fixture
 import kafka_wire as w
 
 
@@ -31,25 +36,35 @@ def kafka_producer(bootstrap, **kw):
     return KafkaProducer(bootstrap_servers=bootstrap, api_version=(2, 5, 0), **kw)
 
 
-def central_records(rig, topic, partitions, expected):
-    from kafka import KafkaConsumer, TopicPartition
-    consumer = KafkaConsumer(bootstrap_servers=rig.central.bootstrap, api_version=(2, 5, 0),
-                             enable_auto_commit=False, consumer_timeout_ms=5000)
-    tps = [TopicPartition(topic, p) for p in range(partitions)]
-    consumer.assign(tps)
-    consumer.seek_to_beginning(*tps)
-    out = []
-    deadline = time.monotonic() + 30
-    while len(out) < expected and time.monotonic() < deadline:
-        for tp, msgs in consumer.poll(timeout_ms=500).items():
-            out.extend(msgs)
-    consumer.close()
-    return out
+def central_records(rig, topics):
+    """Every record of the central topics ({name: partitions}), read with
+    Kafka's Java consumer, in offset order per partition."""
+    return kafka_fixture.dump_records(rig.kafka.bootstrap, topics)
+
+
+def central_values(rig, topic, partitions=1):
+    return [r["value"] for r in central_records(rig, {topic: partitions})]
+
+
+def batch_shapes(port, topic, partitions):
+    """(partition, records - 1, compression codec) of every stored batch,
+    fetched raw (Fetch v4 returns batches as the broker stored them)."""
+    shapes = []
+    with w.Connection(port) as conn:
+        for p in range(partitions):
+            for base, last, data in w.fetch_all(conn, topic, p):
+                attributes = int.from_bytes(data[21:23], "big")
+                shapes.append((p, last - base, attributes & 7))
+    return shapes
 
 
 def fidelity(rig, checks):
-    rig.create_central_topic("sensors.temp", 2)
-    rig.create_topic(rig.edge, "sensors.temp", 2)
+    """Kafka: the central topic gets retention.ms=-1, because the records
+    carry CreateTime timestamps of 2023, which Kafka's time retention (7 days
+    by default) would delete at its next check."""
+    rig.create_central_topic("sensors.temp", 2, configs={"retention.ms": "-1"})
+    rig.create_edge_topic("sensors.temp", 2)
+    rig.wait_connected()
     rig.link_down()
     producer = kafka_producer(rig.edge.bootstrap, compression_type="gzip", acks="all", linger_ms=20)
     sent = []
@@ -63,29 +78,23 @@ def fidelity(rig, checks):
         sent.append((i % 2, key, value, headers, ts))
     producer.flush()
     producer.close()
-    time.sleep(1)
     rig.link_up()
     rig.wait_drained("sensors.temp", 2)
-    got = central_records(rig, "sensors.temp", 2, len(sent))
+    got = central_records(rig, {"sensors.temp": 2})
     checks.equal("central consumer got every record", len(got), len(sent))
     by_partition = {0: [], 1: []}
     for m in got:
-        by_partition[m.partition].append((m.partition, m.key, m.value, [(k, v) for k, v in m.headers], m.timestamp))
+        by_partition[m["partition"]].append((m["partition"], m["key"], m["value"], m["headers"], m["timestamp"]))
     expected = {0: [s for s in sent if s[0] == 0], 1: [s for s in sent if s[0] == 1]}
     checks.check("keys, values, headers and timestamps are preserved, in order, per partition",
                  by_partition == expected,
-                 "first difference: %s" % next(((a, b) for a, b in zip(by_partition[0], expected[0]) if a != b), None))
-    checks.check("timestamps are CreateTime (type 0)", all(m.timestamp_type == 0 for m in got))
+                 "first difference: %s" % next(((a, b) for p in (0, 1) for a, b in zip(by_partition[p], expected[p])
+                                                if a != b), None))
+    checks.check("timestamps are CreateTime", all(m["timestamp_type"] == "CreateTime" for m in got),
+                 {m["timestamp_type"] for m in got})
     # The stored batches went as they were: gzip on both sides, same record counts.
-    def batch_shapes(broker):
-        shapes = []
-        with w.Connection(broker.port) as conn:
-            for p in range(2):
-                for base, last, data in w.fetch_all(conn, "sensors.temp", p):
-                    attributes = int.from_bytes(data[21:23], "big")
-                    shapes.append((p, last - base, attributes & 7))
-        return shapes
-    edge_shapes, central_shapes = batch_shapes(rig.edge), batch_shapes(rig.central)
+    edge_shapes = batch_shapes(rig.edge.port, "sensors.temp", 2)
+    central_shapes = batch_shapes(rig.kafka.ports[1], "sensors.temp", 2)
     checks.check("central batches are the edge's batches (same count, sizes, gzip kept)",
                  edge_shapes == central_shapes and all(c == 1 for _p, _n, c in central_shapes),
                  (edge_shapes[:5], central_shapes[:5]))
@@ -99,8 +108,8 @@ def policies(rig, checks):
     configs = [("segment.bytes", str(SEGMENT)), ("retention.bytes", str(BUDGET))]
     for name, policy in (("dropper", "drop-oldest"), ("rejecter", "reject")):
         rig.create_central_topic(name, 1)
-        rig.create_topic(rig.edge, name, 1, configs=configs + [("eddy.full.policy", policy)])
-    eddy_fixture.wait_until(lambda: rig.link_status()["state"] == "connected", 30, "the link to connect")
+        rig.create_edge_topic(name, 1, configs=configs + [("eddy.full.policy", policy)])
+    rig.wait_connected()
     rig.link_down()
     value = b"v" * 1000
     count = 1000  # ~1 MiB: four times the budget
@@ -156,14 +165,12 @@ def policies(rig, checks):
     rig.link_up()
     rig.wait_drained("dropper", 1)
     rig.wait_drained("rejecter", 1)
-    with w.Connection(rig.central.port) as conn:
-        dropped_start = d["log_start_offset"]
-        values = [int(v[:6]) for _b, _l, data in w.fetch_all(conn, "dropper", 0)
-                  for _o, _k, v, _h in w.parse_records(data)]
-        checks.equal("drop-oldest: central has exactly what was left", values, list(range(dropped_start, count)))
-        values = [int(v[:6]) for _b, _l, data in w.fetch_all(conn, "rejecter", 0)
-                  for _o, _k, v, _h in w.parse_records(data)]
-        checks.equal("reject: central has every accepted message", values, accepted)
+    dropped_start = d["log_start_offset"]
+    records = central_records(rig, {"dropper": 1, "rejecter": 1})
+    values = [int(r["value"][:6]) for r in records if r["topic"] == "dropper"]
+    checks.equal("drop-oldest: central has exactly what was left", values, list(range(dropped_start, count)))
+    values = [int(r["value"][:6]) for r in records if r["topic"] == "rejecter"]
+    checks.equal("reject: central has every accepted message", values, accepted)
     d = dropper()
     checks.equal("drop-oldest: the count stays after forwarding", d["dropped_messages"], dropped_start)
     # Forwarded data is no longer pinned: the rejecting topic takes writes again.
@@ -186,7 +193,9 @@ def policies(rig, checks):
 
 
 def paused(rig, checks):
-    rig.create_topic(rig.edge, "orphans", 2)
+    """eddy.forward.<link>.create.topics=false: the link does not create the
+    missing central topic (Kafka's auto.create.topics.enable is false too)."""
+    rig.create_edge_topic("orphans", 2)
     producer = kafka_producer(rig.edge.bootstrap, acks="all")
     for i in range(100):
         producer.send("orphans", value=b"%d" % i, partition=i % 2)
@@ -200,19 +209,19 @@ def paused(rig, checks):
     reason = paused_reason()
     print("paused:", reason)
     checks.check("paused with the reason (missing on the central cluster)", "does not exist" in reason, reason)
+    checks.equal("the link did not create the central topic", rig.central_metadata("orphans"), None)
     link = rig.link_status()
     checks.equal("the link itself stays connected", link["state"], "connected")
     connects = link["connects"]
-    time.sleep(3)
+    time.sleep(3)  # a measuring window: several paused.retry.ms (1 s) go by
     link = rig.link_status()
     checks.equal("no reconnect loop while paused (connects unchanged)", link["connects"], connects)
     warnings = rig.edge.log_text().count("orphans-0 paused")
     checks.check("the pause is logged once, not per retry (%d)" % warnings, warnings == 1, warnings)
     rig.create_central_topic("orphans", 2)
     rig.wait_drained("orphans", 2, timeout=30)
-    with w.Connection(rig.central.port) as conn:
-        n = sum(len(w.parse_records(data)) for p in range(2) for _b, _l, data in w.fetch_all(conn, "orphans", p))
-    checks.equal("after the topic was created centrally, everything arrived", n, 100)
+    values = sorted(int(v) for v in central_values(rig, "orphans", 2))
+    checks.equal("after the topic was created centrally, everything arrived once", values, list(range(100)))
     checks.equal("no longer paused", paused_reason(), "")
 
 
@@ -222,8 +231,8 @@ def priorities(rig, checks):
     forwarded before the first bulk message."""
     for name in ("alarms", "bulk"):
         rig.create_central_topic(name, 1)
-        rig.create_topic(rig.edge, name, 1)
-    eddy_fixture.wait_until(lambda: rig.link_status()["state"] == "connected", 30, "the link to connect")
+        rig.create_edge_topic(name, 1)
+    rig.wait_connected()
     rig.link_down()
     producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=5)
     for i in range(600):  # bulk first: age alone would favour it
@@ -251,33 +260,41 @@ def priorities(rig, checks):
     checks.check("the drain took a while (several samples while alarms drained)", len(early) >= 3, len(early))
     checks.check("no bulk message was forwarded before every alarm was", all(b == 0 for _a, b in early), early[-5:])
     checks.equal("then bulk drained too", samples[-1], (300, 600))
+    records = central_records(rig, {"alarms": 1, "bulk": 1})
+    for name, n in (("alarms", 300), ("bulk", 600)):
+        values = [int(r["value"][:6]) for r in records if r["topic"] == name]
+        checks.equal("central %s: every message once, in order" % name, values, list(range(n)))
 
 
 def recreate(rig, checks):
     """A forwarded topic deleted and created again at the edge starts over
-    from its new offset 0 (its old cursor is not reused)."""
+    from its new offset 0 (its old cursor is not reused), and the central
+    topic, which still holds the old incarnation, gets the new one exactly
+    once after it. Every message goes in a batch of its own (one acks=all
+    request each): Kafka remembers the last 5 batches of the link's producer
+    on the central partition (sequences 0, 1, 2 here), so batches of the new
+    incarnation sent again with those sequences under the same producer id
+    and epoch would be taken for duplicates and silently dropped."""
     from kafka.admin import KafkaAdminClient
     rig.create_central_topic("cycle", 1)
-    rig.create_topic(rig.edge, "cycle", 1)
-    producer = kafka_producer(rig.edge.bootstrap, acks="all")
-    for i in range(10):
-        producer.send("cycle", value=b"old-%d" % i, partition=0)
-    producer.flush()
+    rig.create_edge_topic("cycle", 1)
+    producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=0)
+    for i in range(3):
+        producer.send("cycle", value=b"old-%d" % i, partition=0).get(timeout=10)
     rig.wait_drained("cycle", 1)
     admin = KafkaAdminClient(bootstrap_servers=rig.edge.bootstrap, api_version=(2, 5, 0))
     admin.delete_topics(["cycle"], timeout_ms=5000)
-    time.sleep(1.5)  # the link notices the deletion at its next refresh
-    rig.create_topic(rig.edge, "cycle", 1)
+    eddy_fixture.wait_until(lambda: rig.partition_status("cycle", 0) is None, 10,
+                            "the link to notice the deletion", interval=0.1)
+    rig.create_edge_topic("cycle", 1)
     for i in range(5):
-        producer.send("cycle", value=b"new-%d" % i, partition=0)
-    producer.flush()
+        producer.send("cycle", value=b"new-%d" % i, partition=0).get(timeout=10)
     producer.close()
     admin.close()
     rig.wait_drained("cycle", 1)
-    with w.Connection(rig.central.port) as conn:
-        values = [v for _b, _l, data in w.fetch_all(conn, "cycle", 0) for _o, _k, v, _h in w.parse_records(data)]
-    checks.equal("central got the old and the new incarnation's messages",
-                 values, [b"old-%d" % i for i in range(10)] + [b"new-%d" % i for i in range(5)])
+    values = central_values(rig, "cycle")
+    checks.equal("central got the old and the new incarnation's messages, each once",
+                 values, [b"old-%d" % i for i in range(3)] + [b"new-%d" % i for i in range(5)])
     checks.equal("status: the new topic is forwarded up to its own end", rig.partition_status("cycle", 0)[
         "forwarded_offset"], 5)
 
@@ -303,6 +320,10 @@ def config(rig, checks):
         (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.topic.priorities=x"],
          "regex:priority"),
         (["eddy.forward.links=a b"], "not a valid link name"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.create.topics=perhaps"],
+         "eddy.forward.a.create.topics"),
+        (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.replication.factor=three"],
+         "eddy.forward.a.replication.factor"),
     ]
     for overrides, expected in cases:
         r = serve(*overrides)
@@ -321,4 +342,7 @@ if __name__ == "__main__":
     if scenario == "priorities":
         overrides = {"eddy.forward.central.topic.priorities": "alarms:10",
                      "eddy.forward.central.bandwidth.bytes.per.sec": str(256 * 1024)}
-    ff.run(SCENARIOS[scenario], topics=topics, edge_overrides=overrides)
+    if scenario == "paused":
+        overrides = {"eddy.forward.central.create.topics": "false"}
+    ff.run(SCENARIOS[scenario], topics=topics, edge_overrides=overrides,
+           central_nodes=0 if scenario == "config" else 1)
