@@ -186,7 +186,7 @@ class Connection final : public ConnectionCore {
         // sends 1 KB costs about 1 KB).
         large_target_ = frame_size;
         large_have_ = available - 4;
-        large_frame_.resize(std::max(large_have_, std::min(frame_size, kLargeFrameStep)));
+        grow_large_frame(std::max(large_have_, std::min(frame_size, kLargeFrameStep)));
         std::memcpy(large_frame_.data(), p + 4, large_have_);
         staging_begin_ = staging_end_ = 0;
         in_parse_ = false;
@@ -218,11 +218,18 @@ class Connection final : public ConnectionCore {
     continue_reading();
   }
 
+  // Exactly `size` bytes, no more capacity (a vector left to grow itself
+  // would keep up to twice the frame while the request waits).
+  void grow_large_frame(size_t size) {
+    large_frame_.reserve(size);
+    large_frame_.resize(size);
+  }
+
   // Invariant: large_have_ <= large_frame_.size() <= large_target_, and the
   // buffer is at most twice the bytes received (plus one step).
   void read_large_frame() {
     if (large_have_ == large_frame_.size()) {
-      large_frame_.resize(std::min(large_target_, large_have_ + std::max(large_have_, kLargeFrameStep)));
+      grow_large_frame(std::min(large_target_, large_have_ + std::max(large_have_, kLargeFrameStep)));
     }
     reading_ = true;
     stream_->async_read_some(asio::buffer(large_frame_.data() + large_have_, large_frame_.size() - large_have_),
