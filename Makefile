@@ -7,7 +7,7 @@
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
-#   make bench             Eddy vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
+#   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
 
 BUILD_DIR    ?= build
 CONFIG       ?= config/gateway.properties
@@ -62,11 +62,13 @@ fuzz: deps
 	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder
 	cd build-fuzz && ctest -L fuzz --output-on-failure
 
-# Eddy next to NATS JetStream and the hardware limits (fio, iperf3, sendfile),
-# measured in one run; report in $(BUILD_DIR)/bench-report/. The bench
-# clients need libnats-dev, which the bench deps bring: configure again so
-# that CMake finds it. BENCH_FLAGS passes options to compare_bench.py
-# (e.g. BENCH_FLAGS="--consume-mib 256 --runs 5").
+# Eddy next to Apache Kafka (one KRaft node; its jars come from Maven Central
+# into ~/.cache/eddy-test on first use, via tests/integration/kafka_fixture.py),
+# NATS JetStream and the hardware limits (fio, iperf3, sendfile), measured in
+# one run; report in $(BUILD_DIR)/bench-report/. The bench clients need
+# libnats-dev, which the bench deps bring: configure again so that CMake
+# finds it. BENCH_FLAGS passes options to compare_bench.py
+# (e.g. BENCH_FLAGS="--consume-mib 256 --runs 5", or "--peers jetstream").
 bench: build
 	@scripts/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) >/dev/null

@@ -69,8 +69,9 @@ case "${1:-host}" in
     apt_install clang libclang-rt-14-dev
     ;;
   bench)
-    # The peer (NATS JetStream server and C client), the hardware limits
-    # (fio, iperf3), the chart (gnuplot) and the Kafka client.
+    # The peers (NATS JetStream server and C client; Apache Kafka runs on the
+    # JDK and Maven of HOST_TEST, its jars fetched on first use), the
+    # hardware limits (fio, iperf3), the chart (gnuplot) and the Kafka client.
     apt_install python3 fio iperf3 nats-server libnats-dev gnuplot-nox librdkafka-dev "${HOST_TEST[@]}"
     ;;
   *)

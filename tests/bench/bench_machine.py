@@ -1,6 +1,6 @@
 """Facts about the machine a comparison ran on, for the report: CPU model,
 cores, memory, kernel, the filesystem of the data directories, and the
-versions of everything measured."""
+versions of everything measured (Kafka's and the JVM's included)."""
 
 import os
 import platform
@@ -52,7 +52,7 @@ def _debian_version():
         return platform.platform()
 
 
-def facts(work_dir, eddy_version, peer_version):
+def facts(work_dir, eddy_version, nats_version=None, kafka_version=None, java_version=None):
     dev, fstype, mnt, opts = _filesystem(work_dir)
     return {
         "cpu": _cpu_model(),
@@ -62,7 +62,9 @@ def facts(work_dir, eddy_version, peer_version):
         "os": _debian_version(),
         "filesystem": "%s on %s (%s, mounted at %s, %s)" % (fstype, dev, work_dir, mnt, opts),
         "eddy": eddy_version,
-        "nats_server": peer_version,
+        "kafka": kafka_version or "not run",
+        "java": java_version or "not used",
+        "nats_server": nats_version or "not run",
         "librdkafka": _first_line(["pkg-config", "--modversion", "rdkafka"]),
         "libnats": _first_line(["pkg-config", "--modversion", "libnats"]),
         "fio": _first_line(["fio", "--version"]),
@@ -71,8 +73,13 @@ def facts(work_dir, eddy_version, peer_version):
 
 
 def facts_markdown(f):
+    java_client = ""
+    if f.get("kafka", "not run") != "not run":
+        java_client = ", kafka-clients %s (Java, kafka-producer-perf-test)" % f["kafka"].split()[-1]
     rows = [("CPU", "%s, %d cores" % (f["cpu"], f["cores"])), ("memory", "%.1f GiB" % f["memory_gib"]),
             ("kernel", f["kernel"]), ("OS", f["os"]), ("filesystem", f["filesystem"]), ("Eddy", f["eddy"]),
-            ("NATS", f["nats_server"]), ("clients", "librdkafka %s, libnats %s" % (f["librdkafka"], f["libnats"])),
+            ("Kafka", f.get("kafka", "not run")), ("Java", f.get("java", "not used")),
+            ("NATS", f["nats_server"]),
+            ("clients", "librdkafka %s, libnats %s%s" % (f["librdkafka"], f["libnats"], java_client)),
             ("tools", "%s, %s" % (f["fio"], f["iperf3"]))]
     return "| | |\n|---|---|\n" + "".join("| %s | %s |\n" % r for r in rows)

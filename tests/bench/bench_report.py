@@ -1,9 +1,12 @@
 """Renders compare_bench.py's rows as report.md (tables a user can read at a
-glance), chart.png (gnuplot: each Eddy figure as a ratio to JetStream and to
-the hardware limit), results.json (every run) and machine.md.
+glance), chart.png (gnuplot: each Eddy figure as a ratio to Kafka, to
+JetStream and to the hardware limit), results.json (every run) and
+machine.md.
 
 Ratios are always "higher is better for Eddy": throughput Eddy / other,
-latency other / Eddy (at p99). 1 means parity.
+latency other / Eddy (at p99). 1 means parity. A row holds Eddy's series
+and the peers' (row["peers"]: name -> Series or absent, row["matches"]:
+name -> whether that peer's mode gives Eddy's guarantee).
 """
 
 import json
@@ -14,6 +17,9 @@ import subprocess
 import time
 
 import bench_machine
+
+# The peers in the order of the columns.
+PEERS = ("Kafka", "JetStream")
 
 
 def _mb(v):
@@ -35,7 +41,7 @@ def _msgs(v):
 def _ratio(v):
     if v is None:
         return "n/a"
-    return "%.1f×" % v if v >= 10 else "%.2f×" % v
+    return "%.1f×" % v if v >= 10 else "%.2f×" % v if v >= 0.1 else "%.3f×" % v
 
 
 def _ms(us):
@@ -50,17 +56,26 @@ def _failures(series):
     return len(series.failures) if series is not None else 0
 
 
-def throughput_ratios(row):
-    e = row["eddy"].medians().get("mb_per_s")
-    p = row["peer"].medians().get("mb_per_s") if row["peer"] else None
-    return _div(e, p), _div(e, row["limit"])
+def _peer(row, name):
+    return row.get("peers", {}).get(name)
 
 
-def latency_ratios(row):
+def _mark(row, name):
+    """† where the peer's figure is a reference with a weaker guarantee."""
+    return "" if _peer(row, name) is None or row.get("matches", {}).get(name, True) else " †"
+
+
+def ratios(row):
+    """({peer: Eddy's ratio to it}, Eddy's ratio to the limit), higher =
+    better for Eddy; None where not measured."""
+    if row["kind"] == "throughput":
+        e = row["eddy"].medians().get("mb_per_s")
+        peers = {n: _div(e, _peer(row, n).medians().get("mb_per_s")) if _peer(row, n) else None for n in PEERS}
+        return peers, _div(e, row["limit"])
     e = row["eddy"].medians().get("e2e_p99_us")
-    p = row["peer"].medians().get("e2e_p99_us") if row["peer"] else None
+    peers = {n: _div(_peer(row, n).medians().get("e2e_p99_us"), e) if _peer(row, n) else None for n in PEERS}
     floor = row["limit"].medians().get("p99_us") if row["limit"] else None
-    return _div(p, e), _div(floor, e)
+    return peers, _div(floor, e)
 
 
 def _flag(series):
@@ -86,72 +101,116 @@ def _cell_latency(series):
                                _flag(series))
 
 
-def _throughput_table(rows):
-    out = ["| workload | durability | Eddy | JetStream | limit (what) | Eddy ÷ JetStream | Eddy ÷ limit |",
-           "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        vs_peer, vs_limit = throughput_ratios(r)
-        mark = "" if r["peer_matches"] else " †"
-        out.append("| %s | %s | %s | %s%s | %s (%s) | %s%s | %s |" % (
-            r["workload"], r["mode"], _cell_throughput(r["eddy"]), _cell_throughput(r["peer"]), mark,
-            _mb(r["limit"]), r["limit_name"] or "none", _ratio(vs_peer), mark, _ratio(vs_limit)))
-    return "\n".join(out) + "\n"
+def _table(header, rows):
+    return "\n".join(["| %s |" % " | ".join(header), "|%s" % ("---|" * len(header))] +
+                     ["| %s |" % " | ".join(r) for r in rows]) + "\n"
 
 
-def _latency_table(rows):
-    out = ["| workload | durability | Eddy p50 / p99 / p99.9 ms | JetStream p50 / p99 / p99.9 ms | "
-           "hardware floor p50 / p99 / p99.9 ms | JetStream ÷ Eddy (p99) | floor ÷ Eddy (p99) |",
-           "|---|---|---|---|---|---|---|"]
+def _throughput_table(rows, peers=PEERS):
+    header = (["workload", "durability", "Eddy"] + list(peers) + ["limit (what)"] +
+              ["Eddy ÷ %s" % n for n in peers] + ["Eddy ÷ limit"])
+    out = []
     for r in rows:
-        vs_peer, vs_floor = latency_ratios(r)
-        mark = "" if r["peer_matches"] else " †"
+        vs_peer, vs_limit = ratios(r)
+        out.append([r["workload"], r["mode"], _cell_throughput(r["eddy"])] +
+                   [_cell_throughput(_peer(r, n)) + _mark(r, n) for n in peers] +
+                   ["%s (%s)" % (_mb(r["limit"]), r["limit_name"] or "none")] +
+                   [_ratio(vs_peer[n]) + _mark(r, n) for n in peers] + [_ratio(vs_limit)])
+    return _table(header, out)
+
+
+def _latency_table(rows, peers=PEERS):
+    header = (["workload", "durability", "Eddy p50 / p99 / p99.9 ms"] +
+              ["%s p50 / p99 / p99.9 ms" % n for n in peers] + ["hardware floor p50 / p99 / p99.9 ms"] +
+              ["%s ÷ Eddy (p99)" % n for n in peers] + ["floor ÷ Eddy (p99)"])
+    out = []
+    for r in rows:
+        vs_peer, vs_floor = ratios(r)
         floor = "none measured"
         if r["limit"] is not None:
             m = r["limit"].medians()
             floor = "%s / %s / %s (%s)" % (_ms(m.get("p50_us")), _ms(m.get("p99_us")), _ms(m.get("p999_us")),
                                            r["limit_name"])
-        out.append("| %s | %s | %s | %s%s | %s | %s%s | %s |" % (
-            r["workload"], r["mode"], _cell_latency(r["eddy"]), _cell_latency(r["peer"]), mark, floor,
-            _ratio(vs_peer), mark, _ratio(vs_floor)))
-    return "\n".join(out) + "\n"
+        out.append([r["workload"], r["mode"], _cell_latency(r["eddy"])] +
+                   [_cell_latency(_peer(r, n)) + _mark(r, n) for n in peers] + [floor] +
+                   [_ratio(vs_peer[n]) + _mark(r, n) for n in peers] + [_ratio(vs_floor)])
+    return _table(header, out)
 
 
-def _resource_table(rows):
-    out = ["| workload | durability | broker CPU: Eddy | JetStream | broker peak RSS: Eddy | JetStream | "
-           "client CPU: librdkafka | libnats | other processes' CPU during the runs: Eddy | JetStream |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-
-    def cpu(series, key):
-        """CPU s/GB for throughput rows; share of one core for fixed-rate
-        rows (where the bytes moved are few and set by the rate)."""
-        if series is None:
-            return "n/a"
-        m = series.medians()
-        if m.get(key) is not None:
-            return "%.2f s/GB" % m[key]
-        if key.startswith("broker") and m.get("broker_cpu_pct") is not None:
-            return "%.1f%% of a core" % m["broker_cpu_pct"]
+def _cpu(series, key):
+    """CPU s/GB for throughput rows; share of one core for fixed-rate rows
+    (where the bytes moved are few and set by the rate)."""
+    if series is None:
         return "n/a"
+    m = series.medians()
+    if m.get(key) is not None:
+        return "%.2f s/GB" % m[key]
+    if key.startswith("broker") and m.get("broker_cpu_pct") is not None:
+        return "%.1f%% of a core" % m["broker_cpu_pct"]
+    return "n/a"
 
-    def rss(series):
-        return "n/a" if series is None or series.peak_rss_kib is None else "%.1f MiB" % (series.peak_rss_kib / 1024)
 
-    def other(series):
-        v = series.medians().get("other_cpu_pct") if series else None
-        return "n/a" if v is None else "%.0f%%" % v
+def _rss(series):
+    return "n/a" if series is None or series.peak_rss_kib is None else "%.1f MiB" % (series.peak_rss_kib / 1024)
 
+
+def _other(series):
+    v = series.medians().get("other_cpu_pct") if series else None
+    return "n/a" if v is None else "%.0f%%" % v
+
+
+def _resource_table(rows, peers=PEERS):
+    names = ["Eddy"] + list(peers)
+    header = ["workload", "durability"] + ["broker CPU: %s" % n for n in names] + ["peak RSS: %s" % n for n in names]
+    out = []
     for r in rows:
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["workload"], r["mode"], cpu(r["eddy"], "broker_cpu_s_per_gb"), cpu(r["peer"], "broker_cpu_s_per_gb"),
-            rss(r["eddy"]), rss(r["peer"]), cpu(r["eddy"], "client_cpu_s_per_gb"),
-            cpu(r["peer"], "client_cpu_s_per_gb"), other(r["eddy"]), other(r["peer"])))
+        series = [r["eddy"]] + [_peer(r, n) for n in peers]
+        out.append([r["workload"], r["mode"]] + [_cpu(x, "broker_cpu_s_per_gb") for x in series] +
+                   [_rss(x) for x in series])
+    return _table(header, out)
+
+
+def _client_table(rows, peers=PEERS):
+    names = ["Eddy"] + list(peers)
+    header = (["workload", "durability"] + ["client CPU, %s runs" % n for n in names] +
+              ["other processes' CPU, %s runs" % n for n in names])
+    out = []
+    for r in rows:
+        series = [r["eddy"]] + [_peer(r, n) for n in peers]
+        out.append([r["workload"], r["mode"]] + [_cpu(x, "client_cpu_s_per_gb") for x in series] +
+                   [_other(x) for x in series])
+    return _table(header, out)
+
+
+def _perf_test_table(rows):
+    """kafka-producer-perf-test's own summary (steady state), Eddy next to
+    Kafka."""
+    def cell(series):
+        if series is None:
+            return "n/a", "n/a"
+        if not series.runs:
+            return "failed", "failed"
+        m = series.medians()
+        lat = " / ".join(_ms(m.get(k)) for k in ("avg_us", "p50_us", "p95_us", "p99_us", "p999_us", "max_us"))
+        return "%s (%s)%s" % (_mb(m.get("mb_per_s")), _msgs(m.get("msgs_per_s")), _flag(series)), lat
+
+    out = ["| durability | Eddy | Eddy latency avg / p50 / p95 / p99 / p99.9 / max ms | Kafka | "
+           "Kafka latency avg / p50 / p95 / p99 / p99.9 / max ms | Eddy ÷ Kafka (throughput) | Kafka ÷ Eddy (p99) |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        e, k = r["eddy"], _peer(r, "Kafka")
+        (et, el), (kt, kl) = cell(e), cell(k)
+        em, km = e.medians(), (k.medians() if k else {})
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            r["mode"], et, el, kt, kl, _ratio(_div(em.get("mb_per_s"), km.get("mb_per_s"))),
+            _ratio(_div(km.get("p99_us"), em.get("p99_us")))))
     return "\n".join(out) + "\n"
 
 
 def _gateway_table(rows):
     """The gateway day's own figures (gateway_day.py), Eddy next to
     JetStream; rows: the workload's rows (both carry the same series)."""
-    eddy, peer = rows[0]["eddy"], rows[0]["peer"]
+    eddy, peer = rows[0]["eddy"], _peer(rows[0], "JetStream")
 
     def cell(series, fn):
         if series is None or not series.runs:
@@ -229,7 +288,7 @@ def _problems(rows, limits, failed):
         lines.append("- The run stopped early: %s. Rows after that point are missing." % failed)
     seen = set()
     for r in rows:
-        for who, series in (("Eddy", r["eddy"]), ("JetStream", r["peer"])):
+        for who, series in [("Eddy", r["eddy"])] + [(n, _peer(r, n)) for n in PEERS]:
             if series is None or id(series) in seen or not series.errors():
                 continue
             seen.add(id(series))
@@ -244,27 +303,38 @@ def _problems(rows, limits, failed):
     return "\n".join(lines) + "\n" if lines else "None: every run delivered every message.\n"
 
 
-def _chart(out_dir, rows):
+def _chart(out_dir, rows, peers=PEERS):
     """chart.dat + chart.gp -> chart.png; returns the PNG path (or None when
     gnuplot failed, with the reason in chart.err)."""
     dat = os.path.join(out_dir, "chart.dat")
     values = []
     with open(dat, "w") as f:
-        f.write("# label  vs_jetstream  vs_limit   (higher = better for Eddy; ? = not measured)\n")
+        f.write("# label  %s  vs_limit   (higher = better for Eddy; ? = not measured)\n" %
+                "  ".join("vs_" + n.lower() for n in peers))
         for r in rows:
-            vs_peer, vs_limit = throughput_ratios(r) if r["kind"] == "throughput" else latency_ratios(r)
-            label = r["short"] + ("*" if not r["peer_matches"] else "") + ("!" if _flag(r["eddy"]) else "")
-            f.write('"%s" %s %s\n' % (label, "%.4g" % vs_peer if vs_peer else "?",
-                                      "%.4g" % vs_limit if vs_limit else "?"))
-            values += [v for v in (vs_peer, vs_limit) if v]
+            vs_peer, vs_limit = ratios(r)
+            label = r["short"] + ("*" if "JetStream" in peers and _mark(r, "JetStream") else "") + ("!" if _flag(r["eddy"]) else "")
+            cols = [vs_peer[n] for n in peers] + [vs_limit]
+            f.write('"%s" %s\n' % (label, " ".join("%.4g" % v if v else "?" for v in cols)))
+            values += [v for v in cols if v]
     top = 10 ** math.ceil(math.log10(max(values + [10]) * 1.5))
     bottom = 10 ** math.floor(math.log10(min(values + [0.1]) / 1.5))
     png = os.path.join(out_dir, "chart.png")
     gp = os.path.join(out_dir, "chart.gp")
+    colours = {"Kafka": "#2ca02c", "JetStream": "#1f77b4"}
+    plots = ['"%s" using %d:xtic(1) title "Eddy vs %s" lc rgb "%s"' % (dat if i == 0 else "", i + 2,
+                                                                        "Apache Kafka" if n == "Kafka" else
+                                                                        "NATS JetStream", colours[n])
+             for i, n in enumerate(peers)]
+    plots.append('"%s" using %d%s title "Eddy vs hardware limit" lc rgb "#ff7f0e"' % (
+        "" if peers else dat, len(peers) + 2, "" if peers else ":xtic(1)"))
+    full = {"Kafka": "Apache Kafka", "JetStream": "NATS JetStream"}
+    names = [full[n] for n in peers] + ["the hardware limit"]
+    title = "Eddy as a ratio to " + (", to ".join(names[:-1]) + " and to " if len(names) > 1 else "") + names[-1]
     with open(gp, "w") as f:
-        f.write("""set terminal pngcairo size 1600,820 font "sans,11"
+        f.write("""set terminal pngcairo size 2000,860 font "sans,11"
 set output "%s"
-set title "Eddy as a ratio to NATS JetStream and to the hardware limit (same run; 1 = parity, higher = better for Eddy)\\nthroughput: Eddy / other;  latency (e2e p99): other / Eddy;  * = JetStream gives a weaker guarantee here;  ! = some Eddy runs had errors"
+set title "%s (same run; 1 = parity, higher = better for Eddy)\\nthroughput: Eddy / other;  latency (e2e p99): other / Eddy;  * = JetStream gives a weaker guarantee here;  ! = some Eddy runs had errors;  perf-test = kafka-producer-perf-test (Java client)"
 set datafile missing "?"
 set style data histograms
 set style histogram clustered gap 1
@@ -278,10 +348,9 @@ set grid ytics
 set xtics rotate by -50 font ",10" nomirror
 set key top left
 set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb "black"
-set bmargin 8
-plot "%s" using 2:xtic(1) title "Eddy vs JetStream" lc rgb "#1f77b4", \\
-     "" using 3 title "Eddy vs hardware limit" lc rgb "#ff7f0e"
-""" % (png, bottom, top, dat))
+set bmargin 9
+plot %s
+""" % (png, title, bottom, top, ", \\\n     ".join(plots)))
     result = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
     if result.returncode != 0:
         with open(os.path.join(out_dir, "chart.err"), "w") as f:
@@ -294,42 +363,67 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
     os.makedirs(out_dir, exist_ok=True)
     throughput = [r for r in rows if r["kind"] == "throughput"]
     latency = [r for r in rows if r["kind"] == "latency"]
-    png = _chart(out_dir, rows)
+    perf_test = [r for r in rows if r.get("perf_test")]
+    peers = [n for n in PEERS if any(_peer(r, n) is not None for r in rows)]
+    png = _chart(out_dir, rows, peers)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
     idle = ", ".join("%s %.1f MiB" % (k, v / 1024) for k, v in idle_rss_kib.items())
     parts = [
-        "# Eddy vs NATS JetStream vs the hardware\n",
+        "# Eddy vs Apache Kafka vs NATS JetStream vs the hardware\n",
         "Run %s, took %.0f s; %d measured runs per figure after one discarded warm-up, medians shown; "
         "produce runs scaled by %g, consume topic %d MiB, latency runs %d s, gateway-day runs %d s. How and why: "
         "[METHOD.md](../METHOD.md) (tests/bench/METHOD.md).\n" % (
             when, elapsed, opts.runs, opts.scale, opts.consume_mib, opts.latency_seconds,
             getattr(opts, "gateway_seconds", 0)),
-        "Ratios: higher is better for Eddy, 1 is parity. Throughput: Eddy ÷ other. Latency: other ÷ Eddy at p99. "
+        "Ratios: higher is better for Eddy, 1 is parity. Throughput: Eddy ÷ other. Latency: other ÷ Eddy at p99. " +
+        ("Kafka (one KRaft node, 1 GiB heap, default settings) is driven by the same librdkafka client as Eddy, "
+         "in the matching mode: acks=1 next to Eddy's acks=1, acks=all (no fsync, Kafka's default) next to "
+         "acks=all/page cache, and acks=all with the topic config flush.messages=1 (fsync before the "
+         "acknowledgement) next to acks=all/disk. " if "Kafka" in peers else "") +
         "† JetStream (nats-server 2.9) cannot fsync before acknowledging, so next to Eddy's acks=all/disk its "
         "figure is a reference with a weaker guarantee, not a like-for-like peer. Eddy's acks=1 rows use the "
         "gateway's default topic config (eddy.acks.all.waits.for=disk): the producer is acknowledged after the "
         "append, but a consumer sees a record only once it is synced, so their end-to-end latency includes the "
-        "fdatasync. ⚠: some runs had errors (see Problems).\n",
-        "![Eddy as a ratio to JetStream and to the hardware limit](chart.png)\n" if png else
+        "fdatasync (Kafka's and JetStream's consumers see a record once it is in the page cache). "
+        "The gateway day is Eddy and JetStream only. ⚠: some runs had errors (see Problems).\n",
+        "![Eddy as a ratio to Kafka, to JetStream and to the hardware limit](chart.png)\n" if png else
         "(chart.png could not be drawn: see chart.err)\n",
-        "## Throughput\n", _throughput_table(throughput),
+        "## Throughput\n", _throughput_table(throughput, peers),
+    ]
+    if perf_test:
+        parts += [
+            "## The Java client: kafka-producer-perf-test\n",
+            "Kafka's own producer benchmark (org.apache.kafka.tools.ProducerPerformance, kafka-clients %s, the "
+            "JVM options of bin/kafka-producer-perf-test.sh), unthrottled, 1 KiB records to a new 1-partition "
+            "topic, the Java producer's defaults (batch.size 16384, linger.ms 5; idempotent with acks=all) "
+            "except acks. Each run sends a quarter more records first as the tool's warm-up "
+            "(--warmup-records); shown is its steady-state summary: throughput and the latency from send() to "
+            "the acknowledgement's callback, as the tool prints it (percentiles in whole ms).\n"
+            % (machine.get("kafka", "").split()[-1] if machine.get("kafka") else "?"),
+            _perf_test_table(perf_test)]
+    parts += [
         "## End-to-end latency\n",
         "Producer and consumer in one client process; each message carries its scheduled send time, so a late "
         "send counts against the system. 1 partition / 1 stream.\n",
-        _latency_table(latency),
+        _latency_table(latency, peers),
         "## Resources\n",
-        "Broker CPU seconds (utime+stime from /proc/PID/stat) per 10^9 bytes of message values moved (for the "
-        "fixed-rate rows: share of one core); peak RSS (VmHWM, reset before each workload) over its warm-up and "
-        "runs. Idle RSS after start: %s. The last columns are the noise: CPU that other processes (other users, "
-        "kernel writeback) took during the runs, as a share of the whole machine.\n" % (idle or "n/a"),
-        _resource_table(rows),
+        "Broker CPU seconds (utime+stime of the process from /proc/PID/stat, all its threads; Kafka's is the "
+        "JVM's) per 10^9 bytes of message values moved (for the fixed-rate rows: share of one core); peak RSS "
+        "(VmHWM, reset before each workload) over its warm-up and runs. Idle RSS after start: %s.\n"
+        % (idle or "n/a"),
+        _resource_table(rows, peers),
+        "Client CPU (librdkafka for Eddy and Kafka, libnats for JetStream, the Java producer in the "
+        "perf-test rows) per 10^9 bytes, and the noise: CPU that other processes (other users, kernel "
+        "writeback, the idle brokers) took during the runs, as a share of the whole machine.\n",
+        _client_table(rows, peers),
     ]
     gateway = [r for r in rows if r.get("gateway_day")]
     if gateway:
         parts += [
             "## Gateway day\n",
             "%s. Edge broker → forwarding link → central broker on the same machine; Eddy: a forward link "
-            "to a second eddy; JetStream: a leaf-node edge server whose streams a central stream sources. Each "
+            "to a second eddy; JetStream: a leaf-node edge server whose streams a central stream sources "
+            "(Kafka is not part of this workload). Each "
             "sensor is one client process with its own topic (stream) and a consumer of it in the same process. "
             "Medians of the runs; latencies are per-sensor percentiles, then the median (or the worst) over the "
             "sensors. See METHOD.md for what matches what.\n" % gateway[0]["workload"].rsplit(",", 1)[0],
@@ -349,8 +443,10 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
                    "options": {k: v for k, v in vars(opts).items()},
                    "idle_rss_kib": idle_rss_kib,
                    "limits": {k: {"what": d, **s.to_json()} for k, (d, s) in limits.items()},
-                   "rows": [{**{k: v for k, v in r.items() if k not in ("eddy", "peer", "limit")},
-                             "eddy": r["eddy"].to_json(), "peer": r["peer"].to_json() if r["peer"] else None,
+                   "rows": [{**{k: v for k, v in r.items() if k not in ("eddy", "peers", "limit")},
+                             "eddy": r["eddy"].to_json(),
+                             "peers": {n: p.to_json() for n, p in r.get("peers", {}).items() if p is not None},
+                             "ratios": dict(zip(("vs_peer", "vs_limit"), ratios(r))),
                              "limit": r["limit"].to_json() if hasattr(r["limit"], "to_json") else r["limit"]}
                             for r in rows]}, f, indent=1)
     return {"report": report, "chart": png}

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""Eddy side by side with NATS JetStream (the broker a gateway user might
-otherwise run) and with what the hardware allows, all measured in one run
-on one machine; writes a Markdown report, a PNG chart and the raw figures.
-`make bench` runs it; see tests/bench/METHOD.md for what is compared how.
+"""Eddy side by side with Apache Kafka (the broker whose protocol it
+speaks), NATS JetStream (the broker a gateway user might otherwise run) and
+what the hardware allows, all measured in one run on one machine; writes a
+Markdown report, a PNG chart and the raw figures. `make bench` runs it; see
+tests/bench/METHOD.md for what is compared how.
 
   /usr/bin/python3 tests/bench/compare_bench.py --build BUILD_DIR [--out DIR]
       [--runs 3] [--scale 1.0] [--consume-mib 1024] [--latency-seconds 5]
-      [--gateway-seconds 12] [--workloads produce,consume,latency,gatewayday]
+      [--gateway-seconds 12] [--peers kafka,jetstream]
+      [--workloads produce,perftest,consume,latency,gatewayday]
       [--publish tests/bench/results]
 
 Workloads are functions Context -> [row]; WORKLOADS lists them in the order
@@ -14,6 +16,8 @@ they run. A new one (as gatewayday_workload, many small producers, their
 consumers and a forwarding link) is one more such function: it measures with
 ctx.measure(label, system, run_once) and returns rows made by
 throughput_row() or latency_row(), which the report renders like the rest.
+A row holds Eddy's series and one per peer (ctx.peers: Kafka, JetStream),
+each with whether that peer's mode gives Eddy's guarantee.
 """
 
 import argparse
@@ -28,8 +32,9 @@ import bench_limits  # noqa: E402
 import bench_machine  # noqa: E402
 import bench_report  # noqa: E402
 import gateway_day  # noqa: E402
-from bench_measure import measure  # noqa: E402
-from bench_systems import EddySystem, JetStreamSystem  # noqa: E402
+from bench_measure import ClientFailed, measure  # noqa: E402
+import bench_systems  # noqa: E402
+from bench_systems import EddySystem, JetStreamSystem, KafkaSystem  # noqa: E402
 
 SIZES = (100, 1024, 16384)
 PARTITIONS = (1, 8)
@@ -41,17 +46,22 @@ MODE_SHORT = {"acks1": "acks1", "acks_all_page_cache": "all-pc", "acks_all_disk"
 LATENCY_RATES = (1000, 10000)
 LATENCY_SIZE = 1024
 CONSUME_SIZE = 1024
+PERF_TEST_SIZE = 1024
+PEERS = ("kafka", "jetstream")
 
 
 class Context:
-    """What a workload needs: the options, the two systems, the measured
-    limits, and measure() (warm-up + runs + medians, with the broker's CPU
-    and peak RSS when a system is given)."""
+    """What a workload needs: the options, the systems (eddy, and the peers
+    in the order they are shown: kafka, jetstream, either None when not
+    run), the measured limits, and measure() (warm-up + runs + medians, with
+    the broker's CPU and peak RSS when a system is given)."""
 
-    def __init__(self, opts, eddy, peer, log):
+    def __init__(self, opts, eddy, kafka, jetstream, log):
         self.opts = opts
         self.eddy = eddy
-        self.peer = peer
+        self.kafka = kafka
+        self.jetstream = jetstream
+        self.peers = [p for p in (kafka, jetstream) if p is not None]
         self.limits = {}
         self.log = log
         self.started = time.monotonic()
@@ -77,13 +87,20 @@ class Context:
         return min(candidates, key=lambda c: c[1]) if candidates else (None, None)
 
 
-def throughput_row(short, workload, mode, eddy, peer, peer_matches, limit):
-    """A row compared by MB/s. short: its chart label. peer_matches: the
-    peer gives the same guarantee (else its figure is a reference only).
-    limit: (description, MB/s), or a function returning that, called once
-    every limit is measured (see resolve_limits)."""
-    row = {"kind": "throughput", "short": short, "workload": workload, "mode": mode, "eddy": eddy, "peer": peer,
-           "peer_matches": peer_matches, "limit_name": None, "limit": None}
+def _peer_fields(peers):
+    """peers: {system name: (series, matches)}; matches: that system's mode
+    gives the guarantee of Eddy's (else its figure is a reference only)."""
+    return {"peers": {name: s for name, (s, _m) in peers.items()},
+            "matches": {name: m for name, (_s, m) in peers.items()}}
+
+
+def throughput_row(short, workload, mode, eddy, peers, limit):
+    """A row compared by MB/s. short: its chart label. peers: {name:
+    (series, matches)} (see _peer_fields). limit: (description, MB/s), or a
+    function returning that, called once every limit is measured (see
+    resolve_limits)."""
+    row = {"kind": "throughput", "short": short, "workload": workload, "mode": mode, "eddy": eddy,
+           **_peer_fields(peers), "limit_name": None, "limit": None}
     if callable(limit):
         row["limit_of"] = limit
     else:
@@ -103,11 +120,11 @@ def resolve_limits(rows):
                 pass
 
 
-def latency_row(short, workload, mode, eddy, peer, peer_matches, floor=(None, None)):
+def latency_row(short, workload, mode, eddy, peers, floor=(None, None)):
     """A row compared by end-to-end latency percentiles; floor: (description,
     Series with p50_us/p99_us/p999_us) of what the hardware needs at least."""
-    return {"kind": "latency", "short": short, "workload": workload, "mode": mode, "eddy": eddy, "peer": peer,
-            "peer_matches": peer_matches, "limit_name": floor[0], "limit": floor[1]}
+    return {"kind": "latency", "short": short, "workload": workload, "mode": mode, "eddy": eddy,
+            **_peer_fields(peers), "limit_name": floor[0], "limit": floor[1]}
 
 
 def size_label(size):
@@ -153,6 +170,36 @@ def measure_limits(ctx, when):
 # Workloads
 # --------------------------------------------------------------------------
 
+def prime(ctx, systems):
+    """Before the first measurement, every broker carries a little of each
+    workload's traffic (produce 1 KiB to 1 and 8 partitions in each mode,
+    read one topic back, 2 s of e2e at 1 000 msg/s), not measured: Kafka's
+    JVM compiles its hot paths while it runs (it does not reach full speed
+    within one warm-up run otherwise, see METHOD.md); Eddy and JetStream
+    get the same, for symmetry. Topics deleted afterwards."""
+    count = max(1000, int(PRODUCE_COUNTS[1024] * ctx.opts.scale // 4))
+    started = time.monotonic()
+    for system in systems:
+        t0 = time.monotonic()
+        try:
+            for mode in EDDY_MODES:
+                if system.variant(mode) == "publish" and mode != EDDY_MODES[0]:
+                    continue
+                for parts in PARTITIONS:
+                    name = "prime-%d-%s" % (parts, _tag(system, mode))
+                    system.produce(name, count, 1024, parts, mode)()
+                    if parts == 1 and mode == EDDY_MODES[0]:
+                        system.consume(name, count)()
+                    system.delete(name, parts)
+                name = "prime-lat-%s" % _tag(system, mode)
+                system.latency(name, 1000, 2, 1024, mode)()
+                system.delete(name, 1)
+        except ClientFailed as e:  # the measured runs will show it again, flagged
+            ctx.log("priming %s: %s" % (system.name, e))
+        ctx.log("primed %s (not measured): %.0f s" % (system.name, time.monotonic() - t0))
+    ctx.log("[%5.0f s] priming done in %.0f s" % (time.monotonic() - ctx.started, time.monotonic() - started))
+
+
 def fresh_topics(system, prefix, partitions, run):
     """(run_once, cleanup) for ctx.measure: run i gets a fresh topic (stream)
     named PREFIX-rI, deleted after it. run(name, warmup) -> values."""
@@ -162,26 +209,88 @@ def fresh_topics(system, prefix, partitions, run):
     return (lambda i, warmup: run(name(i), warmup)), (lambda i: system.delete(name(i), partitions))
 
 
+def peer_mode_label(system, mode):
+    if isinstance(system, KafkaSystem):
+        return system.mode_label(mode)
+    if isinstance(system, JetStreamSystem):
+        return "publish ack"
+    return MODE_LABELS[mode]
+
+
+def measure_peers(ctx, cache, what, mode, measure_one):
+    """Every peer's series for Eddy's `mode` of the workload `what`: a peer
+    whose variant of this mode was measured already (JetStream's one
+    publish mode) is not measured again. measure_one(system, label) -> a
+    Series. Returns {name: (series, matches)} for the row."""
+    out = {}
+    for peer in ctx.peers:
+        key = (peer.name, peer.variant(mode))
+        if key not in cache:
+            cache[key] = measure_one(peer, "%s %s, %s" % (peer.name, what, peer_mode_label(peer, mode)))
+        out[peer.name] = (cache[key], peer.matches(mode))
+    return out
+
+
+def _tag(system, mode):
+    return "%s-%s" % (system.name.lower()[:2], MODE_SHORT[mode]) if system.variant(mode) != "publish" else "js"
+
+
 def produce_workload(ctx):
-    """Every size x partition count: JetStream once (its one publish mode),
-    Eddy in each durability mode. The warm-up sends a quarter of the
-    messages. (Closures below run within their loop iteration.)"""
+    """Every size x partition count x Eddy durability mode, next to Kafka in
+    the matching mode and JetStream in its one publish mode (measured once
+    per size and partition count). For each mode the peers run first, then
+    Eddy. The warm-up sends a quarter of the messages. (Closures below run
+    within their loop iteration.)"""
     rows = []
     for size in SIZES:
         count = max(1000, int(PRODUCE_COUNTS[size] * ctx.opts.scale))
         for parts in PARTITIONS:
             what = "produce %s, %d partition%s" % (size_label(size), parts, "s" if parts > 1 else "")
-            peer = ctx.measure("JetStream " + what, ctx.peer, *fresh_topics(
-                ctx.peer, "p%d-%d-js" % (size, parts), parts,
-                lambda name, warmup: ctx.peer.produce(name, count // 4 if warmup else count, size, parts)()))
+            cache = {}
             for mode in EDDY_MODES:
-                eddy = ctx.measure("Eddy %s, %s" % (what, MODE_LABELS[mode]), ctx.eddy, *fresh_topics(
-                    ctx.eddy, "p%d-%d-%s" % (size, parts, MODE_SHORT[mode]), parts,
-                    lambda name, warmup: ctx.eddy.produce(name, count // 4 if warmup else count, size, parts,
-                                                          mode)()))
+                def one(system, label, mode=mode):
+                    return ctx.measure(label, system, *fresh_topics(
+                        system, "p%d-%d-%s" % (size, parts, _tag(system, mode)), parts,
+                        lambda name, warmup: system.produce(name, count // 4 if warmup else count, size, parts,
+                                                            mode)()))
+                peers = measure_peers(ctx, cache, what, mode, one)
+                eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
                 short = "%s %dp %s" % (size_label(size).replace(" ", ""), parts, MODE_SHORT[mode])
-                rows.append(throughput_row(short, what, MODE_LABELS[mode], eddy, peer, ctx.peer.matches(mode),
+                rows.append(throughput_row(short, what, MODE_LABELS[mode], eddy, peers,
                                            lambda mode=mode: ctx.write_limit(mode)))
+    return rows
+
+
+def perftest_workload(ctx):
+    """kafka-producer-perf-test (the Java producer, its defaults but acks)
+    against Kafka and against Eddy: 1 KiB records to a fresh 1-partition
+    topic per run, in each durability mode. A measured run sends the produce
+    workload's 1 KiB count plus a quarter more first as the tool's own
+    warm-up (--warmup-records: the JVM compiles the client meanwhile); the
+    figures are its steady-state summary. The discarded warm-up run sends a
+    quarter as many."""
+    rows = []
+    count = max(1000, int(PRODUCE_COUNTS[PERF_TEST_SIZE] * ctx.opts.scale))
+    what = "kafka-producer-perf-test (Java client), %s, 1 partition" % size_label(PERF_TEST_SIZE)
+    for mode in EDDY_MODES:
+        def one(system, label, mode=mode):
+            def run(name, warmup):
+                n = count // 4 if warmup else count
+                w = n // 4
+                system.create(name, 1, mode)
+                argv = bench_systems.perf_test_argv(system.bootstrap, name, n + w, w, PERF_TEST_SIZE,
+                                                    "1" if mode == "acks1" else "all", ctx.opts.work)
+                return bench_systems.run_perf_test(argv, n + w, w, PERF_TEST_SIZE)
+            return ctx.measure(label, system, *fresh_topics(system, "perf-%s" % _tag(system, mode), 1, run))
+        peers = {}
+        if ctx.kafka is not None:
+            peers["Kafka"] = (one(ctx.kafka, "Kafka %s, %s" % (what, ctx.kafka.mode_label(mode))),
+                              ctx.kafka.matches(mode))
+        eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
+        row = throughput_row("perf-test 1KiB %s" % MODE_SHORT[mode], what, MODE_LABELS[mode], eddy, peers,
+                             lambda mode=mode: ctx.write_limit(mode))
+        row["perf_test"] = True
+        rows.append(row)
     return rows
 
 
@@ -191,40 +300,48 @@ def consume_workload(ctx):
     Eddy's segment files."""
     count = (ctx.opts.consume_mib << 20) // CONSUME_SIZE
     what = "consume %d MiB from the start (1 KiB messages, 1 partition)" % ctx.opts.consume_mib
-    # Loading is not measured; acks=1 for Eddy, JetStream's publish ack.
+    # Loading is not measured; acks=1 for Eddy and Kafka (default topic
+    # configs), JetStream's publish ack.
     ctx.log("loading %d MiB into each system" % ctx.opts.consume_mib)
-    ctx.eddy.produce("consume", count, CONSUME_SIZE, 1, "acks1")()
-    ctx.peer.produce("consume", count, CONSUME_SIZE, 1)()
+    for system in [ctx.eddy] + ctx.peers:
+        system.produce("consume", count, CONSUME_SIZE, 1, "acks1")()
     warm = count // 4
-    eddy = ctx.measure("Eddy " + what, ctx.eddy, lambda i, w: ctx.eddy.consume("consume", warm if w else count)())
-    peer = ctx.measure("JetStream " + what, ctx.peer, lambda i, w: ctx.peer.consume("consume", warm if w else count)())
+    peers = {}
+    for system in [ctx.eddy] + ctx.peers:
+        series = ctx.measure("%s %s" % (system.name, what), system,
+                             lambda i, w, system=system: system.consume("consume", warm if w else count)())
+        if system is ctx.eddy:
+            eddy = series
+        else:
+            peers[system.name] = (series, True)
     segments = ctx.eddy.segment_files("consume")
     ctx.limits["sendfile"] = ("sendfile(2) of the topic's segment files to loopback TCP", ctx.measure(
         "limit: sendfile loop over %d segment files" % len(segments), None,
         lambda i, w: bench_limits.sendfile_loopback(segments)))
-    return [throughput_row("consume %dMiB" % ctx.opts.consume_mib, what, "from the page cache", eddy, peer, True,
+    return [throughput_row("consume %dMiB" % ctx.opts.consume_mib, what, "from the page cache", eddy, peers,
                            ctx.limit("sendfile"))]
 
 
 def latency_workload(ctx):
     """End-to-end latency (producer -> broker -> consumer in the same client
-    process) of 1 KiB messages at fixed rates, one partition. The warm-up
-    lasts half as long."""
+    process) of 1 KiB messages at fixed rates, one partition, in each mode
+    (peers first, as for produce). The warm-up lasts half as long."""
     rows = []
     secs = ctx.opts.latency_seconds
     floor = ctx.limits["fio_sync_latency"]
     for rate in LATENCY_RATES:
         what = "e2e latency, %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
-        peer = ctx.measure("JetStream " + what, ctx.peer, *fresh_topics(
-            ctx.peer, "lat-%d-js" % rate, 1,
-            lambda name, warmup: ctx.peer.latency(name, rate, max(1, secs // 2) if warmup else secs, LATENCY_SIZE)()))
+        cache = {}
         for mode in EDDY_MODES:
-            eddy = ctx.measure("Eddy %s, %s" % (what, MODE_LABELS[mode]), ctx.eddy, *fresh_topics(
-                ctx.eddy, "lat-%d-%s" % (rate, MODE_SHORT[mode]), 1,
-                lambda name, warmup: ctx.eddy.latency(name, rate, max(1, secs // 2) if warmup else secs,
-                                                      LATENCY_SIZE, mode)()))
+            def one(system, label, mode=mode):
+                return ctx.measure(label, system, *fresh_topics(
+                    system, "lat-%d-%s" % (rate, _tag(system, mode)), 1,
+                    lambda name, warmup: system.latency(name, rate, max(1, secs // 2) if warmup else secs,
+                                                        LATENCY_SIZE, mode)()))
+            peers = measure_peers(ctx, cache, what, mode, one)
+            eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
             short = "e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode])
-            rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peer, ctx.peer.matches(mode),
+            rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers,
                                     floor if mode == "acks_all_disk" else (None, None)))
     return rows
 
@@ -235,34 +352,38 @@ def gatewayday_workload(ctx):
     forwards everything to a central one (Eddy: a forward link to a second
     eddy; JetStream: a leaf-node edge whose streams a central stream
     sources). Two rows: the local consumers' end-to-end latency, and the
-    forwarded rate against the offered load (the sensors' produced rate)."""
+    forwarded rate against the offered load (the sensors' produced rate).
+    Eddy and JetStream only: the Kafka node of the other workloads stays
+    idle meanwhile (see METHOD.md)."""
     secs = ctx.opts.gateway_seconds
     what = "gateway day: %d sensors × %d msg/s × %d B, %d s, forwarded" % (
         gateway_day.SENSORS, gateway_day.RATE, gateway_day.SIZE, secs)
     mode = "acks=all, page cache"
     eddy_gw = gateway_day.EddyGateway(ctx.eddy_bin, ctx.source_dir, ctx.eddy.tool, ctx.opts.work)
-    peer_gw = gateway_day.JetStreamGateway(ctx.peer.tool, ctx.opts.work)
     try:
         eddy_gw.start()
         eddy = gateway_day.measure_day(ctx, eddy_gw, "Eddy " + what, secs)
     finally:
         eddy_gw.close()
-    try:
-        peer_gw.start()
-        peer = gateway_day.measure_day(ctx, peer_gw, "JetStream " + what, secs)
-    finally:
-        peer_gw.close()
+    peers = {}
+    if ctx.jetstream is not None:
+        peer_gw = gateway_day.JetStreamGateway(ctx.jetstream.tool, ctx.opts.work)
+        try:
+            peer_gw.start()
+            peers["JetStream"] = (gateway_day.measure_day(ctx, peer_gw, "JetStream " + what, secs), True)
+        finally:
+            peer_gw.close()
     offered = ("offered load: %d sensors × %d msg/s × %d B" % (gateway_day.SENSORS, gateway_day.RATE,
                                                                 gateway_day.SIZE), gateway_day.OFFERED_MB_PER_S)
-    rows = [latency_row("gw day e2e", what + ", local consumers", mode, eddy, peer, True),
-            throughput_row("gw day fwd", what + ", forwarding link", mode, eddy, peer, True, offered)]
+    rows = [latency_row("gw day e2e", what + ", local consumers", mode, eddy, peers),
+            throughput_row("gw day fwd", what + ", forwarding link", mode, eddy, peers, offered)]
     for row in rows:
         row["gateway_day"] = True
     return rows
 
 
-WORKLOADS = {"produce": produce_workload, "consume": consume_workload, "latency": latency_workload,
-             "gatewayday": gatewayday_workload}
+WORKLOADS = {"produce": produce_workload, "perftest": perftest_workload, "consume": consume_workload,
+             "latency": latency_workload, "gatewayday": gatewayday_workload}
 
 
 # --------------------------------------------------------------------------
@@ -280,6 +401,8 @@ def parse_args():
     p.add_argument("--gateway-seconds", type=int, default=12, help="seconds per gateway-day run")
     p.add_argument("--fio-mib", type=int, default=512, help="MiB per fio throughput run")
     p.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset of " + ",".join(WORKLOADS))
+    p.add_argument("--peers", default=",".join(PEERS), help="the systems Eddy is compared with, a subset of " +
+                   ",".join(PEERS) + " (default both)")
     p.add_argument("--publish", help="also copy report.md, chart.png and machine.md here (tests/bench/results)")
     o = p.parse_args()
     o.build = os.path.abspath(o.build)
@@ -289,6 +412,10 @@ def parse_args():
     unknown = [w for w in o.workloads if w not in WORKLOADS]
     if unknown:
         p.error("unknown workload(s): %s" % ", ".join(unknown))
+    o.peers = [x for x in o.peers.split(",") if x]
+    unknown = [x for x in o.peers if x not in PEERS]
+    if unknown:
+        p.error("unknown peer(s): %s" % ", ".join(unknown))
     return o
 
 
@@ -298,8 +425,15 @@ def main():
     tools = {"eddy": os.path.join(o.build, "eddy"),
              "rdkafka_bench": os.path.join(o.build, "tests", "bench", "rdkafka_bench"),
              "nats_bench": os.path.join(o.build, "tests", "bench", "nats_bench")}
+    if "jetstream" not in o.peers:
+        del tools["nats_bench"]
     missing = [p for p in tools.values() if not os.access(p, os.X_OK)]
-    missing += [t for t in ("nats-server", "fio", "iperf3", "gnuplot") if not shutil.which(t)]
+    needed = ["fio", "iperf3", "gnuplot"] + (["nats-server"] if "jetstream" in o.peers else [])
+    if "kafka" in o.peers or "perftest" in o.workloads:
+        needed += ["java"]  # Kafka's JVM and kafka-producer-perf-test's
+    if "kafka" in o.peers:
+        needed += ["kcat"]  # kafka_fixture waits for the node's metadata with it
+    missing += [t for t in needed if not shutil.which(t)]
     if missing:
         print("compare_bench: missing %s (make bench installs and builds them)" % ", ".join(missing))
         return 2
@@ -315,23 +449,35 @@ def main():
     started = time.time()
     eddy = EddySystem(tools["eddy"], source, tools["rdkafka_bench"], o.work,
                       retention_bytes=max(o.consume_mib << 20, 256 << 20) + (64 << 20))
-    peer = JetStreamSystem(tools["nats_bench"], o.work)
-    ctx = Context(o, eddy, peer, log)
+    kafka = KafkaSystem(tools["rdkafka_bench"], o.work) if "kafka" in o.peers else None
+    jetstream = JetStreamSystem(tools["nats_bench"], o.work) if "jetstream" in o.peers else None
+    ctx = Context(o, eddy, kafka, jetstream, log)
     ctx.eddy_bin, ctx.source_dir = tools["eddy"], source
+    systems = [eddy] + ctx.peers
     rows = []
     failed = None
     machine = {}
     try:
-        machine = bench_machine.facts(o.work, eddy.version(), peer.version())
+        uses_java = kafka is not None or "perftest" in o.workloads
+        if uses_java:
+            log("Apache Kafka %s: its jars come from ~/.cache/eddy-test (Maven Central on first use, "
+                "a few minutes)" % bench_systems.kafka_fixture.KAFKA_VERSION)
+            KafkaSystem.provision()
+        machine = bench_machine.facts(o.work, eddy.version(), jetstream.version() if jetstream else None,
+                                      KafkaSystem.version() if uses_java else None,
+                                      KafkaSystem.java_version() if uses_java else None)
         measure_limits(ctx, "before")
-        eddy.start()
-        peer.start()
-        ctx.idle_rss_kib = {"Eddy": eddy.meter.rss_kib(), "JetStream": peer.meter.rss_kib()}
-        log("eddy on %s, nats-server on %s; data under %s" % (eddy.broker.bootstrap, peer.url, o.work))
+        for system in systems:
+            system.start()
+        ctx.idle_rss_kib = {s.name: s.meter.rss_kib() for s in systems}
+        log("eddy on %s%s%s; data under %s" % (
+            eddy.broker.bootstrap, ", kafka on %s" % kafka.bootstrap if kafka else "",
+            ", nats-server on %s" % jetstream.url if jetstream else "", o.work))
+        prime(ctx, systems)
         for name in o.workloads:
             rows += WORKLOADS[name](ctx)
-        eddy.stop()
-        peer.stop()
+        for system in systems:
+            system.stop()
         measure_limits(ctx, "after")
     except Exception as e:  # noqa: BLE001 - reported, and the report still written
         import traceback
@@ -339,9 +485,11 @@ def main():
         log("bench failed: %s\n%s" % (failed, traceback.format_exc()))
         if eddy.broker.proc is not None:
             log("---- eddy log ----\n" + eddy.broker.log_text()[-3000:])
+        if kafka is not None and kafka.cluster is not None and kafka.cluster.logs:
+            log("---- kafka log ----\n" + kafka.log_text()[-3000:])
     finally:
-        eddy.close()
-        peer.close()
+        for system in systems:
+            system.close()
         shutil.rmtree(o.work, ignore_errors=True)
     elapsed = time.time() - started
     resolve_limits(rows)
