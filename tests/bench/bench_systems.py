@@ -415,16 +415,7 @@ class KafkaSystem:
 # bin/kafka-producer-perf-test.sh: KAFKA_HEAP_OPTS=-Xmx512M, then
 # kafka-run-class.sh's performance options.
 PERF_TEST_HEAP_MB = 512
-PERF_TEST_LOG4J = """\
-status = error
-appender.console.type = Console
-appender.console.name = STDERR
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = WARN
-rootLogger.appenderRef.stderr.ref = STDERR
-"""
+PERF_TEST_LOG4J = kafka_fixture.TOOLS_LOG4J2
 _PERF_TOTAL = re.compile(
     r"^(\d+)( steady state)? records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
     r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th\.", re.M)

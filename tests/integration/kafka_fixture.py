@@ -96,6 +96,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+# What bin/kafka-run-class.sh gives Kafka's tools and clients
+# (config/tools-log4j2.yaml): warnings and errors on stderr, stdout left to
+# the program's own output.
+TOOLS_LOG4J2 = """\
+status = error
+appender.err.type = Console
+appender.err.name = STDERR
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.err.ref = STDERR
+"""
+
+
 LOG4J2 = """\
 status = error
 appender.console.type = Console

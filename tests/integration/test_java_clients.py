@@ -43,16 +43,7 @@ JAVA_SOURCES = ["Checks.java", "ProducerChecks.java", "GroupChecks.java", "Admin
 JVM_FLAGS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
-LOG4J2 = """\
-status = error
-appender.err.type = Console
-appender.err.name = STDERR
-appender.err.target = SYSTEM_ERR
-appender.err.layout.type = PatternLayout
-appender.err.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = WARN
-rootLogger.appenderRef.err.ref = STDERR
-"""
+LOG4J2 = kafka_fixture.TOOLS_LOG4J2
 
 
 def compiled_classes(cp, sources=JAVA_SOURCES):

@@ -53,16 +53,7 @@ CONSUMER_PERF = "org.apache.kafka.tools.ConsumerPerformance"
 
 # What bin/kafka-run-class.sh gives the tools (config/tools-log4j2.yaml):
 # warnings and errors on stderr, stdout left to the tool's own output.
-LOG4J2 = """\
-status = error
-appender.err.type = Console
-appender.err.name = STDERR
-appender.err.target = SYSTEM_ERR
-appender.err.layout.type = PatternLayout
-appender.err.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = WARN
-rootLogger.appenderRef.err.ref = STDERR
-"""
+LOG4J2 = kafka_fixture.TOOLS_LOG4J2
 
 CONSOLE_COUNT = 200
 PERF_COUNT = 50000
