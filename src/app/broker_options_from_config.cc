@@ -49,10 +49,10 @@ broker::BrokerOptions broker_options_from(const Config& config) {
   o.offsets_retention_ms = static_cast<int64_t>(config.get_int("offsets.retention.minutes")) * 60 * 1000;
   o.offsets_retention_check_interval_ms = config.get_long("offsets.retention.check.interval.ms");
   o.log_defaults = log_defaults_from(config);
-  // Bounded: a batch of message.max.bytes rarely inflates past 64 MiB, and a
-  // lookup must not let one batch take the board's memory.
+  // Bounded so that one batch cannot take a board's memory: past 16 MiB of
+  // decompressed records the lookup answers with the batch's base offset.
   o.decompress = [](protocol::Compression codec, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
-    return client::decompress(codec, in, size_t{64} << 20, out).ok();
+    return client::decompress(codec, in, size_t{16} << 20, out).ok();
   };
   for (const ConfigKey& key : broker_schema().keys()) {
     if (key.ignored || !key.alias_of.empty()) continue;

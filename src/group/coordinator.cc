@@ -131,9 +131,12 @@ void Coordinator::erase_group_if_unused(const std::string& id) {
   Group* g = find_group(id);
   // A group that has had members stays, Empty, until the offsets sweep
   // finds it without committed offsets (as Kafka's group metadata cleanup);
-  // one that never had a member (a join handshake nobody finished) goes.
+  // one that never had a member (a join handshake nobody finished) goes, and
+  // so does any empty group while more than kMaxGroupsInMemory are held (a
+  // client looping over new group ids must not grow memory until the sweep).
+  constexpr size_t kMaxGroupsInMemory = 1024;
   if (g != nullptr && g->state == State::kEmpty && g->members.empty() && g->pending.empty() &&
-      g->protocol_type.empty()) {
+      (g->protocol_type.empty() || groups_.size() > kMaxGroupsInMemory)) {
     timers_.cancel(g->join_timer);
     groups_.erase(id);
   }

@@ -346,6 +346,24 @@ TEST_F(CoordinatorTest, LeaveGroupSeveralMembers) {
   EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
 }
 
+TEST_F(CoordinatorTest, EmptyGroupsKeptInMemoryAreBounded) {
+  // A client joining and leaving ever new groups: past 1024 groups in
+  // memory, an emptied group is dropped at once instead of at the sweep.
+  for (int i = 0; i < 1100; ++i) {
+    auto r = join_request("");
+    r.group_id = "loop-" + std::to_string(i);
+    auto j = join(r, 3);  // v3: no MEMBER_ID_REQUIRED round trip
+    ASSERT_TRUE(j.ready());
+    ASSERT_EQ(j->error_code, 0);
+    protocol::LeaveGroupRequest leave;
+    leave.group_id = r.group_id;
+    leave.member_id = j->member_id;
+    coordinator_->leave(leave, 0);
+  }
+  EXPECT_EQ(coordinator_->group_state("loop-0"), State::kEmpty);     // kept, as in Kafka
+  EXPECT_EQ(coordinator_->group_state("loop-1099"), State::kDead);   // over the bound: dropped
+}
+
 TEST_F(CoordinatorTest, OffsetCommitChecksGenerationAndMember) {
   // Outside group management (manual assignment).
   EXPECT_EQ(commit("", -1, 0, 10), 0);
