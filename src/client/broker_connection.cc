@@ -53,6 +53,16 @@ Status BrokerConnection::open(const BrokerAddress& address, Deadline deadline) {
   }
 }
 
+Status BrokerConnection::check_idle() {
+  if (!transport_->is_open() || codec_.pending() != 0) return Status();
+  Status s = transport_->check_idle();
+  if (!s.ok()) {
+    close();
+    return s;
+  }
+  return s;
+}
+
 Status BrokerConnection::send_frame(const protocol::OutputBuffer& out, Deadline deadline) {
   if (out.has_file_regions()) {
     return Status::error(StatusCode::kInvalidArgument, "requests with file regions are not supported");

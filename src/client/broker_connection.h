@@ -42,6 +42,9 @@ class BrokerConnection {
   Status open(const BrokerAddress& address, Deadline deadline);
   bool is_open() const { return transport_->is_open(); }
   void close();
+  // An open connection with no request pending: kNetwork when the broker
+  // closed or reset it meanwhile (see Transport::check_idle).
+  Status check_idle();
   const BrokerAddress& address() const { return address_; }
   const ApiVersionTable& versions() const { return versions_; }
 

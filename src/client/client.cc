@@ -15,6 +15,18 @@ void Client::close() {
   for (auto& [id, conn] : nodes_) conn->close();
 }
 
+Status Client::check_idle_connections() {
+  if (bootstrap_) {
+    Status s = bootstrap_->check_idle();
+    if (!s.ok()) return s;
+  }
+  for (auto& [id, conn] : nodes_) {
+    Status s = conn->check_idle();
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
 std::unique_ptr<BrokerConnection> Client::new_connection() const {
   return std::make_unique<BrokerConnection>(options_.transport_factory(), options_.connection);
 }

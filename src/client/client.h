@@ -74,6 +74,12 @@ class Client {
   // Closes every connection.
   void close();
 
+  // Checks every open connection without a request pending (without
+  // blocking or sending): the first one the broker closed or reset since,
+  // as kNetwork. Lets a quiet user notice a lost broker before it has
+  // something to send.
+  Status check_idle_connections();
+
  private:
   Status any_connection(BrokerConnection** out);
   std::unique_ptr<BrokerConnection> new_connection() const;

@@ -112,6 +112,22 @@ class TcpTransport final : public Transport {
     if (socket_.is_open()) abort_socket();
   }
 
+  Status check_idle() override {
+    if (!socket_.is_open()) return Status::error(StatusCode::kNetwork, "not connected");
+    // A peek in non-blocking mode: would_block means open and quiet, bytes
+    // mean open (they stay for the next read), eof or an error means gone.
+    // Only the synchronous calls see the mode; the asynchronous operations
+    // above manage non-blocking I/O themselves.
+    std::error_code ec;
+    socket_.non_blocking(true, ec);
+    uint8_t byte = 0;
+    size_t n = socket_.receive(asio::buffer(&byte, 1), asio::socket_base::message_peek, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again || (!ec && n > 0)) return Status();
+    abort_socket();
+    if (!ec || ec == asio::error::eof) return Status::error(StatusCode::kNetwork, peer_ + " closed the connection");
+    return Status::error(StatusCode::kNetwork, "connection to " + peer_ + ": " + ec.message());
+  }
+
   bool is_open() const override { return socket_.is_open(); }
 
   void interrupt() override {

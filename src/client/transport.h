@@ -28,6 +28,11 @@ class Transport {
   virtual Status read_exact(std::span<uint8_t> into, Deadline deadline) = 0;
   virtual void close() = 0;
   virtual bool is_open() const = 0;
+  // For an open connection with nothing outstanding: kNetwork when the peer
+  // has closed or reset it meanwhile (then the transport is closed). Does
+  // not block and consumes nothing the peer sent. Transports that cannot
+  // tell (in-memory fakes) report the connection alive.
+  virtual Status check_idle() { return Status(); }
   // Thread-safe, callable while another thread is blocked in a call: that
   // call and every later one fail promptly with kNetwork ("interrupted").
   // For shutting down a thread that owns the transport. Transports that

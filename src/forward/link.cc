@@ -23,6 +23,10 @@ namespace {
 constexpr int64_t kLocalRefreshMs = 1000;
 constexpr int64_t kMetadataRefreshMs = 60000;
 constexpr int64_t kPublishMs = 250;
+// How often an idle link looks whether the central cluster closed or reset
+// its connections (one non-blocking peek per connection): a cut uplink shows
+// in the status within this, not only when there is data to send again.
+constexpr int64_t kIdleCheckMs = 250;
 constexpr int64_t kRateWindowMs = 5000;
 // Read-ahead per partition: enough for a full request, not more.
 constexpr size_t kMinReadBytes = 64 * 1024;
@@ -108,6 +112,7 @@ class RegisteredTransport final : public client::Transport {
   Status read_exact(std::span<uint8_t> b, client::Deadline d) override { return inner_->read_exact(b, d); }
   void close() override { inner_->close(); }
   bool is_open() const override { return inner_->is_open(); }
+  Status check_idle() override { return inner_->check_idle(); }
   void interrupt() override { inner_->interrupt(); }
 
  private:
@@ -204,6 +209,14 @@ void Link::run() {
     if (!busy.empty() && (window_full || !sent)) {
       receive_oldest();
     } else if (busy.empty() && !sent) {
+      if (now >= next_idle_check_ms_) {
+        next_idle_check_ms_ = now + kIdleCheckMs;
+        Status idle = client_->check_idle_connections();
+        if (!idle.ok()) {
+          fail("lost the central cluster: " + idle.message());
+          continue;
+        }
+      }
       publish(false);
       sleep_ms(bandwidth_wait > 0 ? bandwidth_wait : options_.linger_ms);
       // Look for new data (cheaply: offsets only; bytes at the next full refresh).

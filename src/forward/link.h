@@ -157,6 +157,7 @@ class Link {
   TokenBucket bucket_;
   int64_t next_local_refresh_ms_ = 0;
   int64_t next_metadata_refresh_ms_ = 0;
+  int64_t next_idle_check_ms_ = 0;  // while idle: when to look for closed connections
   // Remote topics this link created that the metadata has not shown yet
   // (a new topic takes a moment to reach every central broker).
   std::set<std::string> created_remote_topics_;

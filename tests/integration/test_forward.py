@@ -4,8 +4,8 @@
 consumer (NumberedCheck.java): every numbered message exactly once, in
 order per partition. One scenario per run:
 
-  outage          the link is down for most of a librdkafka run at the edge;
-                  restored, the central topic gets every message exactly
+  outage          the link is down for most of a librdkafka run at the edge
+                  (an idle link notices the cut at once); restored, the central topic gets every message exactly
                   once, in order per partition
   edge_kills      the edge is SIGKILLed twice while it forwards
   central_restart the Kafka node is SIGKILLed (its log.dirs left as the crash
@@ -57,6 +57,12 @@ def outage(rig, checks, program):
     # Up for a moment, so that the link has connected once before the outage.
     rig.wait_connected()
     rig.link_down()
+    # Idle (nothing to send), the link still notices that Kafka's end of its
+    # connections is gone: the status must not say "connected" while cut.
+    cut = time.monotonic()
+    eddy_fixture.wait_until(lambda: rig.link_status()["state"] != "connected", 5,
+                            "the idle link to notice the cut", interval=0.05)
+    print("the idle link noticed the cut after %.2f s" % (time.monotonic() - cut))
     started = time.monotonic()
     proc = produce_all(checks, program, rig.edge.bootstrap)
     finish(checks, proc)

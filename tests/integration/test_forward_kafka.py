@@ -363,8 +363,12 @@ SCENARIOS = {
     "throttled": (throttled, {"central_configs": {"quota.window.num": "2", "quota.window.size.seconds": "1"}}),
 }
 
+# producer_expiry: the drain is capped (~0.85 MB backlog at 200 kB/s: ~4 s)
+# so that batches are still being sent when the responses are swallowed; an
+# uncapped drain can finish before that on a fast machine.
 EDGE_OVERRIDES = {
-    "producer_expiry": {"eddy.forward.%s.request.timeout.ms" % ff.LINK: "15000"},
+    "producer_expiry": {"eddy.forward.%s.request.timeout.ms" % ff.LINK: "15000",
+                        "eddy.forward.%s.bandwidth.bytes.per.sec" % ff.LINK: "200000"},
 }
 
 if __name__ == "__main__":
