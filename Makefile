@@ -59,7 +59,7 @@ fuzz: deps
 	@scripts/install-deps.sh fuzz
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_FUZZ=ON \
 	  -DEDDY_SYSTEM_GTEST=OFF -DEDDY_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
-	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder fuzz_record_validator
 	cd build-fuzz && ctest -L fuzz --output-on-failure
 
 # Eddy next to Apache Kafka (one KRaft node; its jars come from Maven Central

@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -30,7 +31,30 @@ bool parse_log_level(const char* text, LogLevel* out) {
   return false;
 }
 
+size_t escape_control_characters(const char* in, size_t length, char* out, size_t capacity) {
+  size_t n = 0;
+  for (size_t i = 0; i < length; ++i) {
+    const unsigned char c = static_cast<unsigned char>(in[i]);
+    char escaped[5] = {c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : '\0'};
+    size_t width = 1;
+    if (c < 0x20 || c == 0x7f) {
+      if (escaped[0] == '\0') std::snprintf(escaped, sizeof escaped, "x%02x", c);
+      width = 1 + std::strlen(escaped);
+    }
+    if (n + width > capacity) break;
+    if (width == 1) {
+      out[n++] = static_cast<char>(c);
+    } else {
+      out[n++] = '\\';
+      std::memcpy(out + n, escaped, width - 1);
+      n += width - 1;
+    }
+  }
+  return n;
+}
+
 void log_line(LogLevel level, const char* format, ...) {
+  char message[2048];
   char line[2048];
   int64_t now = wall_clock_millis();
   time_t seconds = static_cast<time_t>(now / 1000);
@@ -41,10 +65,12 @@ void log_line(LogLevel level, const char* format, ...) {
                         kNames[static_cast<int>(level)]);
   va_list args;
   va_start(args, format);
-  int m = std::vsnprintf(line + n, sizeof(line) - n - 1, format, args);
+  int m = std::vsnprintf(message, sizeof(message), format, args);
   va_end(args);
-  size_t len = static_cast<size_t>(n) + static_cast<size_t>(m < 0 ? 0 : m);
-  if (len > sizeof(line) - 2) len = sizeof(line) - 2;
+  size_t length = m < 0 ? 0 : std::min(static_cast<size_t>(m), sizeof(message) - 1);
+  // Messages carry strings from clients (client ids, group and member ids,
+  // topic names): whatever they hold, one call is one line.
+  size_t len = static_cast<size_t>(n) + escape_control_characters(message, length, line + n, sizeof(line) - n - 1);
   line[len++] = '\n';
   ssize_t ignored = ::write(2, line, len);
   (void)ignored;

@@ -3,6 +3,8 @@
 // thread-safe: each line is written with a single write(2).
 #pragma once
 
+#include <cstddef>
+
 namespace eddy::port {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
@@ -12,7 +14,14 @@ LogLevel log_level();
 // Parses "debug", "info", "warn", "error", "off"; false when unknown.
 bool parse_log_level(const char* text, LogLevel* out);
 
+// Writes one line: control characters in the formatted message (newlines,
+// carriage returns, escape sequences) are escaped as \n, \r, \t, \xNN.
 void log_line(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+// Copies in[0, length) to out (at most capacity bytes) with control
+// characters escaped as log_line does; returns the bytes written (an escape
+// that does not fit is left out with everything after it).
+size_t escape_control_characters(const char* in, size_t length, char* out, size_t capacity);
 
 }  // namespace eddy::port
 

@@ -127,6 +127,15 @@ std::vector<ConfigKey> make_keys() {
                           "How often idempotent-producer state is saved to the meta store; a restart replays the "
                           "log written since the last save to rebuild it."),
                       100, kLongMax)),
+      eddy_key(key("eddy.validate.compressed.records", T::kBool, "true",
+                   "Walk the records of compressed batches on append as those of uncompressed ones are (streaming "
+                   "decompression, nothing kept): a malformed one is refused instead of stored. 'false' stores "
+                   "compressed batches after the header and CRC checks only, for producers you trust.")),
+      eddy_key(ranged(key("eddy.max.decompressed.batch.bytes", T::kLong, "67108864",
+                          "The most a compressed batch may decompress to (64 MiB: 64 times Kafka's default "
+                          "message.max.bytes); a larger one is refused with MESSAGE_TOO_LARGE after that much work, "
+                          "so that a decompression bomb costs nothing."),
+                      1024, kLongMax)),
       // Store-and-forward (src/forward/README.md)
       eddy_key(key("eddy.gateway.id", T::kString, "",
                    "This gateway's name, for ${gateway.id} in eddy.forward.<link>.remote.topic.")),

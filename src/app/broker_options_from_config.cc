@@ -2,6 +2,7 @@
 
 #include "app/broker_config.h"
 #include "client/compression.h"
+#include "client/record_stream.h"
 #include "port/log.h"
 
 namespace eddy::app {
@@ -53,6 +54,12 @@ broker::BrokerOptions broker_options_from(const Config& config) {
   // decompressed records the lookup answers with the batch's base offset.
   o.decompress = [](protocol::Compression codec, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
     return client::decompress(codec, in, size_t{16} << 20, out).ok();
+  };
+  o.validate_compressed_records = config.get_bool("eddy.validate.compressed.records");
+  o.max_decompressed_batch_bytes = static_cast<uint64_t>(config.get_long("eddy.max.decompressed.batch.bytes"));
+  const size_t bound = static_cast<size_t>(std::min<uint64_t>(o.max_decompressed_batch_bytes, SIZE_MAX));
+  o.open_record_stream = [bound](protocol::Compression codec, std::span<const uint8_t> compressed) {
+    return client::open_record_stream(codec, compressed, bound);
   };
   for (const ConfigKey& key : broker_schema().keys()) {
     if (key.ignored || !key.alias_of.empty()) continue;

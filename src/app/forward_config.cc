@@ -1,8 +1,11 @@
 #include "app/forward_config.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "client/broker_address.h"
+#include "client/record_stream.h"
 #include "forward/topic_mapping.h"
 
 namespace eddy::app {
@@ -94,6 +97,14 @@ bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>*
     o.connect_timeout_ms = config.get_long(k + "socket.connection.setup.timeout.ms");
     o.paused_retry_ms = config.get_long(k + "paused.retry.ms");
     o.create_topics = config.get_bool(k + "create.topics");
+    if (config.get_bool("eddy.validate.compressed.records")) {
+      const size_t bound = static_cast<size_t>(
+          std::min<uint64_t>(static_cast<uint64_t>(config.get_long("eddy.max.decompressed.batch.bytes")), SIZE_MAX));
+      o.max_decompressed_batch_bytes = bound;
+      o.open_record_stream = [bound](protocol::Compression codec, std::span<const uint8_t> compressed) {
+        return client::open_record_stream(codec, compressed, bound);
+      };
+    }
     o.replication_factor = static_cast<int16_t>(config.get_int(k + "replication.factor"));
     if (o.replication_factor == 0) {
       *error = where(config, k + "replication.factor") + ": 0 is not a replication factor (-1 or at least 1)";

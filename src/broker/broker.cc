@@ -98,6 +98,22 @@ void Broker::note_trailing_bytes(const Request& request, size_t count) {
                  request.client_id().c_str());
 }
 
+void Broker::note_refused_batch(const Request& request, const std::string& topic, int32_t partition,
+                                protocol::ErrorCode code, const std::string& why) {
+  ++refused_batches_;
+  const int64_t now = port::monotonic_millis();
+  if (refused_batch_logged_ms_ >= 0 && now - refused_batch_logged_ms_ < 1000) {
+    ++refused_batches_unlogged_;
+    return;
+  }
+  refused_batch_logged_ms_ = now;
+  EDDY_LOG_WARN("produce from %s (client id '%s') to %s-%d refused: %s: %s (%llu refused batches not logged "
+                "before this one)",
+                request.client.peer.c_str(), request.client_id().c_str(), topic.c_str(), partition,
+                protocol::error_name(code), why.c_str(), static_cast<unsigned long long>(refused_batches_unlogged_));
+  refused_batches_unlogged_ = 0;
+}
+
 void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply) {
   auto request = std::make_unique<Request>();
   request->client = client;

@@ -80,6 +80,8 @@ class Broker {
   // Requests that carried bytes after their last field (ignored, as Kafka
   // does; logged at debug level).
   uint64_t requests_with_trailing_bytes() const { return requests_with_trailing_bytes_; }
+  // Produce batches refused by validation (precheck) since startup.
+  uint64_t refused_batches() const { return refused_batches_; }
 
   // Called (reactor thread) after each partition's log is opened: while
   // start() loads the topics (after_start false), then for new topics and
@@ -117,6 +119,11 @@ class Broker {
   bool decode(Request& request, M* out);
   void close_bad_request(Request& request, const std::string& why);
   void note_trailing_bytes(const Request& request, size_t count);
+  // Counts a refused Produce batch and logs it naming the client, at most
+  // one line a second (with the count left out since): a looping client
+  // cannot flood the log.
+  void note_refused_batch(const Request& request, const std::string& topic, int32_t partition,
+                          protocol::ErrorCode code, const std::string& why);
   void note_encode_problem(const Request& request, const protocol::Status& status);
 
   // Handlers (one file each, named after the API family).
@@ -184,6 +191,9 @@ class Broker {
   // by the flusher after that are ignored.
   std::shared_ptr<bool> alive_;
   uint64_t requests_with_trailing_bytes_ = 0;
+  uint64_t refused_batches_ = 0;
+  uint64_t refused_batches_unlogged_ = 0;
+  int64_t refused_batch_logged_ms_ = -1;
   PartitionObserver partition_observer_;
   bool started_ = false;
 };

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/record_validator.h"
 #include "storage/log_config.h"
 #include "storage/partition_log.h"
 
@@ -53,6 +54,13 @@ struct BrokerOptions {
   // Kafka's codecs (set by the app from the client room), for ListOffsets
   // by timestamp inside compressed batches; unset: the batch's base offset.
   storage::RecordsDecompressor decompress;
+  // Record validation on append (protocol/record_validator.h): streaming
+  // decompression for compressed batches (set by the app from the client
+  // room; unset: compressed batches are stored unwalked),
+  // eddy.validate.compressed.records and eddy.max.decompressed.batch.bytes.
+  protocol::RecordStreamFactory open_record_stream;
+  bool validate_compressed_records = true;
+  uint64_t max_decompressed_batch_bytes = 64ull << 20;
 };
 
 }  // namespace eddy::broker

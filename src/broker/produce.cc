@@ -38,10 +38,44 @@ ErrorCode error_for(storage::Status s, int16_t version) {
   }
 }
 
-// Checks what the storage does not: one batch per partition (Kafka requires
-// exactly one for v3+), the size limit, and features Eddy does not offer yet.
-ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig& config, int16_t version,
-                   protocol::RecordBatchView* out, std::string* message) {
+// Why a batch RecordBatchView::parse refused is refused, in Kafka's order
+// of checks: framing and CRC first (CORRUPT_MESSAGE), then the header's
+// counts (INVALID_RECORD, as Kafka's LogValidator.validateBatch).
+ErrorCode refuse_unparsed(std::span<const uint8_t> records, protocol::BatchError e, int16_t version,
+                          std::string* message) {
+  namespace L = protocol::batch_layout;
+  if (e == protocol::BatchError::kUnsupportedMagic) {
+    *message = "Magic 0/1 message sets are not supported; use a client that writes record batch v2";
+    return version >= 3 ? ErrorCode::kInvalidRecord : ErrorCode::kUnsupportedForMessageFormat;
+  }
+  size_t size = 0;
+  const bool framed = e == protocol::BatchError::kInvalid && records.size() >= L::kHeaderSize &&
+                      static_cast<int8_t>(records[L::kMagic]) == protocol::kRecordBatchMagic &&
+                      protocol::peek_batch_size(records, &size) == protocol::BatchError::kOk &&
+                      size >= L::kHeaderSize && size <= records.size();
+  if (!framed) {
+    *message = "Malformed record batch";
+    return ErrorCode::kCorruptMessage;
+  }
+  const auto* p = records.data();
+  if (port::crc32c(0, p + L::kAttributes, size - L::kAttributes) !=
+      protocol::load_be32(p + L::kCrc)) {
+    *message = "Record is corrupt (CRC-32C mismatch)";
+    return ErrorCode::kCorruptMessage;
+  }
+  *message = "Inconsistent batch offset range [0, " +
+             std::to_string(static_cast<int32_t>(protocol::load_be32(p + L::kLastOffsetDelta))) +
+             "] and count of records " + std::to_string(static_cast<int32_t>(protocol::load_be32(p + L::kRecordCount)));
+  return ErrorCode::kInvalidRecord;
+}
+
+// Checks a partition's records before the append, as Kafka does: one batch
+// (v3+), the size limit, the CRC, the header, features Eddy does not offer
+// yet, then every record (protocol/record_validator.h). The storage trusts
+// the CRC checked here (AppendOptions::crc_verified).
+ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig& config, const BrokerOptions& broker,
+                   int16_t version, protocol::RecordBatchView* out, protocol::RecordVerdict* verdict,
+                   std::string* message) {
   const int32_t max_message_bytes = config.max_message_bytes;
   if (records.empty()) {
     *message = "Produce request carries no record batch";
@@ -54,14 +88,7 @@ ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig&
   }
   protocol::RecordBatchView batch;
   protocol::BatchError e = protocol::RecordBatchView::parse(records, &batch);
-  if (e == protocol::BatchError::kUnsupportedMagic) {
-    *message = "Magic 0/1 message sets are not supported; use a client that writes record batch v2";
-    return version >= 3 ? ErrorCode::kInvalidRecord : ErrorCode::kUnsupportedForMessageFormat;
-  }
-  if (e != protocol::BatchError::kOk) {
-    *message = "Malformed record batch";
-    return ErrorCode::kCorruptMessage;
-  }
+  if (e != protocol::BatchError::kOk) return refuse_unparsed(records, e, version, message);
   if (batch.size() != records.size()) {
     *message = "Produce requests must carry exactly one record batch per partition";
     return ErrorCode::kInvalidRecord;
@@ -71,14 +98,38 @@ ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig&
     *message = "The baseOffset of the record batch should be 0, but it is " + std::to_string(batch.base_offset());
     return ErrorCode::kInvalidRecord;
   }
+  if (!batch.crc_matches()) {
+    *message = "Record is corrupt (CRC-32C mismatch)";
+    return ErrorCode::kCorruptMessage;
+  }
   if (batch.is_transactional() || batch.is_control()) {
     *message = "Transactions are not supported by Eddy";
     return ErrorCode::kInvalidRecord;
   }
-  // message.timestamp.after.max.ms (CreateTime): the batch's newest
-  // timestamp bounds every record's from above.
-  if (config.log.timestamp_type == protocol::TimestampType::kCreateTime && batch.max_timestamp() >= 0) {
-    const int64_t now = port::wall_clock_millis();
+  if (batch.producer_id() >= 0 && batch.base_sequence() < 0) {
+    *message = "Invalid sequence number " + std::to_string(batch.base_sequence()) +
+               " in record batch with producerId " + std::to_string(batch.producer_id());
+    return ErrorCode::kInvalidRecord;
+  }
+  protocol::RecordRules rules;
+  rules.topic_timestamp_type = config.log.timestamp_type;
+  rules.now_ms = port::wall_clock_millis();
+  rules.timestamp_before_max_ms = config.timestamp_before_max_ms;
+  rules.timestamp_after_max_ms = config.timestamp_after_max_ms;
+  rules.max_decompressed_record_bytes = config.max_decompressed_record_bytes;
+  rules.max_decompressed_batch_bytes = broker.max_decompressed_batch_bytes;
+  rules.validate_compressed = broker.validate_compressed_records;
+  rules.open_stream = &broker.open_record_stream;
+  *verdict = protocol::validate_batch_records(batch, rules);
+  if (verdict->error != ErrorCode::kNone) {
+    *message = verdict->message;
+    return verdict->error;
+  }
+  // A compressed batch not walked (no codec, or validation off): its
+  // newest timestamp still bounds every record's from above.
+  if (!verdict->walked && config.log.timestamp_type == protocol::TimestampType::kCreateTime &&
+      batch.max_timestamp() >= 0) {
+    const int64_t now = rules.now_ms;
     if (batch.max_timestamp() > now && batch.max_timestamp() - now > config.timestamp_after_max_ms) {
       *message = "Timestamp " + std::to_string(batch.max_timestamp()) +
                  " of message is out of range. The timestamp should be no later than " +
@@ -143,7 +194,19 @@ void Broker::handle_produce(RequestPtr request) {
         std::span<const uint8_t> records;
         if (partition_data.records) records = partition_data.records->bytes;
         protocol::RecordBatchView batch;
-        code = precheck(records, topic->config, version, &batch, &message);
+        protocol::RecordVerdict verdict;
+        code = precheck(records, topic->config, options_, version, &batch, &verdict, &message);
+        if (!verdict.record_errors.empty()) {
+          for (const protocol::RecordError& r : verdict.record_errors) {
+            ProduceResponse::BatchIndexAndErrorMessage e;
+            e.batch_index = r.index;
+            e.batch_index_error_message = r.message;
+            out.record_errors.push_back(std::move(e));
+          }
+        }
+        if (code != ErrorCode::kNone && code != ErrorCode::kUnknownTopicOrPartition) {
+          note_refused_batch(*request, topic_data.name, partition_data.index, code, message);
+        }
         PartitionProducers* producers = nullptr;
         SequenceCheck sequence;
         if (code == ErrorCode::kNone && batch.producer_id() >= 0) {
@@ -185,8 +248,15 @@ void Broker::handle_produce(RequestPtr request) {
           // The frame belongs to this request: the storage patches baseOffset
           // (and, for LogAppendTime, the timestamp and CRC) in place.
           std::span<uint8_t> writable(const_cast<uint8_t*>(records.data()), records.size());
+          if (verdict.walked && log->config().timestamp_type == protocol::TimestampType::kCreateTime &&
+              verdict.max_timestamp != batch.max_timestamp()) {
+            // As Kafka: the batch's maxTimestamp is its newest record's.
+            protocol::set_max_timestamp(writable, verdict.max_timestamp);
+          }
           storage::AppendResult result;
-          storage::Status s = log->append(writable, storage::AppendOptions{}, &result);
+          storage::AppendOptions append;
+          append.crc_verified = true;
+          storage::Status s = log->append(writable, append, &result);
           code = error_for(s, version);
           if (code == ErrorCode::kNone && producers != nullptr) {
             const int64_t now = port::wall_clock_millis();

@@ -60,8 +60,10 @@ const std::vector<TopicConfigDef>& table() {
        true, kNoTiered},
       {"max.compaction.lag.ms", T::kLong, "9223372036854775807", "log.cleaner.max.compaction.lag.ms", U::kNoEffect, 1,
        kLongMax, {}, {}, nullptr, true, kNoCompaction},
-      {"max.decompressed.message.bytes", T::kInt, "2147483639", "max.decompressed.message.bytes", U::kNoEffect, 0,
-       kIntMax, {}, {}, nullptr, true, "Eddy does not decompress batches on append."},
+      {"max.decompressed.message.bytes", T::kInt, "2147483639", "max.decompressed.message.bytes", U::kHonoured, 0,
+       kIntMax, {}, {}, nullptr, true,
+       "Largest record of a compressed batch, decompressed (INVALID_RECORD); the whole batch is bounded by "
+       "eddy.max.decompressed.batch.bytes."},
       {"max.message.bytes", T::kInt, "1048588", "message.max.bytes", U::kHonoured, 0, kIntMax, {}, {}, nullptr, true,
        "Largest record batch a Produce may append (after compression)."},
       {"message.downconversion.enable", T::kBoolean, "true", "log.message.downconversion.enable", U::kNoEffect, 0, 0,
@@ -73,15 +75,12 @@ const std::vector<TopicConfigDef>& table() {
        "With CreateTime, a batch whose newest timestamp is further ahead of the broker's clock is refused "
        "(INVALID_TIMESTAMP)."},
       {"message.timestamp.before.max.ms", T::kLong, "9223372036854775807", "log.message.timestamp.before.max.ms",
-       U::kOnly, 0, kLongMax, {}, {"9223372036854775807"},
-       "Eddy does not yet check how far behind the broker's clock each record's timestamp is: only the default "
-       "9223372036854775807 is accepted",
-       true, "No limit on how old a record's timestamp may be."},
+       U::kHonoured, 0, kLongMax, {}, {}, nullptr, true,
+       "With CreateTime, a record whose timestamp is further behind the broker's clock is refused "
+       "(INVALID_TIMESTAMP, with record_errors)."},
       {"message.timestamp.difference.max.ms", T::kLong, "9223372036854775807",
-       "log.message.timestamp.difference.max.ms", U::kOnly, 0, kLongMax, {}, {"9223372036854775807"},
-       "Kafka 3.x only (replaced by message.timestamp.before/after.max.ms): only the default 9223372036854775807 is "
-       "accepted",
-       false, "Kafka 3.x only."},
+       "log.message.timestamp.difference.max.ms", U::kHonoured, 0, kLongMax, {}, {}, nullptr, false,
+       "Kafka 3.x (replaced by message.timestamp.before/after.max.ms): stands for each of them not set itself."},
       {"message.timestamp.type", T::kString, "CreateTime", "log.message.timestamp.type", U::kHonoured, 0, 0,
        {"CreateTime", "LogAppendTime"}, {}, nullptr, true,
        "CreateTime keeps the producer's timestamps; LogAppendTime stamps batches on append."},

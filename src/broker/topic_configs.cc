@@ -250,6 +250,15 @@ EffectiveTopicConfig effective_topic_config(const BrokerOptions& broker, const C
   if (acks == "page-cache") c.acks_all_waits_for = storage::AcksAllWaitsFor::kPageCache;
   out.max_message_bytes = static_cast<int32_t>(long_or(o, "max.message.bytes", broker.message_max_bytes));
   out.timestamp_after_max_ms = long_or(o, "message.timestamp.after.max.ms", out.timestamp_after_max_ms);
+  // As Kafka 3.9: difference.max.ms stands for before (and after) where
+  // those are not set themselves.
+  const int64_t difference = long_or(o, "message.timestamp.difference.max.ms", INT64_MAX);
+  out.timestamp_before_max_ms = long_or(o, "message.timestamp.before.max.ms", difference);
+  if (o.count("message.timestamp.after.max.ms") == 0 && difference != INT64_MAX) {
+    out.timestamp_after_max_ms = difference;
+  }
+  out.max_decompressed_record_bytes =
+      long_or(o, "max.decompressed.message.bytes", out.max_decompressed_record_bytes);
   return out;
 }
 

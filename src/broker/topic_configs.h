@@ -35,6 +35,12 @@ struct EffectiveTopicConfig {
   // message.timestamp.after.max.ms: with CreateTime, a batch whose newest
   // timestamp is further ahead of the broker's clock is refused.
   int64_t timestamp_after_max_ms = 3600000;
+  // message.timestamp.before.max.ms (or, set alone, Kafka 3.x's
+  // message.timestamp.difference.max.ms): how far behind the broker's clock
+  // a CreateTime record may be.
+  int64_t timestamp_before_max_ms = INT64_MAX;
+  // max.decompressed.message.bytes: one record of a compressed batch.
+  int64_t max_decompressed_record_bytes = 2147483639;
 };
 // REQUIRES: every override passed validate_topic_config.
 EffectiveTopicConfig effective_topic_config(const BrokerOptions& broker, const ConfigMap& overrides);

@@ -9,6 +9,7 @@
 #include "port/port.h"
 #include "protocol/errors.h"
 #include "protocol/record_batch.h"
+#include "protocol/record_validator.h"
 
 namespace eddy::forward {
 
@@ -554,6 +555,32 @@ bool Link::next_batch(Partition& p, std::span<uint8_t>* batch, int64_t* base_off
     p.buffer_pos = 0;
     return false;
   }
+  // The records are walked as on append (structure only: timestamps were
+  // judged then): a batch stored before record validation existed, or with
+  // eddy.validate.compressed.records=false, that fails is not sent. The
+  // central cluster would refuse it and pause the partition, or store it
+  // for its consumers to choke on. The cursor moves past it once what is in
+  // flight is settled (the skip is saved before anything after it is sent).
+  protocol::RecordRules rules;
+  rules.open_stream = &options_.open_record_stream;
+  rules.max_decompressed_batch_bytes = options_.max_decompressed_batch_bytes;
+  protocol::RecordVerdict verdict = protocol::validate_batch_records(view, rules);
+  if (verdict.error != ErrorCode::kNone) {
+    if (!p.pending.empty()) return false;
+    if (view.last_offset() > p.skipped_through) {
+      ++p.skipped_invalid_batches;
+      EDDY_LOG_WARN("forward link %s: %s-%d: skipping the batch at offsets %lld..%lld, not sent: %s: %s",
+                    options_.name.c_str(), p.topic.c_str(), p.partition, static_cast<long long>(view.base_offset()),
+                    static_cast<long long>(view.last_offset()), protocol::error_name(verdict.error),
+                    verdict.message.c_str());
+    }
+    p.skipped_through = view.last_offset();
+    p.buffer_pos += view.size();
+    p.send_offset = view.next_offset();
+    p.acked.next_offset = p.send_offset;
+    if (!save({&p}, nullptr)) return false;
+    return next_batch(p, batch, base_offset, next_offset);
+  }
   *batch = rest.subspan(0, view.size());
   *base_offset = view.base_offset();
   *next_offset = view.last_offset() + 1;
@@ -790,6 +817,7 @@ void Link::publish(bool force) {
     // link counts it for good when it reads past the gap).
     ps.dropped_messages = p.acked.dropped_messages + std::max<int64_t>(0, p.log_start_offset - p.acked.next_offset);
     ps.rejected_appends = p.rejected_appends;
+    ps.skipped_invalid_batches = p.skipped_invalid_batches;
     ps.paused = p.paused;
     ps.last_error = p.last_error;
     ps.forwarded_messages = p.forwarded_messages;

@@ -80,6 +80,11 @@ class Link {
     int64_t log_end_offset = 0;
     uint64_t backlog_bytes = 0;
     uint64_t rejected_appends = 0;
+    // Batches with malformed records (stored before record validation, or
+    // with it off) skipped rather than sent, since start; the last offset
+    // of the last one (so that a rewind does not count it twice).
+    uint64_t skipped_invalid_batches = 0;
+    int64_t skipped_through = -1;
     int32_t leader = -1;
     std::string paused;
     int64_t paused_until_ms = 0;

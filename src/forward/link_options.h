@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "client/broker_address.h"
+#include "protocol/record_validator.h"
 
 namespace eddy::forward {
 
@@ -45,6 +46,10 @@ struct LinkOptions {
   // MirrorMaker 2 does; false: the topic pauses until someone creates it.
   bool create_topics = true;
   int16_t replication_factor = -1;
+  // Decompresses stored compressed batches so that the link can walk their
+  // records before it sends them (unset: only uncompressed ones are walked).
+  protocol::RecordStreamFactory open_record_stream;
+  uint64_t max_decompressed_batch_bytes = 64ull << 20;
 };
 
 }  // namespace eddy::forward

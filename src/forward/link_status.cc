@@ -94,6 +94,9 @@ std::string StatusBoard::render_text() const {
       std::string state = p.paused.empty() ? "ok" : "paused: " + p.paused;
       if (p.paused.empty() && !p.last_error.empty()) state = "ok (last error: " + p.last_error + ")";
       if (p.rejected_appends > 0) state += "; " + std::to_string(p.rejected_appends) + " appends rejected (full)";
+      if (p.skipped_invalid_batches > 0) {
+        state += "; " + std::to_string(p.skipped_invalid_batches) + " malformed batches skipped";
+      }
       appendf(&out, "  %-28s %-34s %4d %12" PRId64 " %12" PRId64 " %12" PRId64 " %10s %10" PRId64 "  %s\n",
               local.c_str(), p.remote_topic.c_str(), p.priority, p.forwarded_offset, p.local_end_offset,
               p.backlog_messages, human_bytes(static_cast<double>(p.backlog_bytes)).c_str(), p.dropped_messages,
@@ -127,9 +130,10 @@ std::string StatusBoard::render_json() const {
               ",\"priority\":%d,\"forwarded_offset\":%" PRId64 ",\"log_start_offset\":%" PRId64
               ",\"local_end_offset\":%" PRId64 ",\"backlog_messages\":%" PRId64 ",\"backlog_bytes\":%" PRIu64
               ",\"dropped_messages\":%" PRId64 ",\"rejected_appends\":%" PRIu64 ",\"forwarded_messages\":%" PRId64
-              ",\"forwarded_bytes\":%" PRIu64,
+              ",\"forwarded_bytes\":%" PRIu64 ",\"skipped_invalid_batches\":%" PRIu64,
               p.priority, p.forwarded_offset, p.log_start_offset, p.local_end_offset, p.backlog_messages,
-              p.backlog_bytes, p.dropped_messages, p.rejected_appends, p.forwarded_messages, p.forwarded_bytes);
+              p.backlog_bytes, p.dropped_messages, p.rejected_appends, p.forwarded_messages, p.forwarded_bytes,
+              p.skipped_invalid_batches);
       out += ",\"paused\":" + json_string(p.paused) + ",\"last_error\":" + json_string(p.last_error) + "}";
     }
     out += "]}";

@@ -346,22 +346,20 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
   m.join_version = client.version;
   g.static_members[*req.group_instance_id] = new_id;
   if (g.leader == old_id) g.leader = new_id;
-  const std::vector<uint8_t>* old_md = m.metadata_for(g.protocol_name);
-  const std::vector<uint8_t>* new_md = nullptr;
-  for (const auto& p : req.protocols) {
-    if (p.name == g.protocol_name) new_md = &p.metadata;
-  }
-  const bool unchanged = g.state == State::kStable && req.protocol_type == g.protocol_type && old_md != nullptr &&
-                         new_md != nullptr && *old_md == *new_md;
   auto [it, inserted] = g.members.emplace(new_id, std::move(m));
   Member& member = it->second;
   schedule_session_timeout(g, member);
-  if (unchanged) {
-    // KIP-345: same subscription, group stable: no rebalance. The member
-    // gets its previous assignment from SyncGroup. A leader that cannot skip
-    // the assignment (v<9) gets no member list, so its assignor has nothing
-    // to assign and the stored assignment stands.
-    set_protocols(member, req);
+  set_protocols(member, req);
+  // As Kafka (KIP-345): a static member rejoining a stable group triggers
+  // no rebalance unless the group's protocol for the next generation would
+  // change; new metadata alone (a restarted Java consumer sends no owned
+  // partitions and generation -1) keeps the assignment.
+  const bool keeps_protocol =
+      g.state == State::kStable && req.protocol_type == g.protocol_type && select_protocol(g) == g.protocol_name;
+  if (keeps_protocol) {
+    // The member gets its previous assignment from SyncGroup. A leader that
+    // cannot skip the assignment (v<9) gets no member list, so its assignor
+    // has nothing to assign and the stored assignment stands.
     persist_static(g, member);
     const bool is_leader = g.leader == new_id;
     const bool skip = is_leader && client.version >= 9;
@@ -370,13 +368,12 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
     done(r);
     return;
   }
-  set_protocols(member, req);
   member.join_done = std::move(done);
   persist_static(g, member);
   if (g.state == State::kPreparingRebalance) {
     maybe_complete_join(g);
   } else {
-    prepare_rebalance(g, "static member rejoined with new metadata");
+    prepare_rebalance(g, "static member rejoined with a change to the group's protocol");
   }
 }
 

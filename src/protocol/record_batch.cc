@@ -111,6 +111,11 @@ void set_log_append_time(std::span<uint8_t> batch, int64_t append_time_ms) {
   update_crc(batch);
 }
 
+void set_max_timestamp(std::span<uint8_t> batch, int64_t max_timestamp) {
+  store_be64(batch.data() + L::kMaxTimestamp, static_cast<uint64_t>(max_timestamp));
+  update_crc(batch);
+}
+
 void rewrite_producer(std::span<uint8_t> batch, int64_t producer_id, int16_t producer_epoch, int32_t base_sequence) {
   store_be64(batch.data() + L::kProducerId, static_cast<uint64_t>(producer_id));
   store_be16(batch.data() + L::kProducerEpoch, static_cast<uint16_t>(producer_epoch));

@@ -137,6 +137,8 @@ void update_crc(std::span<uint8_t> batch);
 // What Kafka does for a LogAppendTime topic: sets the timestamp-type bit and
 // maxTimestamp to append_time_ms, then recomputes the CRC.
 void set_log_append_time(std::span<uint8_t> batch, int64_t append_time_ms);
+// Sets maxTimestamp (keeping the timestamp type) and recomputes the CRC.
+void set_max_timestamp(std::span<uint8_t> batch, int64_t max_timestamp);
 // Rewrites the idempotence fields (inside the CRC) and recomputes the CRC.
 // The forwarder uses this when it re-sends a batch under its own producer id.
 void rewrite_producer(std::span<uint8_t> batch, int64_t producer_id, int16_t producer_epoch,

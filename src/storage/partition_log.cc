@@ -153,6 +153,12 @@ Status PartitionLog::recover(const CleanShutdown* clean, int64_t persisted_log_s
     if (s != Status::kOk) return s;
     recovery_.bytes_scanned += outcome.bytes_read;
     ++recovery_.segments_scanned;
+    if (outcome.malformed_batches > 0) {
+      EDDY_LOG_WARN("%s: segment %s holds %" PRIu64 " batches with malformed records (the first at offset %" PRId64
+                    "), stored before record validation: consumers may fail on them; the forwarder skips them",
+                    directory_.c_str(), segment_file_name(base).c_str(), outcome.malformed_batches,
+                    outcome.first_malformed_offset);
+    }
     segment.set_index(std::move(index));
     scanned.push_back(&segment);
     if (!last && segment.next_offset() == segments_[i + 1]->base_offset()) {
@@ -264,7 +270,7 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
   BatchError e = RecordBatchView::parse(batch, &view);
   if (e != BatchError::kOk) return status_from_batch_error(e);
   if (view.size() != batch.size()) return Status::kInvalidBatch;
-  if (!view.crc_matches()) return Status::kCorruptBatch;
+  if (!options.crc_verified && !view.crc_matches()) return Status::kCorruptBatch;
   if (batch.size() > config_.segment_bytes) return Status::kBatchTooLarge;
   Status s = ensure_room(batch.size());
   if (s != Status::kOk) return s;

@@ -38,6 +38,9 @@ struct AppendOptions {
   int32_t leader_epoch = 0;
   // Wall-clock milliseconds for LogAppendTime; -1: port::wall_clock_millis().
   int64_t now_ms = -1;
+  // The caller has verified the batch's CRC-32C (the broker does, before it
+  // validates the records): append does not compute it again.
+  bool crc_verified = false;
 };
 
 struct AppendResult {

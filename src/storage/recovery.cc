@@ -7,6 +7,7 @@
 
 #include "port/log.h"
 #include "protocol/record_batch.h"
+#include "protocol/record_validator.h"
 #include "storage/segment.h"
 
 namespace eddy::storage {
@@ -98,6 +99,10 @@ Status scan_segment(const port::File& file, uint64_t capacity, SegmentIndex* ind
     if (view.base_offset() != expected) {
       out->stop_reason = describe("batch offset %" PRId64 ", expected %" PRId64, view.base_offset(), expected);
       break;
+    }
+    if (view.compression() == protocol::Compression::kNone &&
+        protocol::validate_batch_records(view, protocol::RecordRules{}).error != protocol::ErrorCode::kNone) {
+      if (out->malformed_batches++ == 0) out->first_malformed_offset = view.base_offset();
     }
     index->add(position, BatchInfo{view.base_offset(), view.last_offset(), view.max_timestamp(),
                                    static_cast<uint32_t>(size)});

@@ -15,6 +15,11 @@ centrally is read back with Kafka's Java consumer (NumberedCheck.java):
   priorities after an outage the higher-priority topic drains first
   recreate  a forwarded topic deleted and created again at the edge starts
             over; the central topic gets both incarnations exactly once
+  malformed a batch with malformed records already in an edge segment (as a
+            version without record validation stored it; written into the
+            file here while the edge is down after a SIGKILL): recovery
+            reports it, the link skips it (counted in the status) and
+            forwards everything around it; Kafka never sees it
   config    link configuration errors stop startup with file/key and why
             (no central cluster)
 
@@ -299,6 +304,59 @@ def recreate(rig, checks):
         "forwarded_offset"], 5)
 
 
+def append_raw_batch(segment_path, records, count):
+    """Writes a batch (valid header and CRC, `records` as its records) after
+    the last batch of a preallocated segment file; returns its offset."""
+    import struct
+    with open(segment_path, "r+b") as f:
+        data = f.read()
+        pos, next_offset = 0, 0
+        while pos + 12 <= len(data) and data[pos:pos + 12] != bytes(12):
+            base, length = struct.unpack_from(">qi", data, pos)
+            last_delta = struct.unpack_from(">i", data, pos + 23)[0]
+            next_offset = base + last_delta + 1
+            pos += 12 + length
+        now = int(time.time() * 1000)
+        after_crc = struct.pack(">hiqqqhii", 0, count - 1, now, now, -1, -1, -1, count) + records
+        batch = struct.pack(">qiibI", next_offset, 4 + 1 + 4 + len(after_crc), 0, 2, w.crc32c(after_crc)) + after_crc
+        f.seek(pos)
+        f.write(batch)
+    return next_offset
+
+
+def malformed(rig, checks):
+    rig.create_central_topic("legacy", 1)
+    rig.create_edge_topic("legacy", 1)
+    producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=0)
+    for i in range(3):
+        producer.send("legacy", value=b"before-%d" % i, partition=0).get(timeout=10)
+    producer.close()
+    rig.wait_drained("legacy", 1)
+    rig.link_down()
+    rig.edge.kill()
+    segment_dir = os.path.join(rig.edge.data_dir, "legacy-0")
+    segment = os.path.join(segment_dir, sorted(n for n in os.listdir(segment_dir) if n.endswith(".log"))[0])
+    offset = append_raw_batch(segment, b"\xff" * 24, 1)
+    checks.equal("the malformed batch went in at offset 3", offset, 3)
+    rig.edge.start()
+    log = rig.edge.log_text()
+    checks.check("recovery reports the malformed batch", "batches with malformed records (the first at offset 3)"
+                 in log, log[-2000:])
+    producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=0)
+    for i in range(3):
+        producer.send("legacy", value=b"after-%d" % i, partition=0).get(timeout=10)
+    producer.close()
+    rig.link_up()
+    rig.wait_drained("legacy", 1)
+    values = central_values(rig, "legacy")
+    checks.equal("central got every good message, in order, and not the malformed batch", values,
+                 [b"before-%d" % i for i in range(3)] + [b"after-%d" % i for i in range(3)])
+    status = rig.partition_status("legacy", 0)
+    checks.equal("status: one malformed batch skipped", status["skipped_invalid_batches"], 1)
+    checks.equal("status: forwarded up to the end", status["forwarded_offset"], 7)
+    checks.check("the link logs the skip", "skipping the batch at offsets 3..3" in rig.edge.log_text())
+
+
 def config(rig, checks):
     def serve(*overrides):
         args = [rig.edge.bin, "serve", "--override", "log.dirs=" + os.path.join(rig.edge.tmp, "cfg")]
@@ -332,12 +390,12 @@ def config(rig, checks):
 
 
 SCENARIOS = {"fidelity": fidelity, "policies": policies, "paused": paused, "priorities": priorities,
-             "recreate": recreate, "config": config}
+             "recreate": recreate, "malformed": malformed, "config": config}
 
 if __name__ == "__main__":
     scenario = sys.argv[1]
     topics = {"fidelity": "sensors\\..*", "policies": "dropper,rejecter", "paused": "orphans",
-              "priorities": "alarms,bulk", "recreate": "cycle", "config": "none"}[scenario]
+              "priorities": "alarms,bulk", "recreate": "cycle", "malformed": "legacy", "config": "none"}[scenario]
     overrides = {}
     if scenario == "priorities":
         overrides = {"eddy.forward.central.topic.priorities": "alarms:10",

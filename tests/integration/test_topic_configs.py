@@ -39,7 +39,6 @@ REFUSED = [
     ("cleanup.policy", "compact", "does not compact"),
     ("cleanup.policy", "compact,delete", "does not compact"),
     ("segment.ms", "3600000", "not by time"),
-    ("message.timestamp.before.max.ms", "86400000", "only the default"),
 ]
 # Values both accept although they change nothing on Eddy.
 ACCEPTED = [
@@ -52,6 +51,8 @@ ACCEPTED = [
     ("segment.index.bytes", "65536"),
     ("index.interval.bytes", "8192"),
     ("message.timestamp.after.max.ms", "60000"),
+    ("message.timestamp.before.max.ms", "86400000"),
+    ("max.decompressed.message.bytes", "1048576"),
     ("flush.messages", "1000"),
 ]
 # Both refuse these.

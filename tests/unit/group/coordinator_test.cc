@@ -432,6 +432,34 @@ TEST_F(CoordinatorTest, StaticMemberRejoinKeepsAssignmentWithoutRebalance) {
   EXPECT_EQ(coordinator_->group_state("g"), State::kPreparingRebalance);
 }
 
+TEST_F(CoordinatorTest, StaticMemberRejoinWithNewMetadataButTheSameProtocolDoesNotRebalance) {
+  // A restarted Java consumer's subscription differs (no owned partitions,
+  // generation -1); Kafka rebalances only when the group's protocol would
+  // change.
+  auto ja = join(join_request("", "inst-a", {1}));
+  ASSERT_TRUE(ja.ready());
+  const std::string a = ja->member_id;
+  std::string b;
+  auto jb = join_new(&b);
+  auto ja2 = join(join_request(a, "inst-a", {1}));
+  ASSERT_TRUE(jb.ready() && ja2.ready());
+  sync(a, 2, {{a, {1}}, {b, {2}}}, "inst-a");
+  sync(b, 2);
+  auto re = join(join_request("", "inst-a", {9, 9, 9}));
+  ASSERT_TRUE(re.ready());
+  EXPECT_EQ(re->generation_id, 2);
+  EXPECT_EQ(coordinator_->group_state("g"), State::kStable);
+  EXPECT_EQ(heartbeat(b, 2), 0);
+  // Offering only a protocol the other members do not support is refused,
+  // as Kafka does, and the group stays as it is.
+  auto other = join_request("", "inst-a");
+  other.protocols[0].name = "roundrobin";
+  auto re2 = join(other);
+  ASSERT_TRUE(re2.ready());
+  EXPECT_EQ(re2->error_code, code(ErrorCode::kInconsistentGroupProtocol));
+  EXPECT_EQ(coordinator_->group_state("g"), State::kStable);
+}
+
 TEST_F(CoordinatorTest, StaticMembersSurviveRestart) {
   auto ja = join(join_request("", "inst-a"));
   sync(ja->member_id, 1, {{ja->member_id, {4, 2}}}, "inst-a");
