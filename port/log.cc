@@ -53,6 +53,12 @@ size_t escape_control_characters(const char* in, size_t length, char* out, size_
   return n;
 }
 
+std::string printable(std::string_view in) {
+  std::string out(in.size() * 4, '\0');
+  out.resize(escape_control_characters(in.data(), in.size(), out.data(), out.size()));
+  return out;
+}
+
 void log_line(LogLevel level, const char* format, ...) {
   char message[2048];
   char line[2048];

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 
 namespace eddy::port {
 
@@ -22,6 +24,9 @@ void log_line(LogLevel level, const char* format, ...) __attribute__((format(pri
 // characters escaped as log_line does; returns the bytes written (an escape
 // that does not fit is left out with everything after it).
 size_t escape_control_characters(const char* in, size_t length, char* out, size_t capacity);
+// The same for a whole string (tools printing what clients chose: member
+// and client ids, hosts, group ids).
+std::string printable(std::string_view in);
 
 }  // namespace eddy::port
 

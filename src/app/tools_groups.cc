@@ -15,6 +15,7 @@
 #include "app/tool_flags.h"
 #include "app/tools_groups.h"
 #include "client/client.h"
+#include "port/log.h"
 #include "protocol/consumer_protocol.h"
 #include "protocol/generated/messages.h"
 #include "protocol/errors.h"
@@ -164,7 +165,7 @@ int do_list(client::Client& client) {
       client, 4, [](protocol::ListGroupsRequest&, int16_t) {}, &resp);
   if (!s.ok()) return runtime_error(kTool, s);
   if (resp.error_code != 0) return runtime_error(kTool, broker_error(resp.error_code, "ListGroups"));
-  for (const auto& g : resp.groups) std::printf("%s\n", g.group_id.c_str());
+  for (const auto& g : resp.groups) std::printf("%s\n", port::printable(g.group_id).c_str());
   return kExitOk;
 }
 
@@ -191,8 +192,9 @@ int do_describe(client::Client& client, const std::string& group, bool members_o
         for (int32_t p : ps) list += (list.empty() ? "" : ",") + std::to_string(p);
         assignment += (assignment.empty() ? "" : ",") + t + "(" + list + ")";
       }
-      std::printf("%-20s %-50s %-16s %-20s %-12zu %s\n", group.c_str(), m.id.c_str(), m.host.c_str(),
-                  m.client_id.c_str(), m.partitions.size(), or_dash(assignment).c_str());
+      std::printf("%-20s %-50s %-16s %-20s %-12zu %s\n", group.c_str(), port::printable(m.id).c_str(),
+                  port::printable(m.host).c_str(), port::printable(m.client_id).c_str(), m.partitions.size(),
+                  or_dash(assignment).c_str());
     }
     return kExitOk;
   }
@@ -215,8 +217,9 @@ int do_describe(client::Client& client, const std::string& group, bool members_o
     auto o = owner.find(tp);
     const Member* m = o == owner.end() ? nullptr : o->second;
     std::printf("%-20s %-20s %-10d %-15s %-15s %-8s %-50s %-16s %s\n", group.c_str(), tp.first.c_str(), tp.second,
-                or_dash(current).c_str(), or_dash(end).c_str(), or_dash(lag).c_str(), m ? m->id.c_str() : "-",
-                m ? m->host.c_str() : "-", m ? m->client_id.c_str() : "-");
+                or_dash(current).c_str(), or_dash(end).c_str(), or_dash(lag).c_str(),
+                m ? port::printable(m->id).c_str() : "-", m ? port::printable(m->host).c_str() : "-",
+                m ? port::printable(m->client_id).c_str() : "-");
   }
   return kExitOk;
 }
