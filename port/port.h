@@ -148,6 +148,9 @@ int64_t wall_clock_millis();
 // Used by a dedicated thread so the reactor never runs signal handlers.
 void block_termination_signals();
 int wait_for_termination_signal();
+// Raises this process's soft limit on open files towards `wanted` (at most
+// the hard limit); returns the soft limit in effect afterwards.
+uint64_t raise_open_file_limit(uint64_t wanted);
 // Peak resident set size of this process in bytes (0 when unknown).
 uint64_t peak_rss_bytes();
 std::string error_message(const std::error_code& ec);

@@ -269,6 +269,18 @@ int wait_for_termination_signal() {
   return sig;
 }
 
+uint64_t raise_open_file_limit(uint64_t wanted) {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+    rlim_t target = static_cast<rlim_t>(wanted);
+    if (limit.rlim_max != RLIM_INFINITY && target > limit.rlim_max) target = limit.rlim_max;
+    limit.rlim_cur = target;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
+}
+
 uint64_t peak_rss_bytes() {
   struct rusage usage;
   if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;

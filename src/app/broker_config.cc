@@ -56,6 +56,13 @@ std::vector<ConfigKey> make_keys() {
              1024, kInt32Max),
       ranged(key("connections.max.idle.ms", T::kLong, "600000", "Idle connections are closed after this long."), 1,
              kLongMax),
+      ranged(key("max.connections", T::kInt, "1000",
+                 "At this many client connections the listeners stop accepting until one closes (new clients wait "
+                 "in the kernel's backlog). Kafka's default is unlimited; a gateway's memory is not."),
+             1, kInt32Max),
+      ranged(key("max.connections.per.ip", T::kInt, "2147483647",
+                 "A connection from an address that already has this many is closed at once (and logged)."),
+             1, kInt32Max),
       ranged(key("message.max.bytes", T::kInt, "1048588",
                  "Largest record batch accepted by Produce (after compression)."),
              64, kInt32Max),

@@ -117,7 +117,19 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   net::Reactor reactor;
   broker::Broker* broker_ptr = nullptr;
   BrokerFrameHandler handler(&broker_ptr);
-  net::Server server(reactor, handler, server_options_from(config));
+  const net::ServerOptions server_options = server_options_from(config);
+  {
+    // Connections, segment files and indexes, the meta stores: room for
+    // max.connections clients plus what the broker itself keeps open.
+    const uint64_t wanted = static_cast<uint64_t>(server_options.max_connections) + 1024;
+    const uint64_t got = port::raise_open_file_limit(wanted);
+    if (got < wanted) {
+      EDDY_LOG_WARN("the open-file limit is %llu, below max.connections + 1024 (%llu): raise it (ulimit -n, or "
+                    "LimitNOFILE= under systemd) or lower max.connections",
+                    static_cast<unsigned long long>(got), static_cast<unsigned long long>(wanted));
+    }
+  }
+  net::Server server(reactor, handler, server_options);
   std::string error;
   if (!server.start(listeners, &error)) {
     EDDY_LOG_ERROR("%s", error.c_str());

@@ -159,15 +159,43 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     std::error_code peer_ec;
     tcp::endpoint remote = socket.remote_endpoint(peer_ec);
     std::string peer = peer_ec ? std::string("unknown") : format_endpoint(remote);
+    std::string address = peer_ec ? peer : remote.address().to_string();
+    size_t& from_address = connections_per_address[address];
+    if (from_address >= options.max_connections_per_ip) {
+      ++refused_per_ip;
+      const int64_t now = port::monotonic_millis();
+      if (refused_logged_ms < 0 || now - refused_logged_ms >= 1000) {
+        EDDY_LOG_WARN("listener %s: refused a connection from %s: it already has %zu connections "
+                      "(max.connections.per.ip=%zu; %llu refused so far)",
+                      listener->name.c_str(), address.c_str(), from_address, options.max_connections_per_ip,
+                      static_cast<unsigned long long>(refused_per_ip));
+        refused_logged_ms = now;
+      }
+      std::error_code close_ec;
+      socket.close(close_ec);
+      accept_next(listener);
+      return;
+    }
+    ++from_address;
     uint64_t id = next_connection_id++;
     ++accepted_total;
     auto connection =
         std::make_shared<Conn>(PlainStream(std::move(socket)), id, std::move(peer), listener->name, limits,
                                &handler, this);
-    connections.emplace(id, connection);
+    connections.emplace(id, Open{connection, address});
     EDDY_LOG_DEBUG("connection %llu from %s on listener %s", static_cast<unsigned long long>(id),
                    connection->context().peer().c_str(), listener->name.c_str());
-    accept_next(listener);
+    if (connections.size() >= options.max_connections) {
+      // At the limit: this listener stops accepting (clients wait in the
+      // kernel's backlog) until a connection closes.
+      if (paused_listeners.empty()) {
+        EDDY_LOG_WARN("max.connections=%zu reached: not accepting new connections until one closes",
+                      options.max_connections);
+      }
+      paused_listeners.push_back(listener);
+    } else {
+      accept_next(listener);
+    }
     connection->start();
   }
 
@@ -184,13 +212,24 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
   std::vector<std::shared_ptr<Conn>> snapshot_connections() const {
     std::vector<std::shared_ptr<Conn>> out;
     out.reserve(connections.size());
-    for (const auto& entry : connections) out.push_back(entry.second);
+    for (const auto& entry : connections) out.push_back(entry.second.connection);
     return out;
   }
 
   void connection_closed(uint64_t id) override {
-    connections.erase(id);
+    auto it = connections.find(id);
+    if (it == connections.end()) return;
+    auto count = connections_per_address.find(it->second.address);
+    if (count != connections_per_address.end() && --count->second == 0) connections_per_address.erase(count);
+    connections.erase(it);
     if (stopping && connections.empty()) finish_stop();
+    if (!stopping && !paused_listeners.empty() && connections.size() < options.max_connections) {
+      EDDY_LOG_INFO("accepting connections again (%zu open, max.connections=%zu)", connections.size(),
+                    options.max_connections);
+      std::vector<std::shared_ptr<Listener>> resume;
+      resume.swap(paused_listeners);
+      for (const auto& listener : resume) accept_next(listener);
+    }
   }
 
   // ---- stop -----------------------------------------------------------------
@@ -236,7 +275,16 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
   ConnectionLimits limits;
   std::vector<std::shared_ptr<Listener>> listeners;
   std::vector<BoundListener> bound_listeners;
-  std::unordered_map<uint64_t, std::shared_ptr<Conn>> connections;
+  struct Open {
+    std::shared_ptr<Conn> connection;
+    std::string address;  // the peer's IP address, for max.connections.per.ip
+  };
+  std::unordered_map<uint64_t, Open> connections;
+  std::unordered_map<std::string, size_t> connections_per_address;
+  // Listeners that stopped accepting at max.connections.
+  std::vector<std::shared_ptr<Listener>> paused_listeners;
+  uint64_t refused_per_ip = 0;
+  int64_t refused_logged_ms = -1;
   uint64_t next_connection_id = 1;
   uint64_t accepted_total = 0;
   bool started = false;
@@ -284,8 +332,8 @@ ServerStats Server::stats() const {
   stats.connections = impl_->connections.size();
   stats.accepted_total = impl_->accepted_total;
   for (const auto& entry : impl_->connections) {
-    if (entry.second->read_paused()) ++stats.read_paused_connections;
-    stats.queued_response_bytes += entry.second->queued_response_bytes();
+    if (entry.second.connection->read_paused()) ++stats.read_paused_connections;
+    stats.queued_response_bytes += entry.second.connection->queued_response_bytes();
   }
   return stats;
 }

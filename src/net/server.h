@@ -47,6 +47,13 @@ struct ServerOptions {
   // Per-connection staging buffer for reads; frames larger than this are
   // read into a buffer of their own.
   size_t read_buffer_bytes = 16384;
+  // max.connections: at this many open client connections the listeners
+  // stop accepting (new clients wait in the kernel's backlog, as Kafka's
+  // acceptor makes them wait) until one closes.
+  size_t max_connections = 1000;
+  // max.connections.per.ip: a connection from an address that already has
+  // this many is closed at once (logged at most once a second).
+  size_t max_connections_per_ip = SIZE_MAX;
 };
 
 struct BoundListener {
