@@ -360,6 +360,7 @@ Status PartitionLog::roll() {
 Status PartitionLog::recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* out) {
   Segment& oldest = *segments_.front();
   const std::string new_path = segment_path(new_base);
+  sync_->note_retired_below(segments_[1]->base_offset());
   port::remove_file(index_path(oldest.base_offset()));  // missing is fine
   port::remove_file(index_path(new_base));
   if (oldest.has_readers()) {
@@ -400,6 +401,7 @@ void PartitionLog::drop_extra_segments() {
       if (config_.full_policy == FullPolicy::kReject) return;
       ++stats_.pinned_segments_dropped;
     }
+    sync_->note_retired_below(segments_[1]->base_offset());
     port::remove_file(index_path(oldest.base_offset()));
     port::remove_file(oldest.path());
     segments_.pop_front();
