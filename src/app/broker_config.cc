@@ -129,7 +129,7 @@ std::vector<ConfigKey> make_keys() {
                           "partition whose segments do not fit in what is left is refused (POLICY_VIOLATION); a "
                           "partition without retention.bytes grows only while the budget has room. Unset: half of "
                           "the filesystem, at most what is free plus what the data directory holds at startup."),
-                      1 << 20, kLongMax)),
+                      16 << 20, kLongMax)),
       eddy_key(ranged(key("eddy.producer.snapshot.interval.ms", T::kLong, "30000",
                           "How often idempotent-producer state is saved to the meta store; a restart replays the "
                           "log written since the last save to rebuild it."),

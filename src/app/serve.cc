@@ -136,7 +136,8 @@ bool set_disk_budget(const Config& config, storage::LogManager* logs) {
 // partitions were promised more than the budget (a lower limit than before).
 void report_disk_budget(const storage::DiskBudget& budget) {
   if (budget.used_bytes() > budget.limit_bytes()) {
-    EDDY_LOG_WARN("the partitions on disk take %s, more than eddy.disk.budget.bytes=%" PRIu64 " (%s): no topic or "
+    EDDY_LOG_WARN("the partitions on disk and the reserve for metadata take %s, more than "
+                  "eddy.disk.budget.bytes=%" PRIu64 " (%s): no topic or "
                   "partition can be created, and partitions without retention.bytes do not grow, until topics are "
                   "deleted or their retention.bytes lowered",
                   storage::human_bytes(budget.used_bytes()).c_str(), budget.limit_bytes(),

@@ -18,7 +18,8 @@
 //     (the file is within its reservation) or the growth fits in
 //     free_bytes(); otherwise it recycles its oldest segment, as a full ring
 //     does. So used_bytes() <= limit_bytes() holds whenever it held when the
-//     limit was set.
+//     limit was set. (A recycled file that a reader still sends from is
+//     unlinked and replaced; it is not charged until the reader lets go.)
 //
 // Threading: owned by the LogManager, reactor thread only.
 #pragma once
@@ -81,7 +82,6 @@ class DiskBudget {
 
   void set_limit(uint64_t limit_bytes) { limit_ = limit_bytes; }
   uint64_t limit_bytes() const { return limit_; }
-  bool unlimited() const { return limit_ == kUnlimitedBudget; }
   // kOtherFilesReserveBytes plus every charge.
   uint64_t used_bytes() const { return kOtherFilesReserveBytes + charged_; }
   // limit - used; 0 when the budget is overcommitted (a lower limit than

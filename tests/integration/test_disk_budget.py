@@ -8,7 +8,8 @@
   CreatePartitions, a larger retention.bytes (AlterConfigs) and an
   auto-created topic get POLICY_VIOLATION with a message naming the budget
   and its use; the broker keeps serving; a restart keeps the accounting;
-  deleting a topic frees its share.
+  deleting a topic frees its share; a restart with a smaller budget than
+  the topics take starts, warns and refuses new topics.
 - A small budget and far more data than it holds: partitions without
   retention.bytes grow only until the budget is full, then recycle; what the
   data directory allocates (du) stays within the budget.
@@ -198,6 +199,22 @@ def budget_of_four_partition_topics(checks):
         checks.check("no partition directory of the deleted topic is left",
                      not any(n.startswith("t1-") for n in os.listdir(broker.data_dir)), os.listdir(broker.data_dir))
         admin.close()
+
+        # A restart with a budget below what the topics were promised: the
+        # broker starts, says so, and has nothing left to give.
+        broker.overrides["eddy.disk.budget.bytes"] = str(200 * MIB)
+        checks.equal("restart with a smaller budget: clean stop", broker.restart(), 0)
+        warning = "more than eddy.disk.budget.bytes=%d" % (200 * MIB)
+        try:  # logged once the topics are loaded, after the port opens
+            eddy_fixture.wait_until(lambda: warning in broker.log_text(), 10, "the overcommitted budget warning")
+            checks.check("a budget below what the topics take is reported at startup", True)
+        except eddy_fixture.FixtureError as e:
+            checks.fail("a budget below what the topics take is reported at startup", "%s\n%s"
+                        % (e, broker.log_text()[-2000:]))
+        _text, over = describe(broker)
+        checks.check("an overcommitted budget has nothing free", over is not None and over[2] == "0 B", over)
+        checks.equal("auto-creation in an overcommitted budget: POLICY_VIOLATION",
+                     metadata_error(broker.port, "late-topic"), POLICY_VIOLATION)
         checks.equal("stops cleanly", broker.stop(), 0)
 
 

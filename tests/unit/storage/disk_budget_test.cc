@@ -113,7 +113,7 @@ TEST(DiskBudget, UsedCountsTheReserveAndEveryCharge) {
   EXPECT_EQ(budget.free_bytes(), 0u);
   EXPECT_FALSE(budget.has_room(1));
   EXPECT_TRUE(budget.has_room(0));
-  EXPECT_TRUE(DiskBudget().unlimited());
+  EXPECT_EQ(DiskBudget().limit_bytes(), kUnlimitedBudget);
 }
 
 // ---------------------------------------------------------------------------
