@@ -98,6 +98,18 @@ std::error_code list_directory(const std::string& path, std::vector<std::string>
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
 
+// Size of the filesystem holding path and the bytes an unprivileged process
+// may still allocate there (statvfs: f_blocks and f_bavail times f_frsize).
+struct FilesystemSpace {
+  uint64_t total_bytes = 0;
+  uint64_t available_bytes = 0;
+};
+std::error_code filesystem_space(const std::string& path, FilesystemSpace* out);
+// Bytes allocated on disk to path and, for a directory, to everything under
+// it (st_blocks x 512, what du(1) counts; symbolic links are not followed).
+// Entries that vanish while it walks are skipped.
+std::error_code allocated_bytes(const std::string& path, uint64_t* bytes);
+
 // ---------------------------------------------------------------------------
 // Zero-copy send
 // ---------------------------------------------------------------------------

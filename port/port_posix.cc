@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,6 +202,31 @@ bool path_exists(const std::string& path) {
 bool is_directory(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::error_code filesystem_space(const std::string& path, FilesystemSpace* out) {
+  struct statvfs fs;
+  if (::statvfs(path.c_str(), &fs) != 0) return last_error();
+  out->total_bytes = static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
+  out->available_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  return {};
+}
+
+std::error_code allocated_bytes(const std::string& path, uint64_t* bytes) {
+  *bytes = 0;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return last_error();
+  *bytes = static_cast<uint64_t>(st.st_blocks) * 512;
+  if (!S_ISDIR(st.st_mode)) return {};
+  std::vector<std::string> names;
+  if (auto ec = list_directory(path, &names)) return ec;
+  for (const auto& name : names) {
+    uint64_t child = 0;
+    std::error_code ec = allocated_bytes(path + "/" + name, &child);
+    if (ec && ec != std::errc::no_such_file_or_directory) return ec;
+    *bytes += child;
+  }
+  return {};
 }
 
 std::error_code send_file_range_copying(int socket_fd, int file_fd, uint64_t file_offset, size_t length,

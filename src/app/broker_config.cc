@@ -74,12 +74,13 @@ std::vector<ConfigKey> make_keys() {
           "Create a topic on first Metadata or Produce request that names it."),
       ranged(key("default.replication.factor", T::kInt, "1", "Replication factor of automatically created topics."),
              1, 1),
-      ranged(key("log.segment.bytes", T::kInt, "1073741824",
-                 "Size of each preallocated segment file (topic config: segment.bytes)."),
+      ranged(key("log.segment.bytes", T::kInt, "16777216",
+                 "Size of each preallocated segment file (topic config: segment.bytes). Eddy's default is 16 MiB, "
+                 "not Kafka's 1 GiB."),
              64 * 1024, kInt32Max),
       ranged(key("log.retention.bytes", T::kLong, "-1",
-                 "Disk budget of one partition, rounded up to whole segments; -1 is no limit (topic config: "
-                 "retention.bytes)."),
+                 "Bytes one partition keeps, rounded up to whole segments (at least 2): its ring; -1 is no limit "
+                 "of its own, only eddy.disk.budget.bytes (topic config: retention.bytes)."),
              -1, kLongMax),
       ranged(key("log.retention.ms", T::kLong, "604800000",
                  "Age after which a closed segment is recycled; -1 is no limit (topic config: retention.ms)."),
@@ -126,10 +127,16 @@ std::vector<ConfigKey> make_keys() {
                           "'page-cache' (after the write; a power cut may lose it)."),
                       {"disk", "page-cache"})),
       eddy_key(one_of(key("eddy.full.policy", T::kString, "drop-oldest",
-                          "When a partition's budget is full: 'drop-oldest' recycles the oldest segment, 'reject' "
-                          "refuses new batches with a retriable error until space is freed (topic config: "
-                          "eddy.full.policy)."),
+                          "When a partition's ring (retention.bytes) or the disk budget is full and the oldest "
+                          "segment is not yet forwarded: 'drop-oldest' recycles it anyway, 'reject' refuses new "
+                          "batches with a retriable error until it is forwarded (topic config: eddy.full.policy)."),
                       {"drop-oldest", "reject"})),
+      eddy_key(ranged(key("eddy.disk.budget.bytes", T::kLong, "",
+                          "Disk space all partitions and the metadata of log.dirs may take together. A topic or "
+                          "partition whose segments do not fit in what is left is refused (POLICY_VIOLATION); a "
+                          "partition without retention.bytes grows only while the budget has room. Unset: half of "
+                          "the filesystem, at most what is free plus what the data directory holds at startup."),
+                      16 << 20, kLongMax)),
       eddy_key(ranged(key("eddy.producer.snapshot.interval.ms", T::kLong, "30000",
                           "How often idempotent-producer state is saved to the meta store; a restart replays the "
                           "log written since the last save to rebuild it."),

@@ -1,5 +1,6 @@
 #include "app/serve.h"
 
+#include <cinttypes>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "net/control_server.h"
 #include "net/reactor.h"
 #include "net/server.h"
+#include "storage/disk_budget.h"
 #include "storage/log_manager.h"
 #include "app/cli.h"
 #include "app/version.h"
@@ -86,10 +88,64 @@ constexpr int64_t kRetentionCheckMs = 30000;
 constexpr int64_t kShutdownDeadlineMs = 5000;
 
 // The control socket's commands (see net/control_server.h).
-std::string control_command(const forward::Forwarder& forwarder, const std::string& command) {
-  if (command == "forward status") return net::control_reply_ok(forwarder.status_text(false));
-  if (command == "forward status json") return net::control_reply_ok(forwarder.status_text(true));
+std::string control_command(const forward::Forwarder& forwarder, const storage::DiskBudget& budget,
+                            const std::string& command) {
+  const forward::DiskBudgetStatus disk{budget.limit_bytes(), budget.used_bytes(), budget.free_bytes()};
+  if (command == "forward status") return net::control_reply_ok(forwarder.status_text(false, &disk));
+  if (command == "forward status json") return net::control_reply_ok(forwarder.status_text(true, &disk));
   return net::control_reply_error("unknown command '" + command + "' (known: forward status [json])");
+}
+
+// Sets the disk budget before any partition is opened: eddy.disk.budget.bytes,
+// or default_budget_bytes() of the data directory's filesystem. False when
+// the default is needed and the filesystem cannot be measured.
+bool set_disk_budget(const Config& config, storage::LogManager* logs) {
+  const std::string& dir = logs->directory();
+  storage::DataDirectorySpace space;
+  const storage::Status measured = storage::measure_data_directory(dir, &space);
+  const uint64_t within_reach = space.available_bytes + space.directory_bytes;
+  uint64_t limit = 0;
+  if (config.is_set("eddy.disk.budget.bytes")) {
+    limit = static_cast<uint64_t>(config.get_long("eddy.disk.budget.bytes"));
+    EDDY_LOG_INFO("disk budget %s (%" PRIu64 " bytes: eddy.disk.budget.bytes, %s)",
+                  storage::human_bytes(limit).c_str(), limit, config.origin("eddy.disk.budget.bytes").c_str());
+    if (measured == storage::Status::kOk && limit > within_reach) {
+      EDDY_LOG_WARN("eddy.disk.budget.bytes=%" PRIu64 " is more than the filesystem of %s can give (%s free + %s "
+                    "already in the data directory): the disk may fill before the budget does",
+                    limit, dir.c_str(), storage::human_bytes(space.available_bytes).c_str(),
+                    storage::human_bytes(space.directory_bytes).c_str());
+    }
+  } else {
+    if (measured != storage::Status::kOk) {
+      EDDY_LOG_ERROR("cannot measure the filesystem of %s (%s): set eddy.disk.budget.bytes", dir.c_str(),
+                     storage::status_name(measured));
+      return false;
+    }
+    limit = storage::default_budget_bytes(space);
+    EDDY_LOG_INFO("disk budget %s (%" PRIu64 " bytes: default, half of the %s filesystem, at most the %s free "
+                  "plus the %s already in %s; set eddy.disk.budget.bytes to choose)",
+                  storage::human_bytes(limit).c_str(), limit, storage::human_bytes(space.filesystem_bytes).c_str(),
+                  storage::human_bytes(space.available_bytes).c_str(),
+                  storage::human_bytes(space.directory_bytes).c_str(), dir.c_str());
+  }
+  logs->budget().set_limit(limit);
+  return true;
+}
+
+// After the topics are loaded: what they take, and a warning when existing
+// partitions were promised more than the budget (a lower limit than before).
+void report_disk_budget(const storage::DiskBudget& budget) {
+  if (budget.used_bytes() > budget.limit_bytes()) {
+    EDDY_LOG_WARN("the partitions on disk and the reserve for metadata take %s, more than "
+                  "eddy.disk.budget.bytes=%" PRIu64 " (%s): no topic or "
+                  "partition can be created, and partitions without retention.bytes do not grow, until topics are "
+                  "deleted or their retention.bytes lowered",
+                  storage::human_bytes(budget.used_bytes()).c_str(), budget.limit_bytes(),
+                  storage::human_bytes(budget.limit_bytes()).c_str());
+    return;
+  }
+  EDDY_LOG_INFO("disk budget: %s used, %s free", storage::human_bytes(budget.used_bytes()).c_str(),
+                storage::human_bytes(budget.free_bytes()).c_str());
 }
 
 int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
@@ -107,6 +163,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     EDDY_LOG_ERROR("cannot open data directory %s: %s", data_dir.c_str(), storage::status_name(ls));
     return kExitFailure;
   }
+  if (!set_disk_budget(config, logs.get())) return kExitFailure;
   std::unique_ptr<meta::MetaStore> meta;
   meta::Status ms = meta::MetaStore::open(data_dir + "/eddy.db", &meta);
   if (!ms.ok()) {
@@ -147,7 +204,9 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   }
   // Listening before the topics load, so that a tool asking meanwhile waits
   // for its answer instead of finding no socket.
-  net::ControlServer control(reactor, [&](const std::string& command) { return control_command(forwarder, command); });
+  net::ControlServer control(reactor, [&](const std::string& command) {
+    return control_command(forwarder, logs->budget(), command);
+  });
   if (!control.start(data_dir + "/eddy.sock", &error)) {
     // The broker works without it; only `eddy forward status` cannot reach it.
     EDDY_LOG_WARN("%s; `eddy forward status` will not reach this broker", error.c_str());
@@ -156,6 +215,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     EDDY_LOG_ERROR("%s", error.c_str());
     return kExitFailure;
   }
+  report_disk_budget(logs->budget());
   broker_ptr = &broker;
   forwarder.start();
 

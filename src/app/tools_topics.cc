@@ -3,7 +3,9 @@
 // Kafka has in kafka-configs.sh) sent as IncrementalAlterConfigs.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/cli.h"
@@ -11,6 +13,7 @@
 #include "app/tools.h"
 #include "client/admin.h"
 #include "client/client.h"
+#include "storage/disk_budget.h"
 
 namespace eddy::app {
 namespace {
@@ -21,7 +24,7 @@ constexpr FlagSpec kFlags[] = {
     {"--bootstrap-server", "HOST:PORT[,...]", false, "brokers to connect to (required)"},
     {"--create", nullptr, false, "create a topic"},
     {"--list", nullptr, false, "list topic names"},
-    {"--describe", nullptr, false, "describe one topic (--topic) or all"},
+    {"--describe", nullptr, false, "describe one topic (--topic) or all, with the disk budget"},
     {"--alter", nullptr, false, "add partitions (--partitions) or change configs"},
     {"--delete", nullptr, false, "delete a topic"},
     {"--topic", "TOPIC", false, "the topic (exact name)"},
@@ -97,7 +100,36 @@ int do_list(client::Client& client, const ToolFlags& flags) {
   return kExitOk;
 }
 
-int describe_one(client::Admin& admin, const client::TopicInfo& info) {
+// What DescribeLogDirs says: each partition's share of the disk budget and
+// the budget's totals. Empty when the broker does not answer it (the
+// describe output then has no disk figures).
+struct DiskFigures {
+  std::map<std::pair<std::string, int32_t>, int64_t> partition_bytes;
+  std::vector<client::LogDirInfo> dirs;
+};
+
+DiskFigures disk_figures(client::Admin& admin) {
+  DiskFigures figures;
+  if (!admin.describe_log_dirs(&figures.dirs).ok()) figures.dirs.clear();
+  for (const auto& dir : figures.dirs) {
+    for (const auto& [tp, bytes] : dir.partition_sizes) figures.partition_bytes[tp] = bytes;
+  }
+  return figures;
+}
+
+// "Disk budget of ./data: 4 GiB, 1.2 GiB used, 2.8 GiB free"
+void print_disk_budget(const DiskFigures& figures) {
+  for (const auto& dir : figures.dirs) {
+    if (dir.total_bytes < 0 || dir.usable_bytes < 0) continue;
+    const uint64_t total = static_cast<uint64_t>(dir.total_bytes);
+    const uint64_t usable = static_cast<uint64_t>(dir.usable_bytes);
+    std::printf("Disk budget of %s: %s, %s used, %s free\n", dir.path.c_str(), storage::human_bytes(total).c_str(),
+                storage::human_bytes(total > usable ? total - usable : 0).c_str(),
+                storage::human_bytes(usable).c_str());
+  }
+}
+
+int describe_one(client::Admin& admin, const client::TopicInfo& info, const DiskFigures& disk) {
   std::vector<client::ConfigEntry> configs;
   client::Status s = admin.describe_topic_configs(info.name, &configs);
   if (!s.ok()) return runtime_error(kTool, s);
@@ -113,8 +145,13 @@ int describe_one(client::Admin& admin, const client::TopicInfo& info) {
               config_text.c_str());
   for (const auto& p : info.partitions) {
     std::string leader = p.leader < 0 ? "none" : std::to_string(p.leader);
-    std::printf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n", info.name.c_str(), p.partition,
+    std::printf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s", info.name.c_str(), p.partition,
                 leader.c_str(), join_ids(p.replicas).c_str(), join_ids(p.isr).c_str());
+    auto size = disk.partition_bytes.find({info.name, p.partition});
+    if (size != disk.partition_bytes.end() && size->second >= 0) {
+      std::printf("\tDisk: %s", storage::human_bytes(static_cast<uint64_t>(size->second)).c_str());
+    }
+    std::printf("\n");
   }
   return kExitOk;
 }
@@ -131,7 +168,10 @@ int do_describe(client::Client& client, const ToolFlags& flags, const std::strin
       }
       return runtime_error(kTool, s);
     }
-    return describe_one(admin, *info);
+    const DiskFigures disk = disk_figures(admin);
+    int rc = describe_one(admin, *info, disk);
+    if (rc == kExitOk) print_disk_budget(disk);
+    return rc;
   }
   client::Status s = client.refresh_metadata(nullptr, false);
   if (!s.ok()) return runtime_error(kTool, s);
@@ -141,10 +181,12 @@ int do_describe(client::Client& client, const ToolFlags& flags, const std::strin
     if (info.is_internal && flags.has("--exclude-internal")) continue;
     topics.push_back(info);
   }
+  const DiskFigures disk = disk_figures(admin);
   for (const auto& info : topics) {
-    int rc = describe_one(admin, info);
+    int rc = describe_one(admin, info, disk);
     if (rc != kExitOk) return rc;
   }
+  print_disk_budget(disk);
   return kExitOk;
 }
 

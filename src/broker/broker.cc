@@ -33,6 +33,7 @@ const std::vector<ApiSupport>& Broker::supported_apis() {
       {23, 0, 4},   // OffsetForLeaderEpoch
       {32, 0, 4},   // DescribeConfigs
       {33, 0, 2},   // AlterConfigs
+      {35, 0, 4},   // DescribeLogDirs (the disk budget as the volume)
       {37, 0, 3},   // CreatePartitions
       {42, 0, 2},   // DeleteGroups
       {44, 0, 1},   // IncrementalAlterConfigs
@@ -153,6 +154,7 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
     case protocol::ApiKey::kCreatePartitions: handle_create_partitions(std::move(request)); break;
     case protocol::ApiKey::kIncrementalAlterConfigs: handle_incremental_alter_configs(std::move(request)); break;
     case protocol::ApiKey::kAlterConfigs: handle_alter_configs(std::move(request)); break;
+    case protocol::ApiKey::kDescribeLogDirs: handle_describe_log_dirs(std::move(request)); break;
     case protocol::ApiKey::kDescribeCluster: handle_describe_cluster(std::move(request)); break;
     case protocol::ApiKey::kOffsetCommit: handle_offset_commit(std::move(request)); break;
     case protocol::ApiKey::kOffsetFetch: handle_offset_fetch(std::move(request)); break;

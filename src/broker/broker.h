@@ -141,6 +141,7 @@ class Broker {
   void handle_incremental_alter_configs(RequestPtr request);
   void handle_alter_configs(RequestPtr request);
   void handle_describe_cluster(RequestPtr request);
+  void handle_describe_log_dirs(RequestPtr request);
   // Consumer groups (group_handlers.cc).
   void handle_find_coordinator(RequestPtr request);
   void handle_join_group(RequestPtr request);

@@ -103,10 +103,11 @@ const std::vector<TopicConfigDef>& table() {
       {"remote.storage.enable", T::kBoolean, "false", "", U::kOnly, 0, 0, {}, {"false"},
        "Eddy has no tiered storage: remote.storage.enable must be false", true, kNoTiered},
       {"retention.bytes", T::kLong, "-1", "log.retention.bytes", U::kHonoured, -1, kLongMax, {}, {}, nullptr, true,
-       "The partition's disk budget, in whole segments; -1: no limit."},
+       "Bytes the partition keeps, in whole segments (at least 2); -1: no limit of its own, only the disk "
+       "budget (eddy.disk.budget.bytes)."},
       {"retention.ms", T::kLong, "604800000", "log.retention.ms", U::kHonoured, -1, kLongMax, {}, {}, nullptr, true,
        "Closed segments whose newest record is older are recycled; -1: no limit."},
-      {"segment.bytes", T::kInt, "1073741824", "log.segment.bytes", U::kHonoured, 64 * 1024, kIntMax, {}, {}, nullptr,
+      {"segment.bytes", T::kInt, "16777216", "log.segment.bytes", U::kHonoured, 64 * 1024, kIntMax, {}, {}, nullptr,
        true, "Size of each preallocated segment file."},
       {"segment.index.bytes", T::kInt, "10485760", "log.index.size.max.bytes", U::kNoEffect, 4, kIntMax, {}, {},
        nullptr, true, "Eddy's sparse index lives in memory and grows with the segment."},

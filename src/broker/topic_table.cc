@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "broker/disk_budget_check.h"
 #include "meta/topic_name.h"
 #include "port/log.h"
 
@@ -134,6 +135,12 @@ TopicResult TopicTable::create(const std::string& name, int32_t partitions, int1
   }
   TopicResult r = validate_configs(configs);
   if (!r.ok()) return r;
+  const EffectiveTopicConfig effective = effective_topic_config(options_, configs);
+  if (storage::validate(effective.log) != storage::Status::kOk) {
+    return fail(ErrorCode::kInvalidConfig, "The resulting storage configuration is not valid.");
+  }
+  r = check_new_partitions(logs_->budget(), "topic '" + name + "'", partitions, effective.log);
+  if (!r.ok()) return r;
   if (validate_only) return {};
 
   meta::NewTopic topic;
@@ -178,8 +185,14 @@ TopicResult TopicTable::add_partitions(const std::string& name, int32_t new_coun
                                                    std::to_string(new_count) + ".");
   }
   if (new_count > 100000) return fail(ErrorCode::kInvalidPartitions, "Number of partitions is too large.");
+  const int32_t added = new_count - current;
+  TopicResult r = check_new_partitions(logs_->budget(),
+                                       std::to_string(added) + (added == 1 ? " new partition" : " new partitions") +
+                                           " of topic '" + name + "'",
+                                       added, topic->config.log);
+  if (!r.ok()) return r;
   if (validate_only) return {};
-  TopicResult r = from_meta(meta_->topics().set_partition_count(name, new_count));
+  r = from_meta(meta_->topics().set_partition_count(name, new_count));
   if (!r.ok()) return r;
   return open_partitions(topic, current, new_count);
 }
@@ -205,8 +218,10 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
   if (storage::validate(effective.log) != storage::Status::kOk) {
     return fail(ErrorCode::kInvalidConfig, "The resulting storage configuration is not valid.");
   }
+  TopicResult r = check_config_change(logs_->budget(), name, topic->partitions, effective.log);
+  if (!r.ok()) return r;
   if (validate_only) return {};
-  TopicResult r = from_meta(meta_->topics().alter_configs(name, changes));
+  r = from_meta(meta_->topics().alter_configs(name, changes));
   if (!r.ok()) return r;
   topic->overrides = std::move(next);
   topic->config = effective;

@@ -4,6 +4,7 @@
 #include "protocol/generated/create_topics.h"
 #include "protocol/generated/delete_topics.h"
 #include "protocol/generated/describe_configs.h"
+#include "protocol/generated/describe_log_dirs.h"
 #include "protocol/generated/incremental_alter_configs.h"
 
 namespace eddy::client {
@@ -154,6 +155,27 @@ Status Admin::alter_topic_configs(const std::string& topic, const std::vector<Co
   }
   return Status::error(StatusCode::kProtocol,
                        "the IncrementalAlterConfigs response does not mention '" + topic + "'");
+}
+
+Status Admin::describe_log_dirs(std::vector<LogDirInfo>* out) {
+  out->clear();
+  protocol::DescribeLogDirsResponse response;
+  Status s = client_->call<protocol::DescribeLogDirsRequest>(
+      controller(), [&](protocol::DescribeLogDirsRequest& request, int16_t) { request.topics.reset(); }, &response);
+  if (!s.ok()) return s;
+  if (response.error_code != 0) return Status::broker_error(response.error_code, "describe log dirs", std::nullopt);
+  for (const auto& r : response.results) {
+    if (r.error_code != 0) return Status::broker_error(r.error_code, "describe log dir " + r.log_dir, std::nullopt);
+    LogDirInfo dir;
+    dir.path = r.log_dir;
+    dir.total_bytes = r.total_bytes;
+    dir.usable_bytes = r.usable_bytes;
+    for (const auto& t : r.topics) {
+      for (const auto& p : t.partitions) dir.partition_sizes.push_back({{t.name, p.partition_index}, p.partition_size});
+    }
+    out->push_back(std::move(dir));
+  }
+  return Status();
 }
 
 }  // namespace eddy::client

@@ -44,6 +44,17 @@ struct ConfigEntry {
   bool is_topic_override() const { return source == ConfigSource::kDynamicTopic; }
 };
 
+// One log directory of a broker (DescribeLogDirs). On Eddy the volume is the
+// disk budget: total_bytes is eddy.disk.budget.bytes, usable_bytes what is
+// left of it, and a partition's size is its charge on the budget.
+struct LogDirInfo {
+  std::string path;
+  int64_t total_bytes = -1;   // -1: the broker does not say (DescribeLogDirs before v4)
+  int64_t usable_bytes = -1;
+  // (topic, partition) -> size in bytes
+  std::vector<std::pair<std::pair<std::string, int32_t>, int64_t>> partition_sizes;
+};
+
 enum class ConfigOperation : int8_t { kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3 };
 
 struct ConfigChange {
@@ -62,6 +73,9 @@ class Admin {
   Status create_partitions(const std::string& topic, int32_t total_count);
   Status describe_topic_configs(const std::string& topic, std::vector<ConfigEntry>* out);
   Status alter_topic_configs(const std::string& topic, const std::vector<ConfigChange>& changes);
+  // The log directories of the broker the client talks to (the controller
+  // named by the metadata, or any), with every partition in them.
+  Status describe_log_dirs(std::vector<LogDirInfo>* out);
 
  private:
   int32_t controller() const;

@@ -34,6 +34,7 @@ constexpr ClientApi kClientApis[] = {
     {ApiKey::kDescribeConfigs, {1, 4}},
     {ApiKey::kCreatePartitions, {0, 3}},
     {ApiKey::kIncrementalAlterConfigs, {0, 1}},
+    {ApiKey::kDescribeLogDirs, {1, 4}},
     {ApiKey::kDescribeCluster, {0, 1}},
     {ApiKey::kInitProducerId, {0, 4}},
 };

@@ -40,8 +40,11 @@ class Forwarder {
   void join();
 
   const StatusBoard& status() const { return board_; }
-  // The control socket's `forward status [json]` answer body.
-  std::string status_text(bool json) const { return json ? board_.render_json() : board_.render_text(); }
+  // The control socket's `forward status [json]` answer body, with the disk
+  // budget when given.
+  std::string status_text(bool json, const DiskBudgetStatus* disk = nullptr) const {
+    return json ? board_.render_json(disk) : board_.render_text(disk);
+  }
 
  private:
   broker::Executor& executor_;

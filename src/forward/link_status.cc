@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "storage/disk_budget.h"
+
 namespace eddy::forward {
 
 namespace {
@@ -72,10 +74,15 @@ std::vector<LinkStatus> StatusBoard::snapshot() const {
   return out;
 }
 
-std::string StatusBoard::render_text() const {
+std::string StatusBoard::render_text(const DiskBudgetStatus* disk) const {
   std::vector<LinkStatus> links = snapshot();
   std::string out;
-  if (links.empty()) return "no forwarding links configured (eddy.forward.links)\n";
+  if (disk != nullptr) {
+    appendf(&out, "disk budget: %s, %s used, %s free (eddy.disk.budget.bytes)\n",
+            storage::human_bytes(disk->limit_bytes).c_str(), storage::human_bytes(disk->used_bytes).c_str(),
+            storage::human_bytes(disk->free_bytes).c_str());
+  }
+  if (links.empty()) return out + "no forwarding links configured (eddy.forward.links)\n";
   for (const LinkStatus& l : links) {
     appendf(&out, "link %s -> %s: %s", l.name.c_str(), l.bootstrap.c_str(), link_state_name(l.state));
     if (l.state == LinkState::kBackingOff) appendf(&out, " (retry in %" PRId64 " ms)", l.retry_in_ms);
@@ -106,9 +113,15 @@ std::string StatusBoard::render_text() const {
   return out;
 }
 
-std::string StatusBoard::render_json() const {
+std::string StatusBoard::render_json(const DiskBudgetStatus* disk) const {
   std::vector<LinkStatus> links = snapshot();
-  std::string out = "{\"links\":[";
+  std::string out = "{";
+  if (disk != nullptr) {
+    appendf(&out,
+            "\"disk_budget\":{\"limit_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 ",\"free_bytes\":%" PRIu64 "},",
+            disk->limit_bytes, disk->used_bytes, disk->free_bytes);
+  }
+  out += "\"links\":[";
   for (size_t i = 0; i < links.size(); ++i) {
     const LinkStatus& l = links[i];
     if (i > 0) out += ",";

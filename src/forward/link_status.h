@@ -54,15 +54,25 @@ struct LinkStatus {
   std::vector<PartitionStatus> partitions;  // sorted by topic, partition
 };
 
+// The data directory's disk budget (eddy.disk.budget.bytes), shown above
+// the links: the room left for buffering while a link is down.
+struct DiskBudgetStatus {
+  uint64_t limit_bytes = 0;
+  uint64_t used_bytes = 0;
+  uint64_t free_bytes = 0;
+};
+
 class StatusBoard {
  public:
   void publish(LinkStatus status);
   std::vector<LinkStatus> snapshot() const;
 
-  // For people: one block per link, one row per partition.
-  std::string render_text() const;
-  // For programs: {"links":[{...,"partitions":[...]}]}.
-  std::string render_json() const;
+  // For people: the disk budget (when given), one block per link, one row
+  // per partition.
+  std::string render_text(const DiskBudgetStatus* disk = nullptr) const;
+  // For programs: {"disk_budget":{...},"links":[{...,"partitions":[...]}]}
+  // ("disk_budget" only when given).
+  std::string render_json(const DiskBudgetStatus* disk = nullptr) const;
 
  private:
   mutable std::mutex mu_;

@@ -50,6 +50,11 @@ void SyncState::note_sealed(int64_t segment_base, std::shared_ptr<const SegmentI
   urgent_ = true;
 }
 
+void SyncState::note_retired_below(int64_t base) {
+  std::lock_guard<std::mutex> lock(mu_);
+  retired_below_ = std::max(retired_below_, base);
+}
+
 void SyncState::note_directory_changed() {
   std::lock_guard<std::mutex> lock(mu_);
   directory_dirty_ = true;
@@ -154,6 +159,15 @@ Status SyncState::run_work(const Work& work) {
         // Not fatal: without its index file the segment is rescanned.
         EDDY_LOG_WARN("cannot write index file %s: %s", u.index_path.c_str(), status_name(s));
       }
+      // Checked after the write: the owner raises retired_below_ before it
+      // removes the index files of retired segments, so a file written too
+      // late is always caught here.
+      bool retired = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        retired = u.segment_base < retired_below_;
+      }
+      if (retired) port::remove_file(u.index_path);
     }
   }
   if (listener) (*listener)(durable, status);

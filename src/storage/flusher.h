@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,6 +51,11 @@ class SyncState {
   // The segment segment_base receives no more appends. Once its data is
   // durable the flusher writes index (immutable from now on) to index_path.
   void note_sealed(int64_t segment_base, std::shared_ptr<const SegmentIndex> index, std::string index_path);
+  // Segments below base are gone (recycled or dropped) and the owner is about
+  // to remove their index files: one the flusher writes for them afterwards
+  // is removed again, so that no stale index file outlives its segment.
+  // base never decreases.
+  void note_retired_below(int64_t base);
   // A file was created or renamed in the directory: sync it before the next
   // durability report.
   void note_directory_changed();
@@ -102,6 +108,8 @@ class SyncState {
   std::deque<Unsynced> unsynced_;
   bool directory_dirty_ = false;
   bool urgent_ = false;
+  // Index files of segments with a smaller base are stale.
+  int64_t retired_below_ = std::numeric_limits<int64_t>::min();
   int64_t first_unsynced_ms_ = -1;  // -1: nothing unsynced
   int64_t flush_interval_ms_;
   std::shared_ptr<const DurabilityListener> listener_;

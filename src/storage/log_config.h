@@ -26,12 +26,16 @@ enum class AcksAllWaitsFor : uint8_t {
 };
 
 inline constexpr int64_t kNoLimit = -1;
+// The default segment.bytes: 16 MiB bounds recovery work and preallocation
+// on flash (Kafka's 1 GiB would preallocate a gigabyte per partition).
+inline constexpr uint64_t kDefaultSegmentBytes = uint64_t{16} << 20;
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
 struct LogConfig {
   // segment.bytes / log.segment.bytes: size of every segment file,
-  // preallocated when the file is created. 1 KiB .. 2 GiB - 1.
-  uint64_t segment_bytes = 1073741824;
+  // preallocated when the file is created. 1 KiB .. 2 GiB - 1. Eddy's
+  // default is gateway-sized (16 MiB), not Kafka's 1 GiB.
+  uint64_t segment_bytes = kDefaultSegmentBytes;
   // retention.bytes / log.retention.bytes: the partition's disk budget,
   // rounded up to whole segments (at least 2). kNoLimit: the ring grows.
   int64_t retention_bytes = kNoLimit;

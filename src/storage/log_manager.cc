@@ -115,6 +115,7 @@ Status LogManager::open_partition(const TopicPartition& tp, const LogConfig& con
   std::unique_ptr<PartitionLog> opened;
   Status s = PartitionLog::open(directory_ + "/" + partition_directory_name(tp), config, &flusher_, &opened);
   if (s != Status::kOk) return s;
+  opened->set_budget(&budget_);
   *log = opened.get();
   logs_.emplace(tp, std::move(opened));
   return Status::kOk;

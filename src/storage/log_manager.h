@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "port/port.h"
+#include "storage/disk_budget.h"
 #include "storage/flusher.h"
 #include "storage/log_config.h"
 #include "storage/partition_log.h"
@@ -65,6 +66,11 @@ class LogManager {
   // retention.ms for every open partition; returns segments dropped.
   size_t apply_retention(int64_t now_ms);
 
+  // The disk budget every open partition is charged to (unlimited until the
+  // app sets its limit, before it opens partitions).
+  DiskBudget& budget() { return budget_; }
+  const DiskBudget& budget() const { return budget_; }
+
   Flusher& flusher() { return flusher_; }
   const std::string& directory() const { return directory_; }
 
@@ -74,6 +80,8 @@ class LogManager {
   const std::string directory_;
   port::File lock_;
   Flusher flusher_;
+  // Declared before logs_: each log releases its charge when destroyed.
+  DiskBudget budget_;
   std::map<TopicPartition, std::unique_ptr<PartitionLog>> logs_;
   bool closed_ = false;
 };

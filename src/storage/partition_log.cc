@@ -47,6 +47,7 @@ PartitionLog::PartitionLog(std::string directory, const LogConfig& config, Flush
 
 PartitionLog::~PartitionLog() {
   if (!closed_ && sync_ != nullptr) flusher_->remove(sync_);
+  if (budget_ != nullptr) budget_->recharge(charged_bytes_, 0);
 }
 
 std::string PartitionLog::segment_path(int64_t base) const { return directory_ + "/" + segment_file_name(base); }
@@ -104,6 +105,7 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   s = log->recover(have_clean ? &clean : nullptr, persisted_log_start);
   if (s != Status::kOk) return s;
   log->recovery_.micros = (port::monotonic_nanos() - started) / 1000;
+  log->recharge();
 
   log->sync_ = std::make_shared<SyncState>(directory, log->log_end_offset());
   log->sync_->set_flush_interval_ms(config.flush_interval_ms);
@@ -325,25 +327,39 @@ Status PartitionLog::roll() {
   const int64_t new_base = active.next_offset();
   const uint64_t ring = ring_segments(config_);
   const bool oldest_dead = segments_.size() >= 2 && segments_.front()->next_offset() <= log_start_offset_;
-  const bool budget_full = ring != 0 && segments_.size() >= ring;
-  if (!oldest_dead && budget_full && pinned(*segments_.front())) {
+  // Full: the ring holds its N segments, or the disk budget has no room for
+  // another file (a ring without retention.bytes, or files larger than the
+  // reservation after segment.bytes was lowered).
+  const bool ring_full = ring != 0 && segments_.size() >= ring;
+  const bool budget_full = !ring_full && !budget_allows_new_segment();
+  const bool full = ring_full || budget_full;
+  if (budget_full && !capped_by_budget_logged_) {
+    capped_by_budget_logged_ = true;
+    EDDY_LOG_INFO("%s: the disk budget (eddy.disk.budget.bytes, %" PRIu64 " bytes free) holds no further segment: "
+                  "the partition keeps its %zu segments and recycles the oldest",
+                  directory_.c_str(), budget_->free_bytes(), segments_.size());
+  }
+  if (!oldest_dead && full && pinned(*segments_.front())) {
+    const std::string what = ring_full ? "budget of " + std::to_string(ring) + " segments (retention.bytes)"
+                                       : "disk budget (eddy.disk.budget.bytes)";
     if (config_.full_policy == FullPolicy::kReject) {
       if (stats_.appends_rejected_full++ == 0 || stats_.appends_rejected_full % 10000 == 0) {
-        EDDY_LOG_WARN("%s: budget of %" PRIu64 " segments full and offsets from %" PRId64
+        EDDY_LOG_WARN("%s: %s full and offsets from %" PRId64
                       " are pinned: rejecting appends (eddy.full.policy=reject, %" PRIu64 " so far)",
-                      directory_.c_str(), ring, pin_, stats_.appends_rejected_full);
+                      directory_.c_str(), what.c_str(), pin_, stats_.appends_rejected_full);
       }
       return Status::kLogFull;
     }
     ++stats_.pinned_segments_dropped;
-    EDDY_LOG_WARN("%s: budget full: dropping segment %" PRId64 "..%" PRId64 " although offsets from %" PRId64
+    EDDY_LOG_WARN("%s: %s full: dropping segment %" PRId64 "..%" PRId64 " although offsets from %" PRId64
                   " are pinned (eddy.full.policy=drop-oldest)",
-                  directory_.c_str(), segments_.front()->base_offset(), segments_.front()->next_offset() - 1, pin_);
+                  directory_.c_str(), what.c_str(), segments_.front()->base_offset(),
+                  segments_.front()->next_offset() - 1, pin_);
   }
 
   std::unique_ptr<Segment> next;
   Status s;
-  if (oldest_dead || budget_full) {
+  if (oldest_dead || full) {
     s = recycle_oldest(new_base, &next);
   } else {
     s = Segment::create(segment_path(new_base), new_base, config_.segment_bytes, config_.index_interval_bytes, &next);
@@ -359,13 +375,23 @@ Status PartitionLog::roll() {
   segments_.push_back(std::move(next));
   ++stats_.rolls;
   drop_extra_segments();
+  recharge();
   flusher_->wake();
   return Status::kOk;
+}
+
+bool PartitionLog::budget_allows_new_segment() const {
+  if (budget_ == nullptr || segments_.size() < kMinRingSegments) return true;
+  const uint64_t after = std::max(partition_reservation_bytes(config_),
+                                  footprint_bytes() + segment_footprint_bytes(config_.segment_bytes,
+                                                                              config_.index_interval_bytes));
+  return after <= charged_bytes_ || budget_->has_room(after - charged_bytes_);
 }
 
 Status PartitionLog::recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* out) {
   Segment& oldest = *segments_.front();
   const std::string new_path = segment_path(new_base);
+  sync_->note_retired_below(segments_[1]->base_offset());
   port::remove_file(index_path(oldest.base_offset()));  // missing is fine
   port::remove_file(index_path(new_base));
   if (oldest.has_readers()) {
@@ -406,6 +432,7 @@ void PartitionLog::drop_extra_segments() {
       if (config_.full_policy == FullPolicy::kReject) return;
       ++stats_.pinned_segments_dropped;
     }
+    sync_->note_retired_below(segments_[1]->base_offset());
     port::remove_file(index_path(oldest.base_offset()));
     port::remove_file(oldest.path());
     segments_.pop_front();
@@ -617,8 +644,32 @@ Status PartitionLog::update_config(const LogConfig& config) {
   if (s != Status::kOk) return s;
   config_ = config;
   sync_->set_flush_interval_ms(config.flush_interval_ms);
+  recharge();
   request_sync();
   return Status::kOk;
+}
+
+void PartitionLog::set_budget(DiskBudget* budget) {
+  budget_ = budget;
+  budget_->recharge(0, charged_bytes_);
+}
+
+uint64_t PartitionLog::footprint_bytes() const {
+  uint64_t bytes = partition_overhead_bytes();
+  for (const auto& segment : segments_) {
+    bytes += segment_footprint_bytes(segment->capacity(), config_.index_interval_bytes);
+  }
+  return bytes;
+}
+
+uint64_t PartitionLog::budget_charge_for(const LogConfig& config) const {
+  return std::max(partition_reservation_bytes(config), footprint_bytes());
+}
+
+void PartitionLog::recharge() {
+  const uint64_t charge = budget_charge_for(config_);
+  if (budget_ != nullptr) budget_->recharge(charged_bytes_, charge);
+  charged_bytes_ = charge;
 }
 
 void PartitionLog::request_sync() {

@@ -26,6 +26,7 @@
 
 #include "protocol/output_buffer.h"
 #include "storage/checkpoint.h"
+#include "storage/disk_budget.h"
 #include "storage/flusher.h"
 #include "storage/log_config.h"
 #include "storage/segment.h"
@@ -177,6 +178,19 @@ class PartitionLog {
   Status update_config(const LogConfig& config);
   const LogConfig& config() const { return config_; }
 
+  // ---- Disk budget (disk_budget.h) ----
+  // From now on the partition is charged to budget (until it is destroyed)
+  // and grows beyond its reservation only while budget has room.
+  // REQUIRES: budget outlives the log; called once.
+  void set_budget(DiskBudget* budget);
+  // What the partition is charged: max(its reservation, footprint_bytes()).
+  uint64_t budget_charge() const { return charged_bytes_; }
+  // What it would be charged under config instead of config().
+  uint64_t budget_charge_for(const LogConfig& config) const;
+  // Its segment files, their index files (at their bound) and the
+  // directory, in whole blocks.
+  uint64_t footprint_bytes() const;
+
   int64_t log_start_offset() const { return log_start_offset_; }
   int64_t log_end_offset() const { return segments_.back()->next_offset(); }
   int64_t high_watermark() const;
@@ -203,6 +217,12 @@ class PartitionLog {
   Status recover(const CleanShutdown* clean, int64_t persisted_log_start);
   Status ensure_room(uint64_t size);
   Status roll();
+  // Whether a new segment file keeps the charge within what it is now, or
+  // the budget has room for the growth.
+  bool budget_allows_new_segment() const;
+  // Brings charged_bytes_ (and the budget) up to date after the files or the
+  // config changed.
+  void recharge();
   Status recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* out);
   void drop_extra_segments();
   bool pinned(const Segment& segment) const;
@@ -223,6 +243,10 @@ class PartitionLog {
   std::deque<std::unique_ptr<Segment>> segments_;
   int64_t log_start_offset_ = 0;
   int64_t pin_ = -1;
+  DiskBudget* budget_ = nullptr;
+  uint64_t charged_bytes_ = 0;
+  // Logged once: the disk budget, not the ring, made the partition recycle.
+  bool capped_by_budget_logged_ = false;
   int64_t unsynced_records_ = 0;
   bool write_failed_ = false;
   bool closed_ = false;

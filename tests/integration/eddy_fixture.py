@@ -48,10 +48,16 @@ def port_accepts(port, host="127.0.0.1"):
         return False
 
 
+# Broker(config=NO_CONFIG): `eddy serve` without a properties file, on the
+# built-in defaults (plus log.dirs, listeners and the overrides).
+NO_CONFIG = "(no config file)"
+
+
 class Broker:
     """One eddy process. overrides: dict of extra --override key=value.
-    wrapper: a command prefix (e.g. strace ...); the eddy process is then a
-    child of the wrapper and signals go to eddy itself."""
+    config: the properties file (default config/gateway.properties) or
+    NO_CONFIG. wrapper: a command prefix (e.g. strace ...); the eddy process
+    is then a child of the wrapper and signals go to eddy itself."""
 
     def __init__(self, overrides=None, config=None, wrapper=None, keep=None):
         self.bin = os.environ.get("EDDY_BIN")
@@ -79,9 +85,10 @@ class Broker:
             raise FixtureError("broker already running")
         self.starts += 1
         self.log_path = os.path.join(self.tmp, "eddy-%d.stderr" % self.starts)
-        cmd = self.wrapper + [self.bin, "serve", self.config,
-                              "--override", "log.dirs=" + self.data_dir,
-                              "--override", "listeners=PLAINTEXT://127.0.0.1:%d" % port]
+        config_file = [] if self.config == NO_CONFIG else [self.config]
+        cmd = self.wrapper + [self.bin, "serve"] + config_file + [
+            "--override", "log.dirs=" + self.data_dir,
+            "--override", "listeners=PLAINTEXT://127.0.0.1:%d" % port]
         for key, value in self.overrides.items():
             cmd += ["--override", "%s=%s" % (key, value)]
         self._log = open(self.log_path, "wb")

@@ -18,6 +18,7 @@ one eddy, driven as a user drives them:
                           --alter --add-config / --delete-config; brokers
                           --describe (one broker, --all, --entity-default)
   kafka-*-perf-test       ProducerPerformance, ConsumerPerformance
+  kafka-log-dirs          LogDirsCommand: --describe (the disk budget's view)
 
 What a tool prints is checked where a user reads it; what it did is also
 checked independently with raw requests (kafka_wire) or kafka-python.
@@ -27,6 +28,7 @@ tests/integration/test_kafka_tools.py (EDDY_KEEP_TMP=1 keeps the logs)."""
 
 import datetime
 import hashlib
+import json
 import os
 import re
 import signal
@@ -48,6 +50,7 @@ PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
 CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 CONFIGS = "org.apache.kafka.tools.ConfigCommand"
+LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
 PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance"
 CONSUMER_PERF = "org.apache.kafka.tools.ConsumerPerformance"
 
@@ -274,6 +277,18 @@ def topics_scenario(t, c):
     c.check("kafka-topics --describe after --alter: PartitionCount 5", rc == 0 and "PartitionCount: 5\t" in out,
             show(rc, out, err))
     c.equal("metadata after --alter: 5 partitions", partition_count(port, "tools-a"), (0, 5))
+    # DescribeLogDirs: each partition's share of the disk budget, its ring
+    # (gateway.properties: 64 MiB of 8 MiB segments, plus their index files).
+    rc, out, err = t.run(LOG_DIRS, t.bs() + ["--describe", "--topic-list", "tools-a"])
+    doc = re.search(r"^\{.*\}$", out, re.M)
+    sizes = {}
+    if doc:
+        for b in json.loads(doc.group(0))["brokers"]:
+            for d in b["logDirs"]:
+                sizes.update({p["partition"]: p["size"] for p in d["partitions"]})
+    c.check("kafka-log-dirs --describe: tools-a's 5 partitions, each sized its 64 MiB ring",
+            rc == 0 and sorted(sizes) == ["tools-a-%d" % p for p in range(5)]
+            and all(64 << 20 <= v < 65 << 20 for v in sizes.values()), show(rc, out, err))
     rc, out, err = t.run(TOPICS, t.bs() + ["--alter", "--topic", "tools-a", "--partitions", "2"])
     c.check("kafka-topics --alter to fewer partitions fails", rc != 0 and "InvalidPartitionsException" in out + err,
             show(rc, out, err))

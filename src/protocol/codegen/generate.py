@@ -64,6 +64,7 @@ APIS = [
     ("offset_for_leader_epoch", "OffsetForLeaderEpoch"),
     ("describe_configs", "DescribeConfigs"),
     ("alter_configs", "AlterConfigs"),
+    ("describe_log_dirs", "DescribeLogDirs"),
     ("sasl_authenticate", "SaslAuthenticate"),
     ("create_partitions", "CreatePartitions"),
     ("delete_groups", "DeleteGroups"),

@@ -29,6 +29,7 @@ enum class ApiKey : int16_t {
   kOffsetForLeaderEpoch = 23,
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
+  kDescribeLogDirs = 35,
   kSaslAuthenticate = 36,
   kCreatePartitions = 37,
   kDeleteGroups = 42,
@@ -72,6 +73,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {23, "OffsetForLeaderEpoch", 0, 4, 4, 4},
     {32, "DescribeConfigs", 0, 4, 4, 4},
     {33, "AlterConfigs", 0, 2, 2, 2},
+    {35, "DescribeLogDirs", 0, 4, 2, 2},
     {36, "SaslAuthenticate", 0, 2, 2, 2},
     {37, "CreatePartitions", 0, 3, 2, 2},
     {42, "DeleteGroups", 0, 2, 2, 2},
@@ -104,6 +106,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse) \
   X(DescribeConfigsRequest, DescribeConfigsResponse) \
   X(AlterConfigsRequest, AlterConfigsResponse) \
+  X(DescribeLogDirsRequest, DescribeLogDirsResponse) \
   X(SaslAuthenticateRequest, SaslAuthenticateResponse) \
   X(CreatePartitionsRequest, CreatePartitionsResponse) \
   X(DeleteGroupsRequest, DeleteGroupsResponse) \

@@ -26,6 +26,7 @@
 #include "protocol/generated/offset_for_leader_epoch.h"
 #include "protocol/generated/describe_configs.h"
 #include "protocol/generated/alter_configs.h"
+#include "protocol/generated/describe_log_dirs.h"
 #include "protocol/generated/sasl_authenticate.h"
 #include "protocol/generated/create_partitions.h"
 #include "protocol/generated/delete_groups.h"

@@ -22,6 +22,7 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/offset_for_leader_epoch.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_configs.cc
   ${CMAKE_CURRENT_LIST_DIR}/alter_configs.cc
+  ${CMAKE_CURRENT_LIST_DIR}/describe_log_dirs.cc
   ${CMAKE_CURRENT_LIST_DIR}/sasl_authenticate.cc
   ${CMAKE_CURRENT_LIST_DIR}/create_partitions.cc
   ${CMAKE_CURRENT_LIST_DIR}/delete_groups.cc

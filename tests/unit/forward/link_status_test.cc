@@ -50,6 +50,21 @@ TEST(StatusBoard, JsonEscapesAndCarriesEveryNumber) {
   }
 }
 
+TEST(StatusBoard, ShowsTheDiskBudgetWhenGiven) {
+  StatusBoard board;
+  const DiskBudgetStatus disk{4ull << 30, 1ull << 30, 3ull << 30};
+  EXPECT_EQ(board.render_text(&disk).find("disk budget: 4 GiB, 1 GiB used, 3 GiB free"), 0u)
+      << board.render_text(&disk);
+  EXPECT_NE(board.render_text(&disk).find("no forwarding links"), std::string::npos);
+  board.publish(sample());
+  std::string json = board.render_json(&disk);
+  EXPECT_EQ(json.find("{\"disk_budget\":{\"limit_bytes\":4294967296,\"used_bytes\":1073741824,"
+                      "\"free_bytes\":3221225472},\"links\":["),
+            0u)
+      << json;
+  EXPECT_EQ(board.render_json().find("{\"links\":["), 0u);
+}
+
 TEST(StatusBoard, PublishReplacesTheLinksEntry) {
   StatusBoard board;
   LinkStatus l = sample();

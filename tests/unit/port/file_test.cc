@@ -107,5 +107,33 @@ TEST(Directories, MakeListRenameRemove) {
   EXPECT_TRUE(list_directory(dir.file("nope"), &names));
 }
 
+TEST(Directories, AllocatedBytesCountPreallocatedFilesUnderATree) {
+  TempDir dir;
+  ASSERT_FALSE(make_directories(dir.file("a/b")));
+  uint64_t empty = 0;
+  ASSERT_FALSE(allocated_bytes(dir.file("a"), &empty));
+  File f;
+  ASSERT_FALSE(File::open(dir.file("a/b/seg"), OpenMode::kCreate, &f));
+  ASSERT_FALSE(f.preallocate(0, 1 << 20));
+  f.close();
+  uint64_t with_file = 0;
+  ASSERT_FALSE(allocated_bytes(dir.file("a"), &with_file));
+  EXPECT_GE(with_file, empty + (1u << 20));
+  EXPECT_LT(with_file, empty + (1u << 20) + (64u << 10));
+  uint64_t file_only = 0;
+  ASSERT_FALSE(allocated_bytes(dir.file("a/b/seg"), &file_only));
+  EXPECT_GE(file_only, 1u << 20);
+  EXPECT_TRUE(allocated_bytes(dir.file("missing"), &file_only));
+}
+
+TEST(Directories, FilesystemSpaceIsMeasured) {
+  TempDir dir;
+  FilesystemSpace space;
+  ASSERT_FALSE(filesystem_space(dir.path(), &space));
+  EXPECT_GT(space.total_bytes, 0u);
+  EXPECT_LE(space.available_bytes, space.total_bytes);
+  EXPECT_TRUE(filesystem_space(dir.file("missing"), &space));
+}
+
 }  // namespace
 }  // namespace eddy::port

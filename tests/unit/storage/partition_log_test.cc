@@ -602,6 +602,20 @@ TEST_F(PartitionLogTest, LoweringTheBudgetDeletesExtraSegmentsAtTheNextRoll) {
   EXPECT_EQ(verify_log(*log, log->log_start_offset()), log->log_end_offset() - log->log_start_offset());
 }
 
+TEST_F(PartitionLogTest, RecyclingLeavesNoIndexFileWithoutItsSegment) {
+  // A ring of 2 small segments rolls faster than the flusher writes index
+  // files: those written for segments already recycled are removed again.
+  auto log = open_log(testing::small_config(4096, 2 * 4096));
+  for (int i = 0; i < 600; ++i) append(*log, 2);
+  ASSERT_EQ(log->close(), Status::kOk);  // waits for the flusher's last round
+  std::set<std::string> bases;
+  for (const std::string& f : files_with_suffix(".log")) bases.insert(f.substr(0, 20));
+  for (const std::string& f : files_with_suffix(".index")) {
+    EXPECT_EQ(bases.count(f.substr(0, 20)), 1u) << f << " has no segment";
+  }
+  EXPECT_EQ(bases.size(), 2u);
+}
+
 TEST_F(PartitionLogTest, InvalidConfigurationsAreRefused) {
   std::unique_ptr<PartitionLog> log;
   LogConfig config = testing::small_config(100);

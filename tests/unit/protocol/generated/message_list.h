@@ -48,6 +48,8 @@
   X(DescribeConfigsResponse) \
   X(AlterConfigsRequest) \
   X(AlterConfigsResponse) \
+  X(DescribeLogDirsRequest) \
+  X(DescribeLogDirsResponse) \
   X(SaslAuthenticateRequest) \
   X(SaslAuthenticateResponse) \
   X(CreatePartitionsRequest) \

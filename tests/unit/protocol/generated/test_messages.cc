@@ -1370,6 +1370,57 @@ void fill_test_values(AlterConfigsResponse& m, int16_t version, Filler& f) {
   for (auto& e : m.responses) fill_test_values(e, version, f);
 }
 
+void fill_test_values(DescribeLogDirsRequest::DescribableLogDirTopic& m, int16_t version, Filler& f) {
+  m.topic = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(DescribeLogDirsRequest& m, int16_t version, Filler& f) {
+  if (f.make_null()) {
+    m.topics.reset();
+  } else {
+    m.topics.emplace();
+    (*m.topics).resize(f.array_size());
+    for (auto& e : (*m.topics)) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(DescribeLogDirsResponse::DescribeLogDirsPartition& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.partition_size = f.next_int<int64_t>(0);
+  m.offset_lag = f.next_int<int64_t>(0);
+  m.is_future_key = !false;
+}
+
+void fill_test_values(DescribeLogDirsResponse::DescribeLogDirsTopic& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeLogDirsResponse::DescribeLogDirsResult& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  m.log_dir = f.next_string();
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 4) {
+    m.total_bytes = f.next_int<int64_t>(-1);
+  }
+  if (version >= 4) {
+    m.usable_bytes = f.next_int<int64_t>(-1);
+  }
+}
+
+void fill_test_values(DescribeLogDirsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  if (version >= 3) {
+    m.error_code = f.next_int<int16_t>(0);
+  }
+  m.results.resize(f.array_size());
+  for (auto& e : m.results) fill_test_values(e, version, f);
+}
+
 void fill_test_values(SaslAuthenticateRequest& m, int16_t version, Filler& f) {
   m.auth_bytes = f.next_bytes();
 }
@@ -1681,6 +1732,8 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<DescribeConfigsRequest>(version, body, reencode_ok);
     case AlterConfigsRequest::kApiKey:
       return decode_and_check<AlterConfigsRequest>(version, body, reencode_ok);
+    case DescribeLogDirsRequest::kApiKey:
+      return decode_and_check<DescribeLogDirsRequest>(version, body, reencode_ok);
     case SaslAuthenticateRequest::kApiKey:
       return decode_and_check<SaslAuthenticateRequest>(version, body, reencode_ok);
     case CreatePartitionsRequest::kApiKey:
@@ -1746,6 +1799,8 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<DescribeConfigsResponse>(version, body, reencode_ok);
     case AlterConfigsResponse::kApiKey:
       return decode_and_check<AlterConfigsResponse>(version, body, reencode_ok);
+    case DescribeLogDirsResponse::kApiKey:
+      return decode_and_check<DescribeLogDirsResponse>(version, body, reencode_ok);
     case SaslAuthenticateResponse::kApiKey:
       return decode_and_check<SaslAuthenticateResponse>(version, body, reencode_ok);
     case CreatePartitionsResponse::kApiKey:

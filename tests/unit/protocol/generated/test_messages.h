@@ -130,6 +130,12 @@ void fill_test_values(AlterConfigsRequest::AlterConfigsResource& m, int16_t vers
 void fill_test_values(AlterConfigsRequest& m, int16_t version, Filler& f);
 void fill_test_values(AlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t version, Filler& f);
 void fill_test_values(AlterConfigsResponse& m, int16_t version, Filler& f);
+void fill_test_values(DescribeLogDirsRequest::DescribableLogDirTopic& m, int16_t version, Filler& f);
+void fill_test_values(DescribeLogDirsRequest& m, int16_t version, Filler& f);
+void fill_test_values(DescribeLogDirsResponse::DescribeLogDirsPartition& m, int16_t version, Filler& f);
+void fill_test_values(DescribeLogDirsResponse::DescribeLogDirsTopic& m, int16_t version, Filler& f);
+void fill_test_values(DescribeLogDirsResponse::DescribeLogDirsResult& m, int16_t version, Filler& f);
+void fill_test_values(DescribeLogDirsResponse& m, int16_t version, Filler& f);
 void fill_test_values(SaslAuthenticateRequest& m, int16_t version, Filler& f);
 void fill_test_values(SaslAuthenticateResponse& m, int16_t version, Filler& f);
 void fill_test_values(CreatePartitionsRequest::CreatePartitionsAssignment& m, int16_t version, Filler& f);
