@@ -68,7 +68,7 @@ class Connection final : public ConnectionCore {
         limits_(limits),
         handler_(handler),
         owner_(owner),
-        staging_(std::max<size_t>(limits.read_buffer_bytes, 64)) {}
+        staging_bytes_(std::max<size_t>(limits.read_buffer_bytes, 64)) {}
 
   void start() {
     last_activity_ms_ = port::monotonic_millis();
@@ -201,9 +201,59 @@ class Connection final : public ConnectionCore {
       staging_end_ -= staging_begin_;
       staging_begin_ = 0;
     }
+    if (staging_end_ == 0) {
+      // Nothing buffered: wait until bytes arrive without holding the
+      // staging buffer (an idle connection keeps none; it goes back to the
+      // pool and is taken again when the client sends).
+      release_staging();
+      reading_ = true;
+      stream_->async_wait_readable([self = self()](const std::error_code& ec) { self->on_readable(ec); });
+      return;
+    }
+    read_into_staging();
+  }
+
+  void read_into_staging() {
     reading_ = true;
     stream_->async_read_some(asio::buffer(staging_.data() + staging_end_, staging_.size() - staging_end_),
                             [self = self()](const std::error_code& ec, size_t n) { self->on_read(ec, n); });
+  }
+
+  void on_readable(const std::error_code& ec) {
+    reading_ = false;
+    if (context().closed()) return;
+    if (ec) {
+      note_read_error(ec);
+      return;
+    }
+    take_staging();
+    read_into_staging();
+  }
+
+  // Staging buffers of connections that wait idle, for reuse (reactor
+  // thread only): a busy connection does not allocate one per request.
+  static std::vector<std::vector<uint8_t>>& staging_pool() {
+    thread_local std::vector<std::vector<uint8_t>> pool;
+    return pool;
+  }
+  static constexpr size_t kPooledStagingBuffers = 16;
+
+  void release_staging() {
+    if (staging_.empty()) return;
+    auto& pool = staging_pool();
+    if (pool.size() < kPooledStagingBuffers && staging_.size() == staging_bytes_) pool.push_back(std::move(staging_));
+    staging_ = std::vector<uint8_t>();
+  }
+
+  void take_staging() {
+    if (!staging_.empty()) return;
+    auto& pool = staging_pool();
+    if (!pool.empty() && pool.back().size() == staging_bytes_) {
+      staging_ = std::move(pool.back());
+      pool.pop_back();
+    } else {
+      staging_.resize(staging_bytes_);
+    }
   }
 
   void on_read(const std::error_code& ec, size_t n) {
@@ -441,7 +491,9 @@ class Connection final : public ConnectionCore {
   FrameHandler* handler_;
   ConnectionOwner* owner_;
 
-  // Read side. Invariant: staging_begin_ <= staging_end_ <= staging_.size().
+  // Read side. Invariant: staging_begin_ <= staging_end_ <= staging_.size();
+  // staging_ is empty (released) only while staging_end_ == 0.
+  size_t staging_bytes_;
   std::vector<uint8_t> staging_;
   size_t staging_begin_ = 0;
   size_t staging_end_ = 0;

@@ -2,6 +2,9 @@
 // Connection. A stream type provides (the seam where TLS plugs in):
 //
 //   void async_read_some(asio::mutable_buffer, Handler(error_code, size_t));
+//   void async_wait_readable(Handler(error_code));
+//       completes when a read would not block (bytes, end of stream or an
+//       error), reading nothing: an idle connection holds no read buffer
 //   void async_write(const ConstBufferSequence&, Handler(error_code, size_t));
 //       writes everything or fails
 //   void async_send_file(int fd, uint64_t offset, uint64_t length,
@@ -48,6 +51,11 @@ class PlainStream {
   template <class Handler>
   void async_read_some(asio::mutable_buffer buffer, Handler&& handler) {
     socket_.async_read_some(buffer, std::forward<Handler>(handler));
+  }
+
+  template <class Handler>
+  void async_wait_readable(Handler&& handler) {
+    socket_.async_wait(asio::ip::tcp::socket::wait_read, std::forward<Handler>(handler));
   }
 
   template <class Buffers, class Handler>
