@@ -20,6 +20,14 @@
 
 #include "port/port.h"
 
+// File offsets (pread, pwrite, ftruncate, fstat, fallocate, sendfile) and
+// clocks pass through the C library as off_t and time_t: narrower types
+// would cut positions at 2 GiB and timestamps in 2038. 32-bit glibc targets
+// get 64-bit ones from _FILE_OFFSET_BITS=64 and _TIME_BITS=64 (top-level
+// CMakeLists.txt); _TIME_BITS needs glibc >= 2.34.
+static_assert(sizeof(off_t) == 8, "off_t must be 64 bits: build with -D_FILE_OFFSET_BITS=64");
+static_assert(sizeof(time_t) == 8, "time_t must be 64 bits: build with -D_TIME_BITS=64 (glibc >= 2.34)");
+
 namespace eddy::port {
 namespace {
 
@@ -186,12 +194,22 @@ std::error_code list_directory(const std::string& path, std::vector<std::string>
   names->clear();
   DIR* dir = ::opendir(path.c_str());
   if (dir == nullptr) return last_error();
-  while (struct dirent* entry = ::readdir(dir)) {
+  // readdir returns nullptr both at the end and on error; only errno tells
+  // them apart (a partial listing must not pass for the whole directory).
+  std::error_code ec;
+  for (;;) {
+    errno = 0;
+    struct dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0) ec = last_error();
+      break;
+    }
     if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
     names->emplace_back(entry->d_name);
   }
   ::closedir(dir);
-  return {};
+  if (ec) names->clear();
+  return ec;
 }
 
 bool path_exists(const std::string& path) {

@@ -36,7 +36,9 @@ apt_install() {
   $SUDO apt-get install -y -qq --no-install-recommends $want >&2
 }
 
-HOST_BUILD=(cmake make g++ pkg-config file libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest
+# ccache: CMake compiles through it when present (scripts/ccache.cmake), for
+# the host, cross and fuzz builds alike.
+HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest
   zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev)
 # Real clients for the integration tests (not linked into eddy).
 HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace

@@ -5,7 +5,7 @@
 namespace eddy::storage {
 
 Status validate(const LogConfig& c) {
-  if (c.segment_bytes < 1024 || c.segment_bytes > static_cast<uint64_t>(INT32_MAX)) return Status::kInvalidArgument;
+  if (c.segment_bytes < 1024 || c.segment_bytes > kMaxSegmentBytes) return Status::kInvalidArgument;
   if (c.retention_bytes < kNoLimit || c.retention_ms < kNoLimit) return Status::kInvalidArgument;
   if (c.flush_interval_messages < 1 || c.flush_interval_ms < 0) return Status::kInvalidArgument;
   if (c.index_interval_bytes == 0) return Status::kInvalidArgument;

@@ -29,12 +29,15 @@ inline constexpr int64_t kNoLimit = -1;
 // The default segment.bytes: 16 MiB bounds recovery work and preallocation
 // on flash (Kafka's 1 GiB would preallocate a gigabyte per partition).
 inline constexpr uint64_t kDefaultSegmentBytes = uint64_t{16} << 20;
+// The largest segment file: Kafka's segment.bytes is an int, and byte
+// positions in a segment fit the uint32_t of SegmentIndex::Entry.
+inline constexpr uint64_t kMaxSegmentBytes = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
 struct LogConfig {
   // segment.bytes / log.segment.bytes: size of every segment file,
-  // preallocated when the file is created. 1 KiB .. 2 GiB - 1. Eddy's
-  // default is gateway-sized (16 MiB), not Kafka's 1 GiB.
+  // preallocated when the file is created. 1 KiB .. kMaxSegmentBytes
+  // (2 GiB - 1). Eddy's default is gateway-sized (16 MiB), not Kafka's 1 GiB.
   uint64_t segment_bytes = kDefaultSegmentBytes;
   // retention.bytes / log.retention.bytes: the partition's disk budget,
   // rounded up to whole segments (at least 2). kNoLimit: the ring grows.

@@ -5,13 +5,19 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "port/log.h"
 #include "protocol/record_batch.h"
+#include "storage/log_config.h"
 
 namespace eddy::storage {
 
 namespace L = protocol::batch_layout;
+
+// Every position in a segment (< its capacity <= kMaxSegmentBytes) fits the
+// index's entries.
+static_assert(kMaxSegmentBytes <= std::numeric_limits<decltype(SegmentIndex::Entry::position)>::max());
 
 std::string segment_file_name(int64_t base_offset) {
   char name[32];
@@ -137,6 +143,14 @@ Status Segment::open(const std::string& path, int64_t base_offset, uint32_t inde
   if (ec) {
     EDDY_LOG_ERROR("cannot open segment %s: %s", path.c_str(), port::error_message(ec).c_str());
     return status_from_error(ec);
+  }
+  if (size > kMaxSegmentBytes) {
+    // Not written by Eddy (segment.bytes never allows it). Positions past the
+    // limit would not fit the index: the segment ends there, what follows is
+    // never read, zeroed or served.
+    EDDY_LOG_WARN("segment %s has %" PRIu64 " bytes, more than a segment can hold; using the first %" PRIu64,
+                  path.c_str(), size, kMaxSegmentBytes);
+    size = kMaxSegmentBytes;
   }
   out->reset(new Segment(path, std::move(file), size, base_offset, index_interval));
   return Status::kOk;

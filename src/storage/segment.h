@@ -34,10 +34,12 @@ struct BatchPosition {
 class Segment {
  public:
   // Creates (or empties) path and preallocates capacity bytes.
+  // REQUIRES capacity <= kMaxSegmentBytes (log_config.h).
   static Status create(const std::string& path, int64_t base_offset, uint64_t capacity, uint32_t index_interval,
                        std::unique_ptr<Segment>* out);
   // Opens an existing segment file; its index is empty until recovery fills
-  // it (scan or index file).
+  // it (scan or index file). Its capacity is the file's size, but at most
+  // kMaxSegmentBytes (log_config.h): bytes past that are ignored.
   static Status open(const std::string& path, int64_t base_offset, uint32_t index_interval,
                      std::unique_ptr<Segment>* out);
   // A new, empty segment that takes over the file of retired, which the

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
+#include <thread>
 
 #include "net/listener_config.h"
 #include "net_test_util.h"
@@ -216,9 +218,19 @@ TEST(Server, BackpressureOnQueuedResponseBytes) {
     all.insert(all.end(), frame.begin(), frame.end());
   }
   ASSERT_TRUE(client.write(all));
-  ASSERT_TRUE(wait_until([&] { return fx.stats().read_paused_connections == 1; }));
+  // Reading pauses at the bound and resumes each time a response drains into
+  // the socket buffers, until those are full (the client reads nothing); on
+  // a slow machine (qemu) the first pauses are seen before that. Wait for
+  // the last one: paused, with the same frame count, for 200 ms.
+  int frames_when_paused = -1;
+  ASSERT_TRUE(wait_until([&] {
+    int frames = fx.handler().frames.load();
+    if (fx.stats().read_paused_connections != 1) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    frames_when_paused = frames;
+    return fx.stats().read_paused_connections == 1 && fx.handler().frames.load() == frames;
+  }));
   ServerStats paused = fx.stats();
-  int frames_when_paused = fx.handler().frames.load();
   EXPECT_LT(frames_when_paused, kRequests);
   EXPECT_LE(paused.queued_response_bytes, options.max_queued_response_bytes + kResponseBytes + 4);
   // While paused no further frame is read.
