@@ -5,33 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "client/codec_libraries.h"
 #include "protocol/big_endian.h"
-
-#ifndef EDDY_HAVE_ZLIB
-#define EDDY_HAVE_ZLIB 0
-#endif
-#ifndef EDDY_HAVE_SNAPPY
-#define EDDY_HAVE_SNAPPY 0
-#endif
-#ifndef EDDY_HAVE_LZ4
-#define EDDY_HAVE_LZ4 0
-#endif
-#ifndef EDDY_HAVE_ZSTD
-#define EDDY_HAVE_ZSTD 0
-#endif
-
-#if EDDY_HAVE_ZLIB
-#include <zlib.h>
-#endif
-#if EDDY_HAVE_SNAPPY
-#include <snappy-c.h>
-#endif
-#if EDDY_HAVE_LZ4
-#include <lz4frame.h>
-#endif
-#if EDDY_HAVE_ZSTD
-#include <zstd.h>
-#endif
 
 namespace eddy::client {
 
