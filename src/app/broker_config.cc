@@ -60,6 +60,11 @@ std::vector<ConfigKey> make_keys() {
                  "At this many client connections the listeners stop accepting until one closes (new clients wait "
                  "in the kernel's backlog). Kafka's default is unlimited; a gateway's memory is not."),
              1, kInt32Max),
+      ranged(key("queued.max.request.bytes", T::kLong, "67108864",
+                 "Bytes of large requests (beyond a connection's 16 KiB read buffer) being received or waiting for "
+                 "their answer, all connections together; a connection that would exceed it stops reading until "
+                 "memory frees, a request larger than it closes its connection. -1: no bound (Kafka's default)."),
+             -1, kLongMax),
       ranged(key("max.connections.per.ip", T::kInt, "2147483647",
                  "A connection from an address that already has this many is closed at once (and logged)."),
              1, kInt32Max),

@@ -79,6 +79,8 @@ net::ServerOptions server_options_from(const Config& config) {
   o.connections_max_idle_ms = config.get_long("connections.max.idle.ms");
   o.max_connections = static_cast<size_t>(config.get_long("max.connections"));
   o.max_connections_per_ip = static_cast<size_t>(config.get_long("max.connections.per.ip"));
+  const int64_t queued = config.get_long("queued.max.request.bytes");
+  o.queued_max_request_bytes = queued < 0 ? 0 : static_cast<uint64_t>(queued);
   return o;
 }
 

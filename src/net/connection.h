@@ -22,6 +22,7 @@
 // not outlive the Reactor.
 #pragma once
 
+#include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <algorithm>
 #include <chrono>
@@ -35,6 +36,7 @@
 
 #include "net/connection_core.h"
 #include "net/frame_handler.h"
+#include "net/request_memory.h"
 #include "port/log.h"
 #include "port/port.h"
 
@@ -60,14 +62,17 @@ class ConnectionOwner {
 template <class Stream>
 class Connection final : public ConnectionCore {
  public:
+  // memory: queued.max.request.bytes, shared by the server's connections
+  // (null: large frames are not counted).
   Connection(Stream stream, uint64_t id, std::string peer, std::string listener, const ConnectionLimits& limits,
-             FrameHandler* handler, ConnectionOwner* owner)
+             FrameHandler* handler, ConnectionOwner* owner, RequestMemory* memory = nullptr)
       : ConnectionCore(id, std::move(peer), std::move(listener)),
         stream_(std::in_place, std::move(stream)),
         idle_timer_(std::in_place, stream_->get_executor()),
         limits_(limits),
         handler_(handler),
         owner_(owner),
+        memory_(memory),
         staging_bytes_(std::max<size_t>(limits.read_buffer_bytes, 64)) {}
 
   void start() {
@@ -96,7 +101,10 @@ class Connection final : public ConnectionCore {
     idle_timer_->cancel();
     // Release memory and file regions (their keep_alive) now: operations
     // on the closed stream fail without touching their buffers again.
+    give_back_pending();
     pending_.clear();
+    give_back(large_reserved_);
+    large_reserved_ = 0;
     write_queue_.clear();
     queued_bytes_ = 0;
     handler_->on_connection_closed(context());
@@ -126,7 +134,44 @@ class Connection final : public ConnectionCore {
   struct Pending {
     Completion state = Completion::kWaiting;
     protocol::OutputBuffer response;
+    uint64_t reserved = 0;  // RequestMemory held by its frame until answered
   };
+
+  void give_back(uint64_t bytes) {
+    if (memory_ != nullptr && bytes != 0) memory_->give_back(bytes);
+  }
+  void give_back_pending() {
+    for (Pending& p : pending_) {
+      give_back(p.reserved);
+      p.reserved = 0;
+    }
+  }
+
+  // Takes bytes of RequestMemory for the large frame about to be read (its
+  // whole size); false when they do not fit: reading stops and resumes (on a
+  // later turn) once memory is given back.
+  bool reserve_large(uint64_t bytes) {
+    if (memory_ == nullptr || bytes == 0) return true;
+    if (memory_paused_) return false;  // already waiting
+    if (memory_->try_take(bytes)) {
+      large_reserved_ += bytes;
+      return true;
+    }
+    memory_paused_ = true;
+    memory_->wait([weak = weak_from_this()] {
+      auto core = weak.lock();
+      if (!core) return;
+      auto self = std::static_pointer_cast<Connection>(core);
+      asio::post(self->stream_->get_executor(), [self] { self->on_memory_available(); });
+    });
+    return false;
+  }
+
+  void on_memory_available() {
+    if (context().closed() || !memory_paused_) return;
+    memory_paused_ = false;
+    if (!reading_ && !in_parse_) continue_reading();
+  }
 
   static constexpr size_t kMaxGather = 16;
   // A frame larger than the staging buffer grows by at least this much.
@@ -148,6 +193,7 @@ class Connection final : public ConnectionCore {
   // REQUIRES: no read in progress and not already inside this function.
   // Dispatches the complete frames already buffered, then reads more.
   void continue_reading() {
+    if (memory_paused_) return;  // on_memory_available resumes
     in_parse_ = true;
     while (true) {
       if (!may_read()) {
@@ -173,6 +219,16 @@ class Connection final : public ConnectionCore {
         return;
       }
       size_t frame_size = static_cast<size_t>(size);
+      if (memory_ != nullptr && memory_->limit() != 0 && 4 + frame_size > staging_.size() &&
+          frame_size > memory_->limit()) {
+        EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %zu exceeds "
+                      "queued.max.request.bytes (%llu)",
+                      context().peer().c_str(), context().listener().c_str(), frame_size,
+                      static_cast<unsigned long long>(memory_->limit()));
+        in_parse_ = false;
+        close();
+        return;
+      }
       if (available - 4 >= frame_size) {
         std::vector<uint8_t> frame(p + 4, p + 4 + frame_size);
         staging_begin_ += 4 + frame_size;
@@ -184,6 +240,14 @@ class Connection final : public ConnectionCore {
         // the frame, which grows with what arrives (never to what the
         // size prefix merely claims: a client that claims 100 MB and
         // sends 1 KB costs about 1 KB).
+        // The whole frame is reserved before its first byte is kept (as
+        // Kafka's memory pool does): frames that started always finish,
+        // none can wait for memory another half-read frame holds.
+        if (!reserve_large(frame_size)) {
+          // The bytes stay in the staging buffer until memory frees.
+          in_parse_ = false;
+          return;
+        }
         large_target_ = frame_size;
         large_have_ = available - 4;
         grow_large_frame(std::max(large_have_, std::min(frame_size, kLargeFrameStep)));
@@ -303,7 +367,9 @@ class Connection final : public ConnectionCore {
     large_frame_ = std::vector<uint8_t>();
     large_have_ = 0;
     large_target_ = 0;
-    dispatch(std::move(frame));
+    const uint64_t reserved = large_reserved_;
+    large_reserved_ = 0;
+    dispatch(std::move(frame), reserved);
     if (!reading_ && !in_parse_) continue_reading();
   }
 
@@ -323,9 +389,10 @@ class Connection final : public ConnectionCore {
     close();
   }
 
-  void dispatch(std::vector<uint8_t> frame) {
+  void dispatch(std::vector<uint8_t> frame, uint64_t reserved = 0) {
     uint64_t sequence = first_pending_seq_ + pending_.size();
     pending_.emplace_back();
+    pending_.back().reserved = reserved;
     handler_->on_frame(context(), std::move(frame), make_slot(sequence));
   }
 
@@ -351,6 +418,7 @@ class Connection final : public ConnectionCore {
       Pending entry = std::move(pending_.front());
       pending_.pop_front();
       ++first_pending_seq_;
+      give_back(entry.reserved);
       if (entry.state == Completion::kRespond) {
         queued_bytes_ += entry.response.memory_size();
         write_queue_.push_back(std::move(entry.response));
@@ -359,6 +427,7 @@ class Connection final : public ConnectionCore {
         // complete into nothing).
         closing_ = true;
         first_pending_seq_ += pending_.size();
+        give_back_pending();
         pending_.clear();
       }
     }
@@ -490,6 +559,9 @@ class Connection final : public ConnectionCore {
   ConnectionLimits limits_;
   FrameHandler* handler_;
   ConnectionOwner* owner_;
+  RequestMemory* memory_;
+  uint64_t large_reserved_ = 0;  // RequestMemory held by the large frame being read
+  bool memory_paused_ = false;    // waiting for RequestMemory
 
   // Read side. Invariant: staging_begin_ <= staging_end_ <= staging_.size();
   // staging_ is empty (released) only while staging_end_ == 0.

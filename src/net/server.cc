@@ -47,7 +47,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
   };
 
   Impl(Reactor& reactor, FrameHandler& h, const ServerOptions& o)
-      : io(reactor.io_context()), handler(h), options(o), stop_timer(io) {
+      : io(reactor.io_context()), handler(h), options(o), stop_timer(io), request_memory(o.queued_max_request_bytes) {
     limits.max_frame_bytes = o.max_request_bytes;
     limits.max_in_flight_requests = std::max<size_t>(o.max_in_flight_requests, 1);
     limits.max_queued_response_bytes = o.max_queued_response_bytes;
@@ -181,7 +181,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     ++accepted_total;
     auto connection =
         std::make_shared<Conn>(PlainStream(std::move(socket)), id, std::move(peer), listener->name, limits,
-                               &handler, this);
+                               &handler, this, &request_memory);
     connections.emplace(id, Open{connection, address});
     EDDY_LOG_DEBUG("connection %llu from %s on listener %s", static_cast<unsigned long long>(id),
                    connection->context().peer().c_str(), listener->name.c_str());
@@ -292,6 +292,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
   bool stopped = false;
   std::function<void()> on_stopped;
   asio::steady_timer stop_timer;
+  RequestMemory request_memory;
 };
 
 Server::Server(Reactor& reactor, FrameHandler& handler, ServerOptions options)
@@ -331,6 +332,7 @@ ServerStats Server::stats() const {
   ServerStats stats;
   stats.connections = impl_->connections.size();
   stats.accepted_total = impl_->accepted_total;
+  stats.request_memory_bytes = impl_->request_memory.held();
   for (const auto& entry : impl_->connections) {
     if (entry.second.connection->read_paused()) ++stats.read_paused_connections;
     stats.queued_response_bytes += entry.second.connection->queued_response_bytes();

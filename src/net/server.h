@@ -54,6 +54,12 @@ struct ServerOptions {
   // max.connections.per.ip: a connection from an address that already has
   // this many is closed at once (logged at most once a second).
   size_t max_connections_per_ip = SIZE_MAX;
+  // queued.max.request.bytes: bytes of large request frames (larger than
+  // the staging buffer) being read or waiting for their answer, all
+  // connections together (net/request_memory.h). A connection that would
+  // exceed it stops reading until memory is given back; a frame larger
+  // than it closes its connection. 0: no bound.
+  uint64_t queued_max_request_bytes = 64ull << 20;
 };
 
 struct BoundListener {
@@ -64,6 +70,7 @@ struct BoundListener {
 
 struct ServerStats {
   size_t connections = 0;
+  uint64_t request_memory_bytes = 0;  // held by large frames (queued.max.request.bytes)
   size_t read_paused_connections = 0;  // backpressure in effect
   size_t queued_response_bytes = 0;    // memory waiting to be written, all connections
   uint64_t accepted_total = 0;

@@ -1,0 +1,56 @@
+// Internal to src/net/: queued.max.request.bytes, the broker-wide bound on
+// memory held by large request frames (those that do not fit a
+// connection's staging buffer): a frame's whole size is taken before its
+// first byte is kept, as Kafka's memory pool does (so every frame that
+// started can finish; half-read frames never wait for each other), and given
+// back when its request is answered. A connection that would exceed it stops reading (TCP
+// backpressure on that client) and is resumed when memory is given back.
+// Small frames are not counted (each connection's staging buffer bounds
+// them), so clients with small requests are never held up by large ones.
+//
+// Invariant: held() <= limit() (when the limit is 0: no bound).
+// Threading: reactor thread only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace eddy::net {
+
+class RequestMemory {
+ public:
+  explicit RequestMemory(uint64_t limit) : limit_(limit) {}
+
+  uint64_t limit() const { return limit_; }
+  uint64_t held() const { return held_; }
+
+  // Takes bytes when they fit; false (nothing taken) otherwise.
+  bool try_take(uint64_t bytes) {
+    if (limit_ != 0 && bytes > limit_ - held_) return false;
+    held_ += bytes;
+    return true;
+  }
+
+  // Gives bytes back and resumes the connections waiting (each tries again
+  // and may wait again).
+  void give_back(uint64_t bytes) {
+    held_ -= bytes < held_ ? bytes : held_;
+    if (waiters_.empty() || bytes == 0) return;
+    std::vector<std::function<void()>> resume;
+    resume.swap(waiters_);
+    for (auto& w : resume) w();
+  }
+
+  // Calls resume once, after the next give_back.
+  void wait(std::function<void()> resume) { waiters_.push_back(std::move(resume)); }
+
+ private:
+  uint64_t limit_;
+  uint64_t held_ = 0;
+  std::vector<std::function<void()>> waiters_;
+};
+
+}  // namespace eddy::net
