@@ -157,11 +157,7 @@ def decode_produce_v8(data):
 
 
 def produce_v8(port, records, client_id="eddy-it"):
-    with w.Connection(port) as conn:
-        cid = conn.send(0, 8, w.produce_v3(TOPIC, 0, records), client_id=client_id)
-        got, data = conn.receive()
-        assert got == cid
-    return decode_produce_v8(data)
+    return produce_to(port, TOPIC, records, client_id)
 
 
 def end_offset(port):
@@ -199,12 +195,24 @@ def create_topic(port, name, configs=()):
         conn.request(19, 2, w.create_topics_v1(name, 1, 1, configs))
 
 
-def produce_to(port, topic, batch, client_id="eddy-it"):
-    with w.Connection(port) as conn:
-        cid = conn.send(0, 8, w.produce_v3(topic, 0, batch), client_id=client_id)
-        got, data = conn.receive()
-        assert got == cid
-    return decode_produce_v8(data)
+# A topic Kafka has just created may have no leader yet: its first produce
+# can be answered NOT_LEADER_OR_FOLLOWER or UNKNOWN_TOPIC_OR_PARTITION, which
+# a client retries. Every topic here exists on both brokers, so these two
+# answers are retried (as a client would) until the partition has a leader.
+RETRIABLE_WHILE_CREATED = (3, 6)
+
+
+def produce_to(port, topic, batch, client_id="eddy-it", timeout=30):
+    deadline = time.monotonic() + timeout
+    while True:
+        with w.Connection(port) as conn:
+            cid = conn.send(0, 8, w.produce_v3(topic, 0, batch), client_id=client_id)
+            got, data = conn.receive()
+            assert got == cid
+        answer = decode_produce_v8(data)
+        if answer[0] not in RETRIABLE_WHILE_CREATED or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.2)
 
 
 def timestamps(checks, kport, eport):
