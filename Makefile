@@ -23,7 +23,7 @@ else
   $(error ARCH must be aarch64 or armhf)
 endif
 
-.PHONY: deps build run test cross size asan fuzz bench clean
+.PHONY: deps build run test cross size asan fuzz power-cuts bench clean
 
 deps:
 	@scripts/install-deps.sh host
