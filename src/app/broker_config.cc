@@ -65,6 +65,11 @@ std::vector<ConfigKey> make_keys() {
                  "their answer, all connections together; a connection that would exceed it stops reading until "
                  "memory frees, a request larger than it closes its connection. -1: no bound (Kafka's default)."),
              -1, kLongMax),
+      eddy_key(ranged(key("eddy.request.read.timeout.ms", T::kLong, "30000",
+                          "A request frame must arrive whole within this long of the end of the one before it "
+                          "(time spent not reading, for request memory or the in-flight limit, is not counted); "
+                          "otherwise its connection is closed and what the frame held is given back. <= 0: never."),
+                      -1, kLongMax)),
       ranged(key("max.connections.per.ip", T::kInt, "2147483647",
                  "A connection from an address that already has this many is closed at once (and logged)."),
              1, kInt32Max),
