@@ -21,6 +21,8 @@ std::error_code File::sync_data() {
   });
 }
 
+void release_free_memory() {}
+
 std::error_code send_file_range(int socket_fd, int file_fd, uint64_t file_offset, size_t length, size_t* sent) {
   return send_file_range_copying(socket_fd, file_fd, file_offset, length, sent);
 }

@@ -1,6 +1,7 @@
 // Linux fast paths of port/port.h: fallocate(2), fdatasync(2), sendfile(2).
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -30,6 +31,12 @@ std::error_code File::sync_data() {
     if (::fdatasync(fd_) != 0) return std::error_code(errno, std::generic_category());
     return std::error_code();
   });
+}
+
+void release_free_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 std::error_code send_file_range(int socket_fd, int file_fd, uint64_t file_offset, size_t length, size_t* sent) {

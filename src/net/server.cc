@@ -54,6 +54,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     limits.idle_timeout_ms = o.connections_max_idle_ms;
     limits.request_read_timeout_ms = o.request_read_timeout_ms;
     limits.read_buffer_bytes = o.read_buffer_bytes;
+    request_memory.set_deferral([&io = io](std::function<void()> fn) { asio::post(io, std::move(fn)); });
   }
 
   ~Impl() {

@@ -156,6 +156,7 @@ def bounded_request_memory(checks):
         with w.Connection(other.port) as conn:
             conn.request(19, 1, w.create_topics_v1("beside", 1))
         peak0 = peak_mib(pid)
+        rss0 = rss_mib(pid)
         frame = 12 * MiB
         senders = []
         done = []
@@ -188,6 +189,15 @@ def bounded_request_memory(checks):
         print("%d x a whole 12 MiB frame (%d MiB) with queued.max.request.bytes=%d MiB: peak RSS +%.1f MiB" % (
             SENDERS, SENDERS * 12, bound_mib, grown))
         checks.equal("all %d large frames were read in the end" % SENDERS, len(done), SENDERS)
+        # The last frames are freed just after their connections close.
+        try:
+            eddy_fixture.wait_until(lambda: rss_mib(pid) < rss0 + 4, 5, "RSS to come down", interval=0.1)
+        except eddy_fixture.FixtureError:
+            pass
+        after = rss_mib(pid)
+        print("RSS before the large frames %.1f MiB, after they were answered and closed %.1f MiB" % (rss0, after))
+        checks.check("the memory of the large frames went back to the system (RSS within 4 MiB of before)",
+                     after < rss0 + 4, "%.1f -> %.1f MiB" % (rss0, after))
         # The bound counts frame buffers; a frame's buffer grows with what
         # arrives, and while it moves to a larger one both exist (up to
         # 8 + 12 MiB here): twice the bound is the ceiling checked.
