@@ -42,7 +42,7 @@ HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev lib
   zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev)
 # Real clients for the integration tests (not linked into eddy).
 HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace
-  openjdk-17-jdk-headless maven python3-venv)
+  openjdk-17-jdk-headless maven python3-venv python3-prometheus-client chromium)
 # Apache Kafka itself (broker, tools, Java clients) comes from Maven Central
 # and the newest clients from PyPI, npm and the Go module proxy: the tests
 # fetch those into ~/.cache/eddy-test on first use (tests/integration/
