@@ -6,7 +6,7 @@
 //    "links":[{name,bootstrap,state,last_error,backlog_messages,backlog_bytes,rate_*,
 //              dropped_messages,paused_partitions,producer_resets,partitions:[...],
 //              history:[[wall_ms,backlog_messages,backlog_bytes],...]}],
-//    "history_sample_ms":..., "now_ms":...}
+//    "history_sample_ms":..., "history_samples":240, "now_ms":...}
 // Counters are totals since the broker started; the page derives rates
 // from two consecutive readings.
 #include <string>
@@ -154,6 +154,7 @@ std::string render_status_json(const MetricsSources& src) {
   j.begin_object();
   j.field("now_ms", port::wall_clock_millis());
   j.field("history_sample_ms", src.history_sample_ms);
+  j.field("history_samples", static_cast<uint64_t>(kLinkHistorySamples));
   write_broker(src, j);
   write_topics(src, j);
   write_groups(src, j);
