@@ -342,9 +342,14 @@ def malformed(rig, checks):
     offset = append_raw_batch(segment, b"\xff" * 24, 1)
     checks.equal("the malformed batch went in at offset 3", offset, 3)
     rig.edge.start()
+    # The listener accepts before the topics are opened: wait for recovery.
+    needle = "batches with malformed records (the first at offset 3)"
+    try:
+        eddy_fixture.wait_until(lambda: needle in rig.edge.log_text(), 20, "recovery's report")
+    except eddy_fixture.FixtureError:
+        pass
     log = rig.edge.log_text()
-    checks.check("recovery reports the malformed batch", "batches with malformed records (the first at offset 3)"
-                 in log, log[-2000:])
+    checks.check("recovery reports the malformed batch", needle in log, log[-2000:])
     producer = kafka_producer(rig.edge.bootstrap, acks="all", linger_ms=0)
     for i in range(3):
         producer.send("legacy", value=b"after-%d" % i, partition=0).get(timeout=10)
