@@ -258,7 +258,10 @@ def priorities(rig, checks):
     samples = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        a, b = rig.partition_status("alarms", 0), rig.partition_status("bulk", 0)
+        # Both from one status snapshot: two calls would let bulk start
+        # between them and look as if it went before the last alarm.
+        forwarded = {p["topic"]: p["forwarded_offset"] for p in rig.link_status()["partitions"]}
+        a, b = {"forwarded_offset": forwarded["alarms"]}, {"forwarded_offset": forwarded["bulk"]}
         samples.append((a["forwarded_offset"], b["forwarded_offset"]))
         if b["forwarded_offset"] == 600:
             break
