@@ -37,19 +37,21 @@ TEST(Reactor, TimersFireInDeadlineOrderAndCancelledOnesDoNot) {
   Reactor reactor;
   std::vector<int> fired;
   std::vector<Reactor::TimerId> ids;
-  // Scheduled before run(): allowed while no thread is inside run().
-  ids.push_back(reactor.schedule_after(40, [&] { fired.push_back(40); }));
+  // Scheduled before run(): allowed while no thread is inside run(). The
+  // gaps (100 ms) are far wider than the time between two schedule calls,
+  // even under qemu: the 400 ms timer, scheduled first, is due last but one.
+  ids.push_back(reactor.schedule_after(400, [&] { fired.push_back(400); }));
   ids.push_back(reactor.schedule_after(0, [&] { fired.push_back(0); }));
-  Reactor::TimerId cancelled = reactor.schedule_after(20, [&] { fired.push_back(-20); });
-  ids.push_back(reactor.schedule_after(30, [&] { fired.push_back(30); }));
+  Reactor::TimerId cancelled = reactor.schedule_after(200, [&] { fired.push_back(-200); });
+  ids.push_back(reactor.schedule_after(300, [&] { fired.push_back(300); }));
   reactor.cancel(cancelled);
   reactor.cancel(cancelled);  // no-op
-  ids.push_back(reactor.schedule_after(60, [&] {
-    fired.push_back(60);
+  ids.push_back(reactor.schedule_after(600, [&] {
+    fired.push_back(600);
     reactor.stop();
   }));
   reactor.run();
-  EXPECT_EQ(fired, (std::vector<int>{0, 30, 40, 60}));
+  EXPECT_EQ(fired, (std::vector<int>{0, 300, 400, 600}));
   // Ids are distinct and never reused.
   for (size_t i = 0; i < ids.size(); ++i) {
     EXPECT_NE(ids[i], cancelled);
