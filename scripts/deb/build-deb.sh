@@ -95,7 +95,7 @@ chmod 0644 "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
 # Shared libraries the binary needs, as dpkg-shlibdeps computes them from
 # the installed packages of ARCH (multiarch for the ARM ones).
 printf 'Source: eddy\n\nPackage: eddy\nArchitecture: any\n' > "$stage/debian/control"
-shlibs=$(cd "$stage" && DEB_HOST_ARCH="$arch" dpkg-shlibdeps -O -e debian/eddy/usr/bin/eddy \
+shlibs=$(cd "$stage" && DEB_HOST_ARCH="$arch" dpkg-shlibdeps -O -edebian/eddy/usr/bin/eddy \
   | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "build-deb: dpkg-shlibdeps found no libraries for $binary" >&2; exit 1; }
 

@@ -182,7 +182,8 @@ def syscalls_after_exec(strace_path, program="/usr/bin/eddy"):
 def filter_groups():
     """systemd-analyze syscall-filter: group name -> members (names and
     @groups)."""
-    out = subprocess.run(["systemd-analyze", "syscall-filter"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    out = subprocess.run(["systemd-analyze", "syscall-filter"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, check=True).stdout
     groups, current = {}, None
     for line in out.splitlines():
         if line.startswith("@"):
