@@ -152,7 +152,7 @@ def conf_text(root):
 
 
 def syscalls_allowed(checks, runner, strace_path):
-    used = unit_runner.syscalls_after_exec(strace_path)
+    used, families = unit_runner.syscalls_after_exec(strace_path)
     allowed = unit_runner.allowed_syscalls(runner.settings.get("SystemCallFilter", []))
     checks.check("strace saw eddy's system calls", len(used) > 20, sorted(used))
     # The comparison means something only if the filter is what the unit
@@ -160,6 +160,9 @@ def syscalls_allowed(checks, runner, strace_path):
     checks.check("the unit's filter allows sendfile and fdatasync, not chroot or setuid",
                  {"sendfile", "fdatasync"} <= allowed and not {"chroot", "setuid"} & allowed)
     checks.equal("every system call eddy made is allowed by SystemCallFilter=", sorted(used - allowed), [])
+    restricted = set(runner.setting("RestrictAddressFamilies").split())
+    checks.check("eddy opened sockets (AF_INET for the listener)", "AF_INET" in families, sorted(families))
+    checks.equal("every socket family eddy used is in RestrictAddressFamilies=", sorted(families - restricted), [])
 
 
 def verify_unit(checks, root):

@@ -163,11 +163,14 @@ SYSCALL = re.compile(r"^\d+\s+([a-z0-9_]+)\(")
 RESUMED = re.compile(r"^\d+\s+<\.\.\. ([a-z0-9_]+) resumed>")
 
 
+SOCKET_FAMILY = re.compile(r"^\d+\s+socket\((AF_[A-Z0-9]+),")
+
+
 def syscalls_after_exec(strace_path, program="/usr/bin/eddy"):
     """The names of the system calls made from the successful execve of
     program on (those of chroot and setpriv before it are not the
-    service's)."""
-    names, started = set(), False
+    service's), and the address families of the sockets it opened."""
+    names, families, started = set(), set(), False
     with open(strace_path, errors="replace") as f:
         for line in f:
             if not started:
@@ -176,7 +179,10 @@ def syscalls_after_exec(strace_path, program="/usr/bin/eddy"):
             m = SYSCALL.match(line) or RESUMED.match(line)
             if m:
                 names.add(m.group(1))
-    return names
+            family = SOCKET_FAMILY.match(line)
+            if family:
+                families.add(family.group(1))
+    return names, families
 
 
 def filter_groups():
