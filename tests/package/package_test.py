@@ -34,7 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
-import eddy_fixture  # noqa: E402 - Checks, wait_until, port_accepts
+import eddy_fixture  # noqa: E402 - Checks, port_accepts
 import debian_tree  # noqa: E402
 import unit_runner  # noqa: E402
 
@@ -130,7 +130,11 @@ def start(checks, root, label, tmp, strace=False):
     runner = unit_runner.UnitRunner(root, UNIT, os.path.join(tmp, "journal.log"),
                                     os.path.join(tmp, "strace.log") if strace else None)
     runner.start()
-    states = runner.wait_ready()
+    try:
+        states = runner.wait_ready()
+    except Exception:
+        runner.kill()
+        raise
     checks.check("%s: READY=1 from eddy (Type=notify)" % label, states, states)
     return runner
 

@@ -112,6 +112,9 @@ class UnitRunner:
             self.proc.send_signal(signal.SIGTERM)
         try:
             return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError("eddy did not stop within %d s of SIGTERM; log:\n%s" % (timeout, self.log()))
         finally:
             self._log.close()
             self.notify.close()
