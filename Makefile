@@ -77,7 +77,7 @@ cross:
 # target is built. DEB_VERSION overrides the version (a local build).
 deb:
 	@scripts/install-deps.sh deb $(DEB_ARCH)
-	@cmake -S . -B $(DEB_BUILD) $(DEB_CMAKE) -DCMAKE_BUILD_TYPE=Release -DEDDY_GATEWAY_SIZE=ON >/dev/null
+	@cmake --no-warn-unused-cli -S . -B $(DEB_BUILD) $(DEB_CMAKE) -DCMAKE_BUILD_TYPE=Release -DEDDY_GATEWAY_SIZE=ON >/dev/null
 	@cmake --build $(DEB_BUILD) -j$(JOBS) --target eddy
 	@scripts/deb/build-deb.sh $(DEB_ARCH) $(DEB_BUILD)/eddy $(DEB_OUT) $(DEB_VERSION)
 
