@@ -9,6 +9,7 @@
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+#   make power-cuts        100 000 simulated power cuts of a partition log (make test runs 1 000)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
 
 BUILD_DIR    ?= build
@@ -50,7 +51,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz bench clean
+.PHONY: deps build run test cross deb package-test size asan fuzz power-cuts bench clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -108,6 +109,12 @@ fuzz: deps
 	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder fuzz_record_validator
 	cd build-fuzz && ctest -L fuzz --output-on-failure
 
+# tests/unit/storage/power_cut_test.cc with POWER_CUTS cuts (about 5 ms each);
+# POWER_CUT_SEED replays a run.
+POWER_CUTS ?= 100000
+power-cuts: build
+	EDDY_POWER_CUTS=$(POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/storage/storage_power_cut_test
+
 # Eddy next to Apache Kafka (one KRaft node; its jars come from Maven Central
 # into ~/.cache/eddy-test on first use, via tests/integration/kafka_fixture.py),
 # NATS JetStream and the hardware limits (fio, iperf3, sendfile), measured in
@@ -118,7 +125,7 @@ fuzz: deps
 bench: build
 	@scripts/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) >/dev/null
-	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 
 clean:

@@ -164,6 +164,10 @@ int wait_for_termination_signal();
 // Raises this process's soft limit on open files towards `wanted` (at most
 // the hard limit); returns the soft limit in effect afterwards.
 uint64_t raise_open_file_limit(uint64_t wanted);
+// Gives back to the system the memory the allocator holds free (glibc:
+// malloc_trim(0), which also releases free pages inside the heap; elsewhere
+// nothing). For after a spike: it walks the whole heap.
+void release_free_memory();
 // Peak resident set size of this process in bytes (0 when unknown).
 uint64_t peak_rss_bytes();
 std::string error_message(const std::error_code& ec);

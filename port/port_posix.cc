@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "port/file_interceptor.h"
 #include "port/port.h"
 
 // File offsets (pread, pwrite, ftruncate, fstat, fallocate, sendfile) and
@@ -55,13 +56,16 @@ std::error_code File::open(const std::string& path, OpenMode mode, File* out) {
     case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
     case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
   }
-  int fd;
-  do {
-    fd = ::open(path.c_str(), flags, 0644);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return last_error();
-  *out = File(fd);
-  return {};
+  return detail::intercepted({.op = FileOp::kOpen, .path = &path, .mode = mode}, [&](FileEvent& event) {
+    int fd;
+    do {
+      fd = ::open(path.c_str(), flags, 0644);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return last_error();
+    event.fd = fd;
+    *out = File(fd);
+    return std::error_code();
+  });
 }
 
 std::error_code File::close() {
@@ -72,19 +76,22 @@ std::error_code File::close() {
 }
 
 std::error_code File::write_at(uint64_t offset, const void* data, size_t length) {
-  const char* p = static_cast<const char*>(data);
-  while (length > 0) {
-    ssize_t n = ::pwrite(fd_, p, length, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return last_error();
+  FileEvent event{.op = FileOp::kWrite, .fd = fd_, .offset = offset, .length = length, .data = data};
+  return detail::intercepted(event, [&](FileEvent&) {
+    const char* p = static_cast<const char*>(data);
+    while (length > 0) {
+      ssize_t n = ::pwrite(fd_, p, length, static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return last_error();
+      }
+      if (n == 0) return std::make_error_code(std::errc::io_error);
+      p += n;
+      offset += static_cast<uint64_t>(n);
+      length -= static_cast<size_t>(n);
     }
-    if (n == 0) return std::make_error_code(std::errc::io_error);
-    p += n;
-    offset += static_cast<uint64_t>(n);
-    length -= static_cast<size_t>(n);
-  }
-  return {};
+    return std::error_code();
+  });
 }
 
 std::error_code File::read_at(uint64_t offset, void* data, size_t length, size_t* read_bytes) const {
@@ -112,8 +119,10 @@ std::error_code File::size(uint64_t* bytes) const {
 }
 
 std::error_code File::truncate(uint64_t length) {
-  if (::ftruncate(fd_, static_cast<off_t>(length)) != 0) return last_error();
-  return {};
+  return detail::intercepted({.op = FileOp::kTruncate, .fd = fd_, .offset = length}, [&](FileEvent&) {
+    if (::ftruncate(fd_, static_cast<off_t>(length)) != 0) return last_error();
+    return std::error_code();
+  });
 }
 
 std::error_code File::try_lock_exclusive() {
@@ -140,27 +149,33 @@ std::error_code preallocate_by_writing(int fd, uint64_t offset, uint64_t length)
 }
 
 std::error_code rename_file(const std::string& from, const std::string& to) {
-  if (::rename(from.c_str(), to.c_str()) != 0) return last_error();
-  return {};
+  return detail::intercepted({.op = FileOp::kRename, .path = &from, .to = &to}, [&](FileEvent&) {
+    if (::rename(from.c_str(), to.c_str()) != 0) return last_error();
+    return std::error_code();
+  });
 }
 
 std::error_code remove_file(const std::string& path) {
-  if (::unlink(path.c_str()) != 0) return last_error();
-  return {};
+  return detail::intercepted({.op = FileOp::kRemove, .path = &path}, [&](FileEvent&) {
+    if (::unlink(path.c_str()) != 0) return last_error();
+    return std::error_code();
+  });
 }
 
 std::error_code make_directories(const std::string& path) {
   if (path.empty()) return std::make_error_code(std::errc::invalid_argument);
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = path.find('/', pos + 1);
-    partial = path.substr(0, pos);
-    if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return last_error();
-  }
-  if (!is_directory(path)) return std::make_error_code(std::errc::not_a_directory);
-  return {};
+  return detail::intercepted({.op = FileOp::kMakeDirectories, .path = &path}, [&](FileEvent&) {
+    std::string partial;
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+      pos = path.find('/', pos + 1);
+      partial = path.substr(0, pos);
+      if (partial.empty()) continue;
+      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return last_error();
+    }
+    if (!is_directory(path)) return std::make_error_code(std::errc::not_a_directory);
+    return std::error_code();
+  });
 }
 
 std::error_code remove_tree(const std::string& path) {
@@ -182,12 +197,14 @@ std::error_code remove_tree(const std::string& path) {
 }
 
 std::error_code sync_directory(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return last_error();
-  std::error_code ec;
-  if (::fsync(fd) != 0) ec = last_error();
-  ::close(fd);
-  return ec;
+  return detail::intercepted({.op = FileOp::kSyncDirectory, .path = &path}, [&](FileEvent&) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return last_error();
+    std::error_code ec;
+    if (::fsync(fd) != 0) ec = last_error();
+    ::close(fd);
+    return ec;
+  });
 }
 
 std::error_code list_directory(const std::string& path, std::vector<std::string>* names) {

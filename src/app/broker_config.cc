@@ -65,6 +65,11 @@ std::vector<ConfigKey> make_keys() {
                  "their answer, all connections together; a connection that would exceed it stops reading until "
                  "memory frees, a request larger than it closes its connection. -1: no bound (Kafka's default)."),
              -1, kLongMax),
+      eddy_key(ranged(key("eddy.request.read.timeout.ms", T::kLong, "30000",
+                          "A request frame must arrive whole within this long of the end of the one before it "
+                          "(time spent not reading, for request memory or the in-flight limit, is not counted); "
+                          "otherwise its connection is closed and what the frame held is given back. <= 0: never."),
+                      -1, kLongMax)),
       ranged(key("max.connections.per.ip", T::kInt, "2147483647",
                  "A connection from an address that already has this many is closed at once (and logged)."),
              1, kInt32Max),
@@ -213,6 +218,15 @@ std::vector<ConfigKey> make_keys() {
       eddy_key(one_of(key("eddy.forward.<link>.security.protocol", T::kString, "PLAINTEXT",
                           "Transport to the central cluster. Only PLAINTEXT is available in this version."),
                       {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})),
+      // Metrics and the status page (README.md)
+      eddy_key(key("eddy.metrics.listener", T::kString, "",
+                   "http://HOST:PORT for the metrics listener: Prometheus text at /metrics, the status page at /, "
+                   "its data at /status.json. Empty host: every IPv4 interface; port 0: any free port (logged). "
+                   "Unset: no listener.")),
+      eddy_key(ranged(key("eddy.metrics.history.sample.ms", T::kLong, "15000",
+                          "How often the status page's backlog history samples each link; it keeps 240 samples "
+                          "(an hour at the default)."),
+                      100, 3600000)),
       eddy_key(one_of(key("eddy.log.level", T::kString, "info", "Broker log level on stderr."),
                       {"debug", "info", "warn", "error", "off"})),
       // Accepted so that a Kafka server.properties can be reused.

@@ -77,6 +77,7 @@ net::ServerOptions server_options_from(const Config& config) {
   net::ServerOptions o;
   o.max_request_bytes = config.get_int("socket.request.max.bytes");
   o.connections_max_idle_ms = config.get_long("connections.max.idle.ms");
+  o.request_read_timeout_ms = config.get_long("eddy.request.read.timeout.ms");
   o.max_connections = static_cast<size_t>(config.get_long("max.connections"));
   o.max_connections_per_ip = static_cast<size_t>(config.get_long("max.connections.per.ip"));
   const int64_t queued = config.get_long("queued.max.request.bytes");

@@ -9,6 +9,7 @@
 #include "app/broker_config.h"
 #include "app/broker_options_from_config.h"
 #include "app/forward_config.h"
+#include "app/metrics_endpoint.h"
 #include "app/service_manager.h"
 #include "broker/broker.h"
 #include "forward/forwarder.h"
@@ -55,17 +56,30 @@ bool parse_serve_args(const std::vector<std::string>& args, ServeArgs* out, std:
   return true;
 }
 
-// Adapts the network layer's response slots to the broker's Reply.
+// Adapts the network layer's response slots to the broker's Reply, and
+// times the request from its frame to its answer (RequestMetrics slot).
 class SlotReply final : public broker::Reply {
  public:
-  explicit SlotReply(net::ResponseSlot slot) : slot_(std::move(slot)) {}
-  void send(protocol::OutputBuffer response) override { slot_.respond(std::move(response)); }
-  void send_nothing() override { slot_.respond_nothing(); }
+  SlotReply(net::ResponseSlot slot, broker::RequestMetrics* metrics, uint8_t metrics_slot)
+      : slot_(std::move(slot)), metrics_(metrics), metrics_slot_(metrics_slot), started_ns_(port::monotonic_nanos()) {}
+  void send(protocol::OutputBuffer response) override {
+    answered();
+    slot_.respond(std::move(response));
+  }
+  void send_nothing() override {
+    answered();
+    slot_.respond_nothing();
+  }
   void close_connection() override { slot_.close_connection(); }
   bool connection_closed() const override { return !slot_.pending() || slot_.connection().closed(); }
 
  private:
+  void answered() { metrics_->note_answered(metrics_slot_, port::monotonic_nanos() - started_ns_); }
+
   net::ResponseSlot slot_;
+  broker::RequestMetrics* metrics_;
+  uint8_t metrics_slot_;
+  int64_t started_ns_;
 };
 
 class BrokerFrameHandler final : public net::FrameHandler {
@@ -73,7 +87,12 @@ class BrokerFrameHandler final : public net::FrameHandler {
   explicit BrokerFrameHandler(broker::Broker** broker) : broker_(broker) {}
   void on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame, net::ResponseSlot slot) override {
     broker::ClientInfo client{connection.id(), connection.peer(), connection.listener()};
-    (*broker_)->handle(client, std::move(frame), std::make_unique<SlotReply>(std::move(slot)));
+    broker::RequestMetrics& metrics = (*broker_)->request_metrics();
+    // The request header starts with the API key (int16, big-endian).
+    const uint8_t metrics_slot =
+        frame.size() >= 2 ? metrics.slot_for(static_cast<int16_t>((frame[0] << 8) | frame[1])) : metrics.other_slot();
+    metrics.note_request(metrics_slot);
+    (*broker_)->handle(client, std::move(frame), std::make_unique<SlotReply>(std::move(slot), &metrics, metrics_slot));
   }
   void on_connection_closed(net::ConnectionContext& connection) override {
     if (*broker_ != nullptr) (*broker_)->on_connection_closed(connection.id());
@@ -150,7 +169,10 @@ void report_disk_budget(const storage::DiskBudget& budget) {
 }
 
 int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
-               const std::vector<net::ListenerConfig>& advertised, std::vector<forward::LinkOptions> links) {
+               const std::vector<net::ListenerConfig>& advertised, std::vector<forward::LinkOptions> links,
+               const MetricsListenerConfig& metrics_config) {
+  const int64_t started_wall_ms = port::wall_clock_millis();
+  const int64_t started_monotonic_ms = port::monotonic_millis();
   const std::string data_dir = config.get_string("log.dirs");
   EDDY_LOG_INFO("eddy %s starting: config %s, data %s", EDDY_VERSION,
                 config_path.empty() ? "(defaults)" : config_path.c_str(), data_dir.c_str());
@@ -196,6 +218,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   broker::BrokerOptions options = broker_options_from(config);
   options.advertised_listeners = advertise(advertised, server.bound_listeners());
   broker::Broker broker(reactor, options, meta.get(), logs.get());
+  std::vector<std::string> link_names;
+  for (const forward::LinkOptions& link : links) link_names.push_back(link.name);
   // Before the broker opens its topics, so that forwarded partitions are
   // pinned before anything is appended.
   forward::Forwarder forwarder(reactor, broker, data_dir, std::move(links));
@@ -217,6 +241,18 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     return kExitFailure;
   }
   report_disk_budget(logs->budget());
+  MetricsSources metrics_sources;
+  metrics_sources.broker = &broker;
+  metrics_sources.server = &server;
+  metrics_sources.logs = logs.get();
+  metrics_sources.forwarder = &forwarder;
+  metrics_sources.started_wall_ms = started_wall_ms;
+  metrics_sources.started_monotonic_ms = started_monotonic_ms;
+  MetricsEndpoint metrics(reactor, metrics_sources, link_names, metrics_config.history_sample_ms);
+  if (metrics_config.enabled && !metrics.start(metrics_config.host, metrics_config.port, &error)) {
+    EDDY_LOG_ERROR("%s", error.c_str());
+    return kExitFailure;
+  }
   broker_ptr = &broker;
   forwarder.start();
 
@@ -238,6 +274,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
       notify_stopping();
       forwarder.request_stop();
       control.stop();
+      metrics.stop();
       broker.drain();
       server.stop(kShutdownDeadlineMs, [&] { reactor.stop(); });
     });
@@ -295,7 +332,12 @@ int run_serve(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return kExitUsage;
   }
-  return run_broker(config, serve_args.config_path, listeners, advertised, std::move(links));
+  MetricsListenerConfig metrics_config;
+  if (!metrics_listener_from(config, &metrics_config, &error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return kExitUsage;
+  }
+  return run_broker(config, serve_args.config_path, listeners, advertised, std::move(links), metrics_config);
 }
 
 }  // namespace eddy::app

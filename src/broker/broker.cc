@@ -45,6 +45,12 @@ const std::vector<ApiSupport>& Broker::supported_apis() {
 
 namespace {
 
+std::vector<int16_t> supported_api_keys() {
+  std::vector<int16_t> keys;
+  for (const auto& api : Broker::supported_apis()) keys.push_back(api.api_key);
+  return keys;
+}
+
 const ApiSupport* find_support(int16_t api_key) {
   for (const auto& api : Broker::supported_apis()) {
     if (api.api_key == api_key) return &api;
@@ -64,7 +70,8 @@ Broker::Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta,
                 on_partition_opened(topic, partition, log);
               }),
       producer_state_(meta, options_.producer_id_expiration_ms),
-      alive_(std::make_shared<bool>(true)) {}
+      alive_(std::make_shared<bool>(true)),
+      request_metrics_(supported_api_keys()) {}
 
 Broker::~Broker() { *alive_ = false; }
 
@@ -89,6 +96,7 @@ void Broker::note_encode_problem(const Request& request, const protocol::Status&
 void Broker::close_bad_request(Request& request, const std::string& why) {
   EDDY_LOG_WARN("closing connection from %s (client id '%s'): %s v%d: %s", request.client.peer.c_str(),
                 request.client_id().c_str(), protocol::api_name(request.api_key()), request.version(), why.c_str());
+  request_metrics_.note_refused(request_metrics_.slot_for(request.api_key()));
   request.reply->close_connection();
 }
 

@@ -20,6 +20,7 @@
 #include "broker/group_timers.h"
 #include "broker/producer_state_table.h"
 #include "broker/reply.h"
+#include "broker/request_metrics.h"
 #include "broker/topic_table.h"
 #include "group/coordinator.h"
 #include "meta/meta_store.h"
@@ -82,6 +83,16 @@ class Broker {
   uint64_t requests_with_trailing_bytes() const { return requests_with_trailing_bytes_; }
   // Produce batches refused by validation (precheck) since startup.
   uint64_t refused_batches() const { return refused_batches_; }
+  // Per-API counters (the app's frame handler records requests and
+  // latencies, the handlers record refusals and error codes).
+  RequestMetrics& request_metrics() { return request_metrics_; }
+  const RequestMetrics& request_metrics() const { return request_metrics_; }
+  // Requests parked: Produce acks=all waiting for durability, Fetch waiting
+  // for min_bytes.
+  size_t parked_produces() const { return produce_waiters_.size(); }
+  size_t parked_fetches() const { return fetch_waiters_.size(); }
+  // The meta store (committed offsets for the metrics' consumer lag).
+  meta::MetaStore* meta() const { return meta_; }
 
   // Called (reactor thread) after each partition's log is opened: while
   // start() loads the topics (after_start false), then for new topics and
@@ -191,6 +202,7 @@ class Broker {
   // Cleared when the broker is destroyed, so that durability reports posted
   // by the flusher after that are ignored.
   std::shared_ptr<bool> alive_;
+  RequestMetrics request_metrics_;
   uint64_t requests_with_trailing_bytes_ = 0;
   uint64_t refused_batches_ = 0;
   uint64_t refused_batches_unlogged_ = 0;

@@ -40,6 +40,7 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
         out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
         out.high_watermark = -1;
         errors = true;
+        request_metrics_.note_error(waiter.request->api_key(), out.error_code);
         topic_out.partitions.push_back(std::move(out));
         continue;
       }
@@ -65,11 +66,16 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
         first_data = false;
         budget -= static_cast<int64_t>(read.bytes);
         total += read.bytes;
+        topic->traffic.bytes_out += read.bytes;
+        if (read.next_offset > fp.fetch_offset) {
+          topic->traffic.messages_out += static_cast<uint64_t>(read.next_offset - fp.fetch_offset);
+        }
         protocol::Records records;
         records.file_regions = std::move(read.regions);
         out.records = std::move(records);
       }
       if (!out.records) out.records = protocol::Records{};
+      if (out.error_code != 0) request_metrics_.note_error(waiter.request->api_key(), out.error_code);
       topic_out.partitions.push_back(std::move(out));
     }
     response.responses.push_back(std::move(topic_out));

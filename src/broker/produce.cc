@@ -265,6 +265,8 @@ void Broker::handle_produce(RequestPtr request) {
             producer_state_.saw_producer(batch.producer_id(), batch.producer_epoch(), now);
           }
           if (code == ErrorCode::kNone) {
+            topic->traffic.bytes_in += records.size();
+            topic->traffic.messages_in += static_cast<uint64_t>(result.last_offset - result.base_offset + 1);
             out.base_offset = result.base_offset;
             out.log_append_time_ms = result.log_append_time_ms;
             out.log_start_offset = result.log_start_offset;
@@ -284,6 +286,7 @@ void Broker::handle_produce(RequestPtr request) {
       if (log != nullptr) out.log_start_offset = log->log_start_offset();
       out.error_code = protocol::to_int(code);
       if (code != ErrorCode::kNone) {
+        request_metrics_.note_error(request->api_key(), out.error_code);
         if (!message.empty()) out.error_message = message;
         EDDY_LOG_DEBUG("produce from %s to %s-%d: %s %s", request->client.peer.c_str(), topic_data.name.c_str(),
                        partition_data.index, protocol::error_name(code), message.c_str());

@@ -22,6 +22,16 @@
 
 namespace eddy::broker {
 
+// What clients moved through a topic since it was opened (this process, or
+// created since). Reactor thread only; plain counters, bumped by the
+// Produce and Fetch handlers.
+struct TopicTraffic {
+  uint64_t bytes_in = 0;       // record batch bytes appended by Produce
+  uint64_t messages_in = 0;    // records appended by Produce
+  uint64_t bytes_out = 0;      // record batch bytes returned by Fetch
+  uint64_t messages_out = 0;   // offsets Fetch advanced consumers by (next offset - fetch offset)
+};
+
 struct Topic {
   std::string name;
   protocol::Uuid id;
@@ -29,6 +39,7 @@ struct Topic {
   ConfigMap overrides;  // topic-level configs set on this topic
   EffectiveTopicConfig config;
   std::vector<storage::PartitionLog*> partitions;
+  TopicTraffic traffic;
 };
 
 struct TopicResult {

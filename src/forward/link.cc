@@ -354,6 +354,7 @@ bool Link::refresh_local(bool full) {
         p.acked.producer_epoch = identity_.producer_epoch;
         p.acked.next_sequence = 0;
       }
+      const bool rewound = rewind_past_lost_tail(p, l.log_end_offset);
       p.send_offset = p.acked.next_offset;
       p.send_sequence = p.acked.next_sequence;
       p.priority = mapping_.priority(l.topic);
@@ -362,6 +363,9 @@ bool Link::refresh_local(bool full) {
       if (p.remote_topic.empty()) pause(p, error);
       it = partitions_.emplace(key, std::move(p)).first;
       if (!it->second.remote_topic.empty()) new_remote_topics.insert(it->second.remote_topic);
+      // Saved at once: a later restart must not find the old cursor below a
+      // log end that new appends have carried past it.
+      if (rewound && !save({&it->second}, nullptr)) return false;
     }
     Partition& p = it->second;
     p.seen = true;
@@ -385,6 +389,23 @@ bool Link::refresh_local(bool full) {
   }
   if (!gone.empty()) store_->cursors_forgotten(options_.name, gone);
   if (connected_ && !new_remote_topics.empty()) return refresh_metadata(new_remote_topics) || !stop_.load();
+  return true;
+}
+
+bool Link::rewind_past_lost_tail(Partition& p, int64_t log_end_offset) {
+  if (p.acked.next_offset <= log_end_offset) return false;
+  // The link forwarded offsets the local log no longer has: with
+  // eddy.acks.all.waits.for=page-cache it sends what is not yet synced, and a
+  // power cut took that tail. The central cluster has those records; the
+  // offsets from the log's end on will hold new ones, which must be sent.
+  // The producer sequence goes on where the central partition left it.
+  p.lost_after_forwarding += static_cast<uint64_t>(p.acked.next_offset - log_end_offset);
+  EDDY_LOG_WARN("forward link %s: %s-%d: forwarded up to offset %lld but the local log ends at %lld (its unsynced "
+                "tail was lost after forwarding): forwarding resumes from %lld",
+                options_.name.c_str(), p.topic.c_str(), p.partition,
+                static_cast<long long>(p.acked.next_offset), static_cast<long long>(log_end_offset),
+                static_cast<long long>(log_end_offset));
+  p.acked.next_offset = log_end_offset;
   return true;
 }
 
@@ -818,6 +839,7 @@ void Link::publish(bool force) {
     ps.dropped_messages = p.acked.dropped_messages + std::max<int64_t>(0, p.log_start_offset - p.acked.next_offset);
     ps.rejected_appends = p.rejected_appends;
     ps.skipped_invalid_batches = p.skipped_invalid_batches;
+    ps.lost_after_forwarding = p.lost_after_forwarding;
     ps.paused = p.paused;
     ps.last_error = p.last_error;
     ps.forwarded_messages = p.forwarded_messages;

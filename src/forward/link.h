@@ -85,6 +85,9 @@ class Link {
     // of the last one (so that a rewind does not count it twice).
     uint64_t skipped_invalid_batches = 0;
     int64_t skipped_through = -1;
+    // Offsets forwarded and then lost from the local log (a power cut took
+    // its unsynced tail), since start; see rewind_past_lost_tail.
+    uint64_t lost_after_forwarding = 0;
     int32_t leader = -1;
     std::string paused;
     int64_t paused_until_ms = 0;
@@ -105,6 +108,9 @@ class Link {
   // Re-lists the local partitions; measures backlog bytes (and counts as
   // the periodic refresh) when full.
   bool refresh_local(bool full = true);
+  // Moves a cursor loaded from forward.db back to the local log's end when
+  // it is beyond it; true when it did (the caller saves it).
+  bool rewind_past_lost_tail(Partition& p, int64_t log_end_offset);
   bool refresh_metadata(const std::set<std::string>& topics);
   // Points each partition at its central leader; returns the remote topics
   // the central cluster does not have (their partitions are not paused yet).

@@ -104,6 +104,9 @@ std::string StatusBoard::render_text(const DiskBudgetStatus* disk) const {
       if (p.skipped_invalid_batches > 0) {
         state += "; " + std::to_string(p.skipped_invalid_batches) + " malformed batches skipped";
       }
+      if (p.lost_after_forwarding > 0) {
+        state += "; " + std::to_string(p.lost_after_forwarding) + " forwarded offsets lost locally (power cut)";
+      }
       appendf(&out, "  %-28s %-34s %4d %12" PRId64 " %12" PRId64 " %12" PRId64 " %10s %10" PRId64 "  %s\n",
               local.c_str(), p.remote_topic.c_str(), p.priority, p.forwarded_offset, p.local_end_offset,
               p.backlog_messages, human_bytes(static_cast<double>(p.backlog_bytes)).c_str(), p.dropped_messages,
@@ -143,10 +146,11 @@ std::string StatusBoard::render_json(const DiskBudgetStatus* disk) const {
               ",\"priority\":%d,\"forwarded_offset\":%" PRId64 ",\"log_start_offset\":%" PRId64
               ",\"local_end_offset\":%" PRId64 ",\"backlog_messages\":%" PRId64 ",\"backlog_bytes\":%" PRIu64
               ",\"dropped_messages\":%" PRId64 ",\"rejected_appends\":%" PRIu64 ",\"forwarded_messages\":%" PRId64
-              ",\"forwarded_bytes\":%" PRIu64 ",\"skipped_invalid_batches\":%" PRIu64,
+              ",\"forwarded_bytes\":%" PRIu64 ",\"skipped_invalid_batches\":%" PRIu64
+              ",\"lost_after_forwarding\":%" PRIu64,
               p.priority, p.forwarded_offset, p.log_start_offset, p.local_end_offset, p.backlog_messages,
               p.backlog_bytes, p.dropped_messages, p.rejected_appends, p.forwarded_messages, p.forwarded_bytes,
-              p.skipped_invalid_batches);
+              p.skipped_invalid_batches, p.lost_after_forwarding);
       out += ",\"paused\":" + json_string(p.paused) + ",\"last_error\":" + json_string(p.last_error) + "}";
     }
     out += "]}";

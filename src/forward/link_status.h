@@ -32,6 +32,7 @@ struct PartitionStatus {
   int64_t dropped_messages = 0;  // lost to eddy.full.policy=drop-oldest before forwarding
   uint64_t rejected_appends = 0;  // local produces refused by eddy.full.policy=reject (since start)
   uint64_t skipped_invalid_batches = 0;  // stored batches with malformed records, not sent (since start)
+  uint64_t lost_after_forwarding = 0;    // forwarded, then lost from the local log by a power cut (since start)
   std::string paused;            // why the partition is paused; empty: not paused
   std::string last_error;
   int64_t forwarded_messages = 0;  // since start

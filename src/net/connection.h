@@ -47,6 +47,10 @@ struct ConnectionLimits {
   size_t max_in_flight_requests = 100;
   size_t max_queued_response_bytes = 1 << 20;
   int64_t idle_timeout_ms = 600000;  // <= 0: never
+  // A frame begun must be whole this long after the previous one ended,
+  // counting only time spent reading (eddy.request.read.timeout.ms). <= 0:
+  // never.
+  int64_t request_read_timeout_ms = 30000;
   size_t read_buffer_bytes = 16384;
 };
 
@@ -79,7 +83,7 @@ class Connection final : public ConnectionCore {
     last_activity_ms_ = port::monotonic_millis();
     handler_->on_connection_opened(context());
     if (context().closed()) return;
-    if (limits_.idle_timeout_ms > 0) arm_idle_timer(limits_.idle_timeout_ms);
+    if (limits_.idle_timeout_ms > 0) arm_timer_at(last_activity_ms_ + limits_.idle_timeout_ms);
     continue_reading();
   }
 
@@ -202,6 +206,7 @@ class Connection final : public ConnectionCore {
       }
       if (over_limits()) {
         read_paused_ = true;
+        stop_frame_clock();
         in_parse_ = false;
         return;
       }
@@ -245,6 +250,7 @@ class Connection final : public ConnectionCore {
         // none can wait for memory another half-read frame holds.
         if (!reserve_large(frame_size)) {
           // The bytes stay in the staging buffer until memory frees.
+          stop_frame_clock();
           in_parse_ = false;
           return;
         }
@@ -254,6 +260,7 @@ class Connection final : public ConnectionCore {
         std::memcpy(large_frame_.data(), p + 4, large_have_);
         staging_begin_ = staging_end_ = 0;
         in_parse_ = false;
+        start_frame_clock();
         read_large_frame();
         return;
       }
@@ -270,10 +277,12 @@ class Connection final : public ConnectionCore {
       // staging buffer (an idle connection keeps none; it goes back to the
       // pool and is taken again when the client sends).
       release_staging();
+      stop_frame_clock();
       reading_ = true;
       stream_->async_wait_readable([self = self()](const std::error_code& ec) { self->on_readable(ec); });
       return;
     }
+    start_frame_clock();  // part of a frame is buffered
     read_into_staging();
   }
 
@@ -390,6 +399,7 @@ class Connection final : public ConnectionCore {
   }
 
   void dispatch(std::vector<uint8_t> frame, uint64_t reserved = 0) {
+    stop_frame_clock();  // this frame is whole; the next one's clock starts with its first bytes
     uint64_t sequence = first_pending_seq_ + pending_.size();
     pending_.emplace_back();
     pending_.back().reserved = reserved;
@@ -525,30 +535,67 @@ class Connection final : public ConnectionCore {
     pop_written();
   }
 
-  // ---- idle timeout -------------------------------------------------------
+  // ---- timeouts -----------------------------------------------------------
+  // One timer serves connections.max.idle.ms and eddy.request.read.timeout.ms:
+  // it is set for the nearer deadline and, when it fires, checks both and
+  // sets itself again.
 
-  void arm_idle_timer(int64_t delay_ms) {
-    idle_timer_->expires_after(std::chrono::milliseconds(delay_ms));
+  static constexpr int64_t kNoDeadline = INT64_MAX;
+
+  // The clock of the frame being received starts (if not running yet).
+  void start_frame_clock() {
+    if (frame_started_ms_ != 0 || limits_.request_read_timeout_ms <= 0) return;
+    frame_started_ms_ = port::monotonic_millis();
+    arm_timer_at(frame_started_ms_ + limits_.request_read_timeout_ms);
+  }
+  // No frame is being received, or Eddy stopped reading (the client is not
+  // to blame for that time).
+  void stop_frame_clock() { frame_started_ms_ = 0; }
+
+  // Wakes on_timer at due_ms unless an earlier wake-up is already set
+  // (that one sets the next).
+  void arm_timer_at(int64_t due_ms) {
+    if (timer_due_ms_ != 0 && timer_due_ms_ <= due_ms) return;
+    timer_due_ms_ = due_ms;
+    idle_timer_->expires_after(std::chrono::milliseconds(std::max<int64_t>(0, due_ms - port::monotonic_millis())));
     idle_timer_->async_wait([self = self()](const std::error_code& ec) {
-      if (!ec) self->on_idle_timer();
+      if (ec) return;  // cancelled: replaced by a nearer deadline, or closed
+      self->timer_due_ms_ = 0;
+      self->on_timer();
     });
   }
 
-  void on_idle_timer() {
+  void on_timer() {
     if (context().closed()) return;
     int64_t now = port::monotonic_millis();
-    // A request the handler still works on (e.g. a parked fetch) keeps the
-    // connection alive; the clock restarts when it is answered.
-    if (!pending_.empty()) last_activity_ms_ = now;
-    int64_t idle_ms = now - last_activity_ms_;
-    if (idle_ms >= limits_.idle_timeout_ms) {
-      EDDY_LOG_INFO("closing connection from %s (listener %s): idle for %" PRId64
-                    " ms (connections.max.idle.ms)",
-                    context().peer().c_str(), context().listener().c_str(), idle_ms);
-      close();
-      return;
+    int64_t next = kNoDeadline;
+    if (frame_started_ms_ != 0 && limits_.request_read_timeout_ms > 0) {
+      int64_t waited_ms = now - frame_started_ms_;
+      if (waited_ms >= limits_.request_read_timeout_ms) {
+        EDDY_LOG_INFO("closing connection from %s (listener %s): a request frame still incomplete after %" PRId64
+                      " ms (%zu bytes of it received; eddy.request.read.timeout.ms)",
+                      context().peer().c_str(), context().listener().c_str(), waited_ms,
+                      (staging_end_ - staging_begin_) + large_have_);
+        close();
+        return;
+      }
+      next = frame_started_ms_ + limits_.request_read_timeout_ms;
     }
-    arm_idle_timer(limits_.idle_timeout_ms - idle_ms);
+    if (limits_.idle_timeout_ms > 0) {
+      // A request the handler still works on (e.g. a parked fetch) keeps
+      // the connection alive; the clock restarts when it is answered.
+      if (!pending_.empty()) last_activity_ms_ = now;
+      int64_t idle_ms = now - last_activity_ms_;
+      if (idle_ms >= limits_.idle_timeout_ms) {
+        EDDY_LOG_INFO("closing connection from %s (listener %s): idle for %" PRId64
+                      " ms (connections.max.idle.ms)",
+                      context().peer().c_str(), context().listener().c_str(), idle_ms);
+        close();
+        return;
+      }
+      next = std::min(next, now + limits_.idle_timeout_ms - idle_ms);
+    }
+    if (next != kNoDeadline) arm_timer_at(next);
   }
 
   // Engaged for the whole life of the object (optional only to construct
@@ -578,6 +625,10 @@ class Connection final : public ConnectionCore {
   bool draining_ = false;  // graceful stop
   bool closing_ = false;   // a close_connection() reached the front
   int64_t last_activity_ms_ = 0;
+  // When the frame being received began (after the previous one ended, or
+  // reading resumed); 0: none is (see start_frame_clock).
+  int64_t frame_started_ms_ = 0;
+  int64_t timer_due_ms_ = 0;  // when the timer is set to fire; 0: not set
 
   // Requests [first_pending_seq_, first_pending_seq_ + pending_.size()) are
   // dispatched and not yet released; the front one is always kWaiting.

@@ -8,6 +8,11 @@
 // Small frames are not counted (each connection's staging buffer bounds
 // them), so clients with small requests are never held up by large ones.
 //
+// After a spike (held() back at 0 once it reached kTrimAfterBytes) the
+// allocator is asked to give the freed frames back to the system: glibc
+// otherwise keeps them in its heap (its mmap threshold grows to the largest
+// block freed), and a burst of large produces would raise RSS for good.
+//
 // Invariant: held() <= limit() (when the limit is 0: no bound).
 // Threading: reactor thread only.
 #pragma once
@@ -17,6 +22,8 @@
 #include <functional>
 #include <utility>
 #include <vector>
+
+#include "port/port.h"
 
 namespace eddy::net {
 
@@ -31,6 +38,7 @@ class RequestMemory {
   bool try_take(uint64_t bytes) {
     if (limit_ != 0 && bytes > limit_ - held_) return false;
     held_ += bytes;
+    if (held_ > peak_since_trim_) peak_since_trim_ = held_;
     return true;
   }
 
@@ -38,6 +46,15 @@ class RequestMemory {
   // and may wait again).
   void give_back(uint64_t bytes) {
     held_ -= bytes < held_ ? bytes : held_;
+    if (held_ == 0 && peak_since_trim_ >= kTrimAfterBytes) {
+      peak_since_trim_ = 0;
+      ++trims_;
+      if (defer_) {
+        defer_([] { port::release_free_memory(); });
+      } else {
+        port::release_free_memory();
+      }
+    }
     if (waiters_.empty() || bytes == 0) return;
     std::vector<std::function<void()>> resume;
     resume.swap(waiters_);
@@ -47,9 +64,22 @@ class RequestMemory {
   // Calls resume once, after the next give_back.
   void wait(std::function<void()> resume) { waiters_.push_back(std::move(resume)); }
 
+  // How the give-back after a spike runs: defer(fn) runs fn later on the
+  // reactor, once the frames given back now (still owned by their
+  // requests' handlers) are freed. Unset: at once.
+  void set_deferral(std::function<void(std::function<void()>)> defer) { defer_ = std::move(defer); }
+
+  // Times memory was given back to the system after a spike.
+  uint64_t trims() const { return trims_; }
+
+  static constexpr uint64_t kTrimAfterBytes = uint64_t{8} << 20;
+
  private:
   uint64_t limit_;
   uint64_t held_ = 0;
+  uint64_t peak_since_trim_ = 0;
+  uint64_t trims_ = 0;
+  std::function<void(std::function<void()>)> defer_;
   std::vector<std::function<void()>> waiters_;
 };
 

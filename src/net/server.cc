@@ -52,7 +52,9 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     limits.max_in_flight_requests = std::max<size_t>(o.max_in_flight_requests, 1);
     limits.max_queued_response_bytes = o.max_queued_response_bytes;
     limits.idle_timeout_ms = o.connections_max_idle_ms;
+    limits.request_read_timeout_ms = o.request_read_timeout_ms;
     limits.read_buffer_bytes = o.read_buffer_bytes;
+    request_memory.set_deferral([&io = io](std::function<void()> fn) { asio::post(io, std::move(fn)); });
   }
 
   ~Impl() {

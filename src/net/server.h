@@ -33,6 +33,10 @@ struct ServerOptions {
   // connections.max.idle.ms: a connection with no bytes read or written for
   // this long, and no request in the handler's hands, is closed. <= 0: never.
   int64_t connections_max_idle_ms = 600000;
+  // eddy.request.read.timeout.ms: a frame begun and not whole this long
+  // after the previous one ended (counting only time spent reading) closes
+  // the connection. <= 0: never.
+  int64_t request_read_timeout_ms = 30000;
   // A connection stops reading new frames while this many requests are
   // read and not yet fully answered...
   size_t max_in_flight_requests = 100;

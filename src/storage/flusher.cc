@@ -104,7 +104,7 @@ bool SyncState::take_work(Work* work) {
   return !work->segments.empty() || work->directory;
 }
 
-Status SyncState::run_work(const Work& work) {
+Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_latency) {
   if (failed_.load(std::memory_order_acquire)) return Status::kIoError;
   Status status = Status::kOk;
   if (work.directory) {
@@ -116,7 +116,9 @@ Status SyncState::run_work(const Work& work) {
   }
   for (const Unsynced& u : work.segments) {
     if (status != Status::kOk || u.file == nullptr) continue;
+    const int64_t started = port::monotonic_nanos();
     std::error_code ec = u.file->file.sync_data();
+    if (fsync_latency != nullptr) fsync_latency->observe_nanos(port::monotonic_nanos() - started);
     syncs_.fetch_add(1, std::memory_order_relaxed);
     if (ec) {
       EDDY_LOG_ERROR("fdatasync of segment %" PRId64 " in %s failed: %s", u.segment_base, directory_.c_str(),
@@ -177,7 +179,7 @@ Status SyncState::run_work(const Work& work) {
 Status SyncState::sync_now() {
   Work work;
   if (!take_work(&work)) return failure();
-  return run_work(work);
+  return run_work(work, nullptr);
 }
 
 // ---------------------------------------------------------------------------
@@ -248,7 +250,7 @@ void Flusher::run() {
       if (!state->take_work(&work)) continue;
       busy_ = state.get();
       lock.unlock();
-      state->run_work(work);
+      state->run_work(work, &fsync_latency_);
       lock.lock();
       busy_ = nullptr;
       idle_cv_.notify_all();

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "metrics/histogram.h"
 #include "storage/segment.h"
 #include "storage/segment_index.h"
 #include "storage/status.h"
@@ -93,10 +94,12 @@ class SyncState {
     int64_t taken_ms = 0;
   };
 
-  // Flusher side.
+  // Flusher side. run_work times each fdatasync into fsync_latency when
+  // given (the flusher's histogram; nullptr from sync_now, whose thread is
+  // not that histogram's writer).
   bool due(int64_t now_ms, int64_t* next_deadline_ms);
   bool take_work(Work* work);
-  Status run_work(const Work& work);
+  Status run_work(const Work& work, metrics::LatencyHistogram* fsync_latency);
 
   const std::string directory_;
   mutable std::mutex mu_;
@@ -140,6 +143,9 @@ class Flusher {
   void wake();
 
   uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
+  // How long each fdatasync of a segment took (written by the flusher
+  // thread only; any thread may read it).
+  const metrics::LatencyHistogram& fsync_latency() const { return fsync_latency_; }
 
  private:
   void run();
@@ -154,6 +160,7 @@ class Flusher {
   bool stopping_ = false;
   std::thread thread_;
   std::atomic<uint64_t> rounds_{0};
+  metrics::LatencyHistogram fsync_latency_;
 };
 
 }  // namespace eddy::storage

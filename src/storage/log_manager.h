@@ -72,6 +72,7 @@ class LogManager {
   const DiskBudget& budget() const { return budget_; }
 
   Flusher& flusher() { return flusher_; }
+  const Flusher& flusher() const { return flusher_; }
   const std::string& directory() const { return directory_; }
 
  private:

@@ -68,7 +68,7 @@ def _mark(row, name):
 def ratios(row):
     """({peer: Eddy's ratio to it}, Eddy's ratio to the limit), higher =
     better for Eddy; None where not measured."""
-    if row["kind"] == "throughput":
+    if row["kind"] in ("throughput", "validation"):
         e = row["eddy"].medians().get("mb_per_s")
         peers = {n: _div(e, _peer(row, n).medians().get("mb_per_s")) if _peer(row, n) else None for n in PEERS}
         return peers, _div(e, row["limit"])
@@ -254,6 +254,38 @@ def _gateway_table(rows):
     return "\n".join(out) + "\n"
 
 
+def _validation_table(rows):
+    """Record validation on produce: Eddy validating, Eddy with
+    eddy.validate.compressed.records=false, Kafka; broker CPU per GB of
+    message values and the share of it validation takes."""
+    def cell(series):
+        if series is None:
+            return "not run"
+        if not series.runs:
+            return "failed"
+        m = series.medians()
+        return "%s, %s%s" % (_mb(m.get("mb_per_s")), _cpu(series, "broker_cpu_s_per_gb"), _flag(series))
+
+    out = ["| codec | Eddy, records validated (default) | Eddy, eddy.validate.compressed.records=false | "
+           "validation's share of Eddy's broker CPU | Kafka (validates) | Eddy ÷ Kafka, broker CPU per GB |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        e = r["eddy"].medians().get("broker_cpu_s_per_gb")
+        if r.get("walk_s_per_gb") is not None:
+            off = "no switch; the walk alone: %.3f s/GB (measured in isolation)" % r["walk_s_per_gb"]
+            share = _div(r["walk_s_per_gb"], e)
+        else:
+            off = cell(r.get("unvalidated"))
+            u = r["unvalidated"].medians().get("broker_cpu_s_per_gb") if r.get("unvalidated") else None
+            share = _div(e - u, e) if e is not None and u is not None else None
+        k = _peer(r, "Kafka")
+        kcpu = k.medians().get("broker_cpu_s_per_gb") if k else None
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            r["codec"], cell(r["eddy"]), off, "n/a" if share is None else "%.0f%%" % (100 * share),
+            cell(k), _ratio(_div(e, kcpu))))
+    return "\n".join(out) + "\n"
+
+
 def _limits_table(limits):
     out = ["| limit | median | runs |", "|---|---|---|"]
     for desc, series in limits.values():
@@ -365,7 +397,8 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
     latency = [r for r in rows if r["kind"] == "latency"]
     perf_test = [r for r in rows if r.get("perf_test")]
     peers = [n for n in PEERS if any(_peer(r, n) is not None for r in rows)]
-    png = _chart(out_dir, rows, peers)
+    validation = [r for r in rows if r["kind"] == "validation"]
+    png = _chart(out_dir, [r for r in rows if r["kind"] in ("throughput", "latency")], peers)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
     idle = ", ".join("%s %.1f MiB" % (k, v / 1024) for k, v in idle_rss_kib.items())
     parts = [
@@ -428,6 +461,17 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
             "Medians of the runs; latencies are per-sensor percentiles, then the median (or the worst) over the "
             "sensors. See METHOD.md for what matches what.\n" % gateway[0]["workload"].rsplit(",", 1)[0],
             _gateway_table(gateway)]
+    if validation:
+        parts += [
+            "## Record validation on produce\n",
+            "What checking every record before it is stored (README: \"What Eddy checks before it stores a "
+            "batch\") costs the broker: %s, acks=1, one librdkafka producer compressing with the codec shown. "
+            "Throughput and broker CPU seconds per 10^9 bytes of message values; the share is (validating − "
+            "not validating) ÷ validating. Uncompressed records are always walked (there is no switch); that row "
+            "gives the walk's own cost, measured alone in this run by tests/bench/record_validation_bench.cc. "
+            "Lower CPU per GB is better: Eddy ÷ Kafka below 1 means Eddy spends less.\n"
+            % validation[0]["workload"].split(",")[0].replace("produce ", ""),
+            _validation_table(validation)]
     parts += [
         "## Limits measured in this run\n", _limits_table(limits),
         "## Problems\n", _problems(rows, limits, failed),
@@ -443,7 +487,8 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
                    "options": {k: v for k, v in vars(opts).items()},
                    "idle_rss_kib": idle_rss_kib,
                    "limits": {k: {"what": d, **s.to_json()} for k, (d, s) in limits.items()},
-                   "rows": [{**{k: v for k, v in r.items() if k not in ("eddy", "peers", "limit")},
+                   "rows": [{**{k: v.to_json() if hasattr(v, "to_json") else v
+                                for k, v in r.items() if k not in ("eddy", "peers", "limit")},
                              "eddy": r["eddy"].to_json(),
                              "peers": {n: p.to_json() for n, p in r.get("peers", {}).items() if p is not None},
                              "ratios": dict(zip(("vs_peer", "vs_limit"), ratios(r))),

@@ -51,16 +51,23 @@ DURABILITY = {
 }
 
 
+BENCH_DISK_BUDGET_BYTES = 24 << 30
+
+
 class EddySystem:
     name = "Eddy"
 
-    def __init__(self, eddy_bin, source_dir, tool, work_dir, retention_bytes):
+    def __init__(self, eddy_bin, source_dir, tool, work_dir, retention_bytes, overrides=None):
         os.environ["EDDY_BIN"] = eddy_bin
         os.environ["EDDY_SOURCE_DIR"] = source_dir
         self.tool = tool
+        self.retention_bytes = retention_bytes
         self.broker = eddy_fixture.Broker(
             config=os.path.join(source_dir, "config", "gateway.properties"),
-            overrides={"log.retention.bytes": retention_bytes, "num.partitions": 1}, keep=False)
+            overrides={"log.retention.bytes": retention_bytes, "num.partitions": 1,
+                       # The 8-partition topics preallocate 8 x retention_bytes
+                       # (about 9 GiB): more than the gateway's 4 GiB budget.
+                       "eddy.disk.budget.bytes": BENCH_DISK_BUDGET_BYTES, **(overrides or {})}, keep=False)
         shutil.rmtree(self.broker.tmp, ignore_errors=True)
         self.broker.tmp = tempfile.mkdtemp(prefix="eddy-", dir=work_dir)
         self.broker.data_dir = os.path.join(self.broker.tmp, "data")
@@ -113,10 +120,13 @@ class EddySystem:
     def _acks(durability):
         return "1" if durability == "acks1" else "all"
 
-    def produce(self, name, count, size, partitions, durability):
+    def produce(self, name, count, size, partitions, durability, codec=None):
+        """codec (none, lz4, zstd, ...): the producer compresses sensor-like
+        text with it (rdkafka_bench.c); None: the same text every message,
+        uncompressed."""
         self._create(name, partitions, durability)
         return lambda: run_client([self.tool, "produce", self.broker.bootstrap, name, count, size,
-                                   self._acks(durability), partitions])
+                                   self._acks(durability), partitions] + ([codec] if codec else []))
 
     def consume(self, name, count):
         return lambda: run_client([self.tool, "consume", self.broker.bootstrap, name, 1, count])
@@ -391,10 +401,10 @@ class KafkaSystem:
     def create(self, topic, partitions, durability):
         run_client([self.tool, "create", self.bootstrap, topic, partitions] + KAFKA_MODES[durability][1])
 
-    def produce(self, name, count, size, partitions, durability):
+    def produce(self, name, count, size, partitions, durability, codec=None):
         self.create(name, partitions, durability)
         return lambda: run_client([self.tool, "produce", self.bootstrap, name, count, size,
-                                   self._acks(durability), partitions])
+                                   self._acks(durability), partitions] + ([codec] if codec else []))
 
     def consume(self, name, count):
         return lambda: run_client([self.tool, "consume", self.bootstrap, name, 1, count])

@@ -8,7 +8,7 @@ tests/bench/METHOD.md for what is compared how.
   /usr/bin/python3 tests/bench/compare_bench.py --build BUILD_DIR [--out DIR]
       [--runs 3] [--scale 1.0] [--consume-mib 1024] [--latency-seconds 5]
       [--gateway-seconds 12] [--peers kafka,jetstream]
-      [--workloads produce,perftest,consume,latency,gatewayday]
+      [--workloads produce,perftest,consume,latency,gatewayday,validation]
       [--publish tests/bench/results]
 
 Workloads are functions Context -> [row]; WORKLOADS lists them in the order
@@ -23,6 +23,7 @@ each with whether that peer's mode gives Eddy's guarantee.
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -382,8 +383,69 @@ def gatewayday_workload(ctx):
     return rows
 
 
+VALIDATION_CODECS = ("none", "lz4", "zstd")
+VALIDATION_OFF = {"eddy.validate.compressed.records": "false"}
+
+
+def walk_cost_s_per_gb(ctx):
+    """CPU seconds per 10^9 stored bytes of the uncompressed record walk
+    alone (tests/bench/record_validation_bench.cc on 64 MiB of 1 KiB
+    records, this run): that walk cannot be switched off, so this stands for
+    what a broker without it would save."""
+    tool = os.path.join(ctx.opts.build, "tests", "bench", "eddy_record_validation_bench")
+    out = subprocess.run([tool, "64"], capture_output=True, text=True, timeout=300)
+    for line in out.stdout.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "none":
+            return 1e3 / float(fields[3])  # walk MB/s of stored bytes -> s/GB
+    raise ClientFailed("record_validation_bench printed no 'none' line", {"stdout": out.stdout[-500:]})
+
+
+def validation_workload(ctx):
+    """What record validation on append (issue 21) costs a whole broker:
+    1 KiB sensor-like messages (rdkafka_bench.c's sensor_text), 1
+    partition, acks=1, uncompressed and compressed by the producer with lz4
+    and zstd. Each codec into the default Eddy (every batch's records
+    validated, compressed ones by streaming decompression), into a second
+    Eddy started with eddy.validate.compressed.records=false (compressed
+    batches stored after the header and CRC checks only) and into Kafka
+    (which decompresses and validates every compressed batch, like the
+    default Eddy). The uncompressed walk has no switch: its row carries the
+    walk's own cost measured in isolation (walk_cost_s_per_gb)."""
+    count = max(1000, int(PRODUCE_COUNTS[1024] * ctx.opts.scale))
+    mode = "acks1"
+
+    def one(system, label, codec, tag):
+        return ctx.measure(label, system, *fresh_topics(
+            system, "v-%s-%s" % (codec, tag), 1,
+            lambda name, warmup: system.produce(name, count // 4 if warmup else count, 1024, 1, mode, codec)()))
+
+    trusting = EddySystem(ctx.eddy_bin, ctx.source_dir, ctx.eddy.tool, ctx.opts.work, ctx.eddy.retention_bytes,
+                          overrides=VALIDATION_OFF)
+    rows = []
+    try:
+        trusting.start()
+        for codec in VALIDATION_CODECS:
+            what = "produce 1 KiB sensor text, %s, 1 partition" % codec
+            peers = {}
+            if ctx.kafka is not None:
+                peers["Kafka"] = (one(ctx.kafka, "Kafka " + what, codec, "ka"), True)
+            eddy = one(ctx.eddy, "Eddy " + what + ", records validated", codec, "ed")
+            row = {"kind": "validation", "short": "valid %s" % codec, "workload": what, "mode": MODE_LABELS[mode],
+                   "codec": codec, "eddy": eddy, **_peer_fields(peers), "limit_name": None, "limit": None}
+            if codec == "none":
+                row["walk_s_per_gb"] = walk_cost_s_per_gb(ctx)
+            else:
+                row["unvalidated"] = one(trusting, "Eddy " + what + ", eddy.validate.compressed.records=false",
+                                         codec, "tr")
+            rows.append(row)
+    finally:
+        trusting.stop()
+    return rows
+
+
 WORKLOADS = {"produce": produce_workload, "perftest": perftest_workload, "consume": consume_workload,
-             "latency": latency_workload, "gatewayday": gatewayday_workload}
+             "latency": latency_workload, "gatewayday": gatewayday_workload, "validation": validation_workload}
 
 
 # --------------------------------------------------------------------------

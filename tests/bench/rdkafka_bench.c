@@ -7,10 +7,15 @@
  *       (CreateTopics) and waits until its metadata shows every partition.
  *   rdkafka_bench delete BROKER TOPIC
  *       deletes TOPIC (DeleteTopics).
- *   rdkafka_bench produce BROKER TOPIC COUNT SIZE ACKS [PARTITIONS]
+ *   rdkafka_bench produce BROKER TOPIC COUNT SIZE ACKS [PARTITIONS [CODEC]]
  *       sends COUNT messages of SIZE bytes as fast as the client allows,
  *       waits for every delivery report; prints one line:
  *       "produce msgs=N bytes=B seconds=S msgs_per_s=X mib_per_s=Y errors=E"
+ *       Without CODEC every message is the same "abc..z" text, uncompressed.
+ *       With CODEC (none, gzip, snappy, lz4, zstd) the producer compresses
+ *       with it and each message is a different slice of sensor-like text
+ *       (see sensor_text), so that a compressed batch costs its consumer
+ *       about what real data would.
  *   rdkafka_bench latency BROKER TOPIC RATE SECONDS SIZE ACKS
  *       sends RATE messages per second for SECONDS, one at a time (no
  *       batching delay), and prints delivery latency percentiles:
@@ -62,7 +67,7 @@ static void set(rd_kafka_conf_t *conf, const char *key, const char *value) {
   }
 }
 
-static rd_kafka_t *make_producer(const char *broker, const char *acks, int low_latency) {
+static rd_kafka_t *make_producer(const char *broker, const char *acks, int low_latency, const char *codec) {
   char err[256];
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", broker);
@@ -71,7 +76,7 @@ static rd_kafka_t *make_producer(const char *broker, const char *acks, int low_l
   set(conf, "batch.size", "1000000");
   set(conf, "queue.buffering.max.messages", "1000000");
   set(conf, "queue.buffering.max.kbytes", "1048576");
-  set(conf, "compression.codec", "none");
+  set(conf, "compression.codec", codec);
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (!rk) {
@@ -210,17 +215,38 @@ static void learn_topic(rd_kafka_t *rk, const char *topic) {
   if (partition_count(rk, topic) < 1) fprintf(stderr, "%s: no metadata yet; timing includes the lookup\n", topic);
 }
 
-static int produce(const char *broker, const char *topic, long count, int size, const char *acks, int partitions) {
-  rd_kafka_t *rk = make_producer(broker, acks, 0);
+/* SENSOR_TEXT_BYTES of lines such as "t=1700000123 dev=17 temp=21.37
+ * hum=48.02 ok\n" with pseudo-random readings: the kind of text a gateway
+ * carries, which lz4 and zstd shrink about 2-4 times. Message i is the slice
+ * starting at a different offset, so batches are not one value repeated. */
+#define SENSOR_TEXT_BYTES (4 << 20)
+static char *sensor_text(int size) {
+  size_t n = SENSOR_TEXT_BYTES + (size_t)size;
+  char *text = malloc(n + 64);
+  uint32_t x = 2463534242u; /* xorshift32 */
+  size_t at = 0;
+  for (unsigned line = 0; at < n; line++) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    at += (size_t)sprintf(text + at, "t=%u dev=%u temp=%u.%02u hum=%u.%02u %s\n", 1700000000u + line, x % 64,
+                          15 + x % 20, (x >> 8) % 100, 30 + (x >> 12) % 40, (x >> 20) % 100, x % 97 ? "ok" : "ALARM");
+  }
+  return text;
+}
+
+static int produce(const char *broker, const char *topic, long count, int size, const char *acks, int partitions,
+                   const char *codec) {
+  rd_kafka_t *rk = make_producer(broker, acks, 0, codec ? codec : "none");
   learn_topic(rk, topic);
-  char *payload = malloc((size_t)size);
-  for (int i = 0; i < size; i++) payload[i] = (char)('a' + i % 26);
+  char *payload = codec ? sensor_text(size) : malloc((size_t)size);
+  if (!codec)
+    for (int i = 0; i < size; i++) payload[i] = (char)('a' + i % 26);
   int64_t start = bench_now_us();
   for (long i = 0; i < count; i++) {
     int32_t partition = partitions > 0 ? (int32_t)(i % partitions) : RD_KAFKA_PARTITION_UA;
+    const char *value = codec ? payload + (size_t)(i * 7919) % SENSOR_TEXT_BYTES : payload;
     for (;;) {
       rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
-                                                RD_KAFKA_V_VALUE(payload, (size_t)size), RD_KAFKA_V_END);
+                                                RD_KAFKA_V_VALUE((void *)value, (size_t)size), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         fprintf(stderr, "produce: %s\n", rd_kafka_err2str(e));
@@ -242,7 +268,7 @@ static int produce(const char *broker, const char *topic, long count, int size, 
 
 static int latency(const char *broker, const char *topic, int rate, int seconds, int size, const char *acks) {
   if (rate < 1 || seconds < 1 || size < 9) return 2;
-  rd_kafka_t *rk = make_producer(broker, acks, 1);
+  rd_kafka_t *rk = make_producer(broker, acks, 1, "none");
   learn_topic(rk, topic);
   long total = (long)rate * seconds;
   latency_cap = total;
@@ -325,7 +351,7 @@ static void wait_until_or(const int *flag, const long *count, long want, int64_t
 static int e2e(const char *broker, const char *topic, int rate, int seconds, int size, const char *acks) {
   if (rate < 1 || seconds < 1 || size < 9) return 2;
   long total = (long)rate * seconds;
-  rd_kafka_t *producer = make_producer(broker, acks, 1);
+  rd_kafka_t *producer = make_producer(broker, acks, 1, "none");
   E2eConsumer c = {make_consumer(broker), total, calloc((size_t)total, sizeof(int64_t)), 0, 0, 0};
   char *payload = calloc(1, (size_t)size);
   /* Priming: one message through produce, storage and fetch before the
@@ -407,7 +433,8 @@ int main(int argc, char **argv) {
   if (argc >= 5 && strcmp(argv[1], "create") == 0) return create(argv[2], argv[3], atoi(argv[4]), argc - 5, argv + 5);
   if (argc == 4 && strcmp(argv[1], "delete") == 0) return delete_topic(argv[2], argv[3]);
   if (argc >= 7 && strcmp(argv[1], "produce") == 0)
-    return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argv[6], argc > 7 ? atoi(argv[7]) : 0);
+    return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argv[6], argc > 7 ? atoi(argv[7]) : 0,
+                   argc > 8 ? argv[8] : NULL);
   if (argc == 8 && strcmp(argv[1], "latency") == 0)
     return latency(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), argv[7]);
   if (argc == 8 && strcmp(argv[1], "e2e") == 0)

@@ -12,10 +12,12 @@ read until memory frees; all are read in the end (and closed as the
 garbage they are; a frame reserves its whole size before it is read, as in
 Kafka, so frames never wait for each other half-read); meanwhile another
 client produces and fetches. A frame claiming more than the bound closes its
-connection at once. RSS and its peak
-are read from /proc."""
+connection at once, and one begun and stalled is closed after
+eddy.request.read.timeout.ms, giving its memory to the frame waiting for it.
+RSS and its peak are read from /proc."""
 
 import socket
+import time
 
 import eddy_fixture
 import kafka_wire as w
@@ -99,17 +101,62 @@ def peak_mib(pid):
     raise eddy_fixture.FixtureError("no VmHWM for pid %d" % pid)
 
 
+def stalled_claim_times_out(broker, checks):
+    """A client that starts a 12 MiB frame and stalls holds 12 of the 16 MiB
+    of request memory: another whole 12 MiB frame waits for it. After
+    eddy.request.read.timeout.ms (2 s here) the stalled connection is
+    closed and the waiting frame goes through; without the timeout it would
+    wait for connections.max.idle.ms (10 minutes)."""
+    import threading
+    stalled = claim(broker.port, 12 * MiB, 1000)
+    settle(broker)
+    started = time.monotonic()
+    result = {}
+
+    def send_whole_frame():
+        s = socket.create_connection(("127.0.0.1", broker.port), timeout=60)
+        try:
+            s.sendall((12 * MiB).to_bytes(4, "big") + b"\x01" * (12 * MiB))
+            s.settimeout(60)
+            result["closed"] = s.recv(1) == b""  # read whole, then closed as not a request
+        except OSError:
+            result["closed"] = True
+        finally:
+            result["seconds"] = time.monotonic() - started
+            s.close()
+
+    t = threading.Thread(target=send_whole_frame, daemon=True)
+    t.start()
+    stalled.settimeout(10)
+    try:
+        closed = stalled.recv(1) == b""
+    except (ConnectionResetError, socket.timeout):
+        closed = False
+    stalled_after = time.monotonic() - started
+    stalled.close()
+    t.join(60)
+    print("a stalled 12 MiB claim closed after %.1f s; the frame waiting behind it read after %.1f s" % (
+        stalled_after, result.get("seconds", -1)))
+    checks.check("a frame begun and stalled is closed after eddy.request.read.timeout.ms (2 s)",
+                 closed and 1.5 < stalled_after < 6, (closed, stalled_after))
+    checks.check("the frame that waited for its request memory went through then", result.get("closed") is True
+                 and result["seconds"] < 15, result)
+    eddy_fixture.wait_until(lambda: "eddy.request.read.timeout.ms" in broker.log_text(), 5, "the reason in the log")
+
+
 def bounded_request_memory(checks):
     import threading
     bound_mib = 16
     other = eddy_fixture.Broker(overrides={"queued.max.request.bytes": str(bound_mib * MiB),
-                                           "socket.request.max.bytes": "104857600"})
+                                           "socket.request.max.bytes": "104857600",
+                                           "eddy.request.read.timeout.ms": "2000"})
     try:
         other.start()
         pid = other.proc.pid
         with w.Connection(other.port) as conn:
             conn.request(19, 1, w.create_topics_v1("beside", 1))
         peak0 = peak_mib(pid)
+        rss0 = rss_mib(pid)
         frame = 12 * MiB
         senders = []
         done = []
@@ -142,6 +189,15 @@ def bounded_request_memory(checks):
         print("%d x a whole 12 MiB frame (%d MiB) with queued.max.request.bytes=%d MiB: peak RSS +%.1f MiB" % (
             SENDERS, SENDERS * 12, bound_mib, grown))
         checks.equal("all %d large frames were read in the end" % SENDERS, len(done), SENDERS)
+        # The last frames are freed just after their connections close.
+        try:
+            eddy_fixture.wait_until(lambda: rss_mib(pid) < rss0 + 4, 5, "RSS to come down", interval=0.1)
+        except eddy_fixture.FixtureError:
+            pass
+        after = rss_mib(pid)
+        print("RSS before the large frames %.1f MiB, after they were answered and closed %.1f MiB" % (rss0, after))
+        checks.check("the memory of the large frames went back to the system (RSS within 4 MiB of before)",
+                     after < rss0 + 4, "%.1f -> %.1f MiB" % (rss0, after))
         # The bound counts frame buffers; a frame's buffer grows with what
         # arrives, and while it moves to a larger one both exist (up to
         # 8 + 12 MiB here): twice the bound is the ceiling checked.
@@ -158,6 +214,7 @@ def bounded_request_memory(checks):
         eddy_fixture.wait_until(lambda: "queued.max.request.bytes" in other.log_text(), 5, "the reason in the log")
         with w.Connection(other.port) as conn:
             checks.check("the broker still answers", len(conn.request(18, 0, b"")) > 0)
+        stalled_claim_times_out(other, checks)
     finally:
         if other.proc is not None:
             checks.equal("the second broker stops cleanly", other.stop(), 0)

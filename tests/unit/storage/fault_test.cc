@@ -14,13 +14,17 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <filesystem>
 #include <random>
 
+#include "port/file_interceptor.h"
 #include "port/port.h"
 #include "storage/partition_log.h"
 #include "storage/segment.h"
+#include "log_check.h"
 #include "storage_test_util.h"
 
 namespace eddy::storage {
@@ -34,40 +38,7 @@ using testing::TempDir;
 constexpr size_t kMinValue = 20;
 constexpr size_t kMaxValue = 200;
 
-// Reads [log start, LEO) and checks that it is a gap-free sequence of valid
-// batches whose records hold exactly what was written at their offsets.
-// Returns a description of the first problem, empty when all is well.
-std::string check_log(PartitionLog& log) {
-  std::vector<uint8_t> bytes;
-  int64_t next = 0;
-  Status s = log.read_copy(log.log_start_offset(), SIZE_MAX, log.log_end_offset(), &bytes, &next);
-  if (s != Status::kOk) return std::string("read: ") + status_name(s);
-  BatchIterator it(bytes);
-  RecordBatchView view;
-  int64_t expected = -1;
-  while (it.next(&view)) {
-    if (expected >= 0 && view.base_offset() != expected) {
-      return "gap: batch at " + std::to_string(view.base_offset()) + ", expected " + std::to_string(expected);
-    }
-    expected = view.next_offset();
-    protocol::RecordIterator records(view);
-    protocol::Record r;
-    while (records.next(&r)) {
-      int64_t offset = view.base_offset() + r.offset_delta;
-      std::string key(reinterpret_cast<const char*>(r.key->data()), r.key->size());
-      std::string value(reinterpret_cast<const char*>(r.value->data()), r.value->size());
-      if (key != testing::key_for_offset(offset) || value != testing::value_for_offset(offset, kMinValue, kMaxValue)) {
-        return "wrong record at offset " + std::to_string(offset);
-      }
-    }
-    if (records.error() != BatchError::kOk) return "bad records in batch " + std::to_string(view.base_offset());
-  }
-  if (it.error() != BatchError::kOk) return std::string("batch error: ") + protocol::batch_error_name(it.error());
-  if (it.position() != bytes.size()) return "trailing bytes";
-  if (!bytes.empty() && expected != log.log_end_offset()) return "log does not end at the LEO";
-  if (next != log.log_end_offset()) return "read stopped early";
-  return "";
-}
+std::string check_log(PartitionLog& log) { return testing::check_log(log, kMinValue, kMaxValue); }
 
 Status append_for_offsets(PartitionLog& log, int records, std::mt19937_64& rng) {
   std::vector<uint8_t> batch = testing::batch_for_offsets(log.log_end_offset(), records, kMinValue, kMaxValue,
@@ -444,6 +415,69 @@ TEST(StorageFaultTest, FullFilesystemGivesAnErrorNotACrashNorACorruptLog) {
   ASSERT_EQ(log->update_config(bounded), Status::kOk);
   for (int i = 0; i < 2000; ++i) ASSERT_EQ(append_for_offsets(*log, 4, rng), Status::kOk) << i;
   EXPECT_EQ(check_log(*log), "");
+}
+
+// ---------------------------------------------------------------------------
+// (d) fdatasync failing (the port's file interceptor refuses it)
+// ---------------------------------------------------------------------------
+
+// Fails every fdatasync with EIO; everything else goes through.
+class FailingSyncs : public port::FileInterceptor {
+ public:
+  void lock() override { mu_.lock(); }
+  void unlock() override { mu_.unlock(); }
+  std::error_code before(const port::FileEvent& event) override {
+    if (event.op != port::FileOp::kSyncData) return {};
+    ++refused;
+    return std::error_code(EIO, std::generic_category());
+  }
+  void after(const port::FileEvent&, const std::error_code&) override {}
+  std::atomic<int> refused{0};
+
+ private:
+  std::mutex mu_;
+};
+
+TEST(StorageFaultTest, AFailedSyncIsNeverAcknowledgedAndStopsAppends) {
+  TempDir dir;
+  const std::string directory = dir.sub("p-0");
+  LogConfig config = testing::small_config(64 << 10);
+  config.acks_all_waits_for = AcksAllWaitsFor::kDisk;
+  std::mt19937_64 rng(7);
+  int64_t durable = 0;
+  {
+    Flusher flusher;
+    flusher.start();
+    std::unique_ptr<PartitionLog> log;
+    ASSERT_EQ(PartitionLog::open(directory, config, &flusher, &log), Status::kOk);
+    for (int i = 0; i < 20; ++i) ASSERT_EQ(append_for_offsets(*log, 3, rng), Status::kOk);
+    ASSERT_TRUE(log->wait_durable(log->log_end_offset(), 10000));
+    durable = log->durable_offset();
+
+    FailingSyncs failing;
+    port::set_file_interceptor(&failing);
+    ASSERT_EQ(append_for_offsets(*log, 3, rng), Status::kOk);  // into the page cache
+    const int64_t end = log->log_end_offset();
+    EXPECT_FALSE(log->wait_durable(end, 10000)) << "a batch whose sync failed was reported durable";
+    EXPECT_EQ(log->durable_offset(), durable);
+    EXPECT_GE(failing.refused.load(), 1);
+    // The partition refuses appends from now on instead of acknowledging
+    // writes it cannot make durable, and what it has stays readable.
+    EXPECT_EQ(append_for_offsets(*log, 3, rng), Status::kIoError);
+    EXPECT_EQ(log->log_end_offset(), end);
+    EXPECT_EQ(check_log(*log), "");
+    log.reset();
+    flusher.stop();
+    port::set_file_interceptor(nullptr);
+  }
+  // A restart recovers the log: at least everything that was durable.
+  Flusher flusher;
+  flusher.start();
+  std::unique_ptr<PartitionLog> log;
+  ASSERT_EQ(PartitionLog::open(directory, config, &flusher, &log), Status::kOk);
+  EXPECT_GE(log->log_end_offset(), durable);
+  EXPECT_EQ(check_log(*log), "");
+  EXPECT_EQ(append_for_offsets(*log, 3, rng), Status::kOk);
 }
 
 }  // namespace

@@ -14,11 +14,12 @@
 
 namespace eddy::storage::testing {
 
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
+// A fresh directory under base (default: $TMPDIR, or /tmp), removed with
+// its contents.
 class TempDir {
  public:
-  TempDir() {
-    const char* base = getenv("TMPDIR");
+  explicit TempDir(const char* base = nullptr) {
+    if (base == nullptr) base = getenv("TMPDIR");
     std::string pattern = std::string(base && *base ? base : "/tmp") + "/eddy-storage-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');

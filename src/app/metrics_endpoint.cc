@@ -1,0 +1,99 @@
+#include "app/metrics_endpoint.h"
+
+#include "app/metrics_render.h"
+#include "app/status_page.h"  // generated from status_page.html (src/app/CMakeLists.txt)
+#include "forward/forwarder.h"
+#include "net/listener_config.h"
+#include "net/reactor.h"
+#include "port/log.h"
+#include "port/port.h"
+
+namespace eddy::app {
+
+namespace {
+
+constexpr const char* kListenerKey = "eddy.metrics.listener";
+
+}  // namespace
+
+bool metrics_listener_from(const Config& config, MetricsListenerConfig* out, std::string* error) {
+  out->history_sample_ms = config.get_long("eddy.metrics.history.sample.ms");
+  const std::string value = config.get_string(kListenerKey);
+  if (value.empty()) {
+    out->enabled = false;
+    return true;
+  }
+  const std::string where = std::string(kListenerKey) + "=" + value + " (" + config.origin(kListenerKey) + ")";
+  net::SecurityProtocolMap http_only;
+  std::string why;
+  std::vector<net::ListenerConfig> parsed;
+  if (!net::parse_security_protocol_map("HTTP:PLAINTEXT", &http_only, &why) ||
+      !net::parse_listeners(value, &http_only, &parsed, &why)) {
+    *error = where + ": expected http://HOST:PORT (" + why + ")";
+    return false;
+  }
+  if (parsed.size() != 1) {
+    *error = where + ": expected one http://HOST:PORT address";
+    return false;
+  }
+  out->enabled = true;
+  out->host = parsed[0].host;
+  out->port = parsed[0].port;
+  return true;
+}
+
+MetricsEndpoint::MetricsEndpoint(net::Reactor& reactor, MetricsSources sources,
+                                 const std::vector<std::string>& link_names, int64_t history_sample_ms)
+    : reactor_(reactor),
+      history_(link_names),
+      sources_(sources),
+      sample_ms_(history_sample_ms),
+      http_(reactor, [this](const net::HttpRequest& request) { return answer(request); }) {
+  sources_.history = &history_;
+  sources_.http = &http_;
+  sources_.history_sample_ms = history_sample_ms;
+}
+
+MetricsEndpoint::~MetricsEndpoint() { stop(); }
+
+bool MetricsEndpoint::start(const std::string& host, uint16_t port, std::string* error) {
+  if (!http_.start(host, port, error)) return false;
+  EDDY_LOG_INFO("metrics listening on http://%s:%u (/metrics, /status.json, /)",
+                host.empty() ? "0.0.0.0" : host.c_str(), static_cast<unsigned>(http_.bound_port()));
+  sampling_ = true;
+  sample_links();
+  return true;
+}
+
+void MetricsEndpoint::stop() {
+  if (sampling_) reactor_.cancel(timer_);
+  sampling_ = false;
+  http_.stop();
+}
+
+void MetricsEndpoint::sample_links() {
+  history_.sample(sources_.forwarder->status().snapshot(), port::wall_clock_millis());
+  timer_ = reactor_.schedule_after(sample_ms_, [this] {
+    if (sampling_) sample_links();
+  });
+}
+
+net::HttpResponse MetricsEndpoint::answer(const net::HttpRequest& request) {
+  net::HttpResponse response;
+  if (request.path == "/metrics") {
+    response.content_type = kPrometheusContentType;
+    response.body = render_prometheus_metrics(sources_);
+  } else if (request.path == "/status.json") {
+    response.content_type = "application/json";
+    response.body = render_status_json(sources_);
+  } else if (request.path == "/" || request.path == "/index.html") {
+    response.content_type = "text/html; charset=utf-8";
+    response.body = kStatusPageHtml;
+  } else {
+    response.status = 404;
+    response.body = "404 Not Found (try /metrics, /status.json or /)\n";
+  }
+  return response;
+}
+
+}  // namespace eddy::app

@@ -1,0 +1,57 @@
+// What the metrics listener reads, gathered on the reactor thread when a
+// scrape (/metrics or /status.json) arrives: the broker (topics, partitions,
+// request counters), the Kafka listeners' connection counts, the disk budget
+// and the flusher, the forwarder's link status and its sampled history.
+// Nothing here is copied between scrapes; every scrape reads live state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eddy::broker {
+class Broker;
+}
+namespace eddy::net {
+class Server;
+class HttpServer;
+}
+namespace eddy::storage {
+class LogManager;
+}
+namespace eddy::forward {
+class Forwarder;
+}
+
+namespace eddy::app {
+
+class LinkHistory;
+
+struct MetricsSources {
+  broker::Broker* broker = nullptr;
+  const net::Server* server = nullptr;
+  const storage::LogManager* logs = nullptr;
+  const forward::Forwarder* forwarder = nullptr;
+  const LinkHistory* history = nullptr;     // may be null
+  const net::HttpServer* http = nullptr;    // the metrics listener itself; may be null
+  int64_t started_wall_ms = 0;              // when the broker started
+  int64_t started_monotonic_ms = 0;
+  int64_t history_sample_ms = 0;            // eddy.metrics.history.sample.ms
+};
+
+// One committed offset of a consumer group against its partition's end.
+struct GroupPartitionLag {
+  std::string group;
+  std::string topic;
+  int32_t partition = 0;
+  int64_t committed = -1;
+  int64_t end_offset = -1;  // the high watermark; -1 when the partition is gone
+  int64_t lag = 0;          // max(0, end_offset - committed); 0 when the partition is gone
+};
+
+// Every committed offset in the meta store (groups sorted, then topic and
+// partition). Reads SQLite (a few rows per group). False with *error when
+// the meta store cannot be read.
+bool collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* out, std::string* error);
+
+}  // namespace eddy::app
