@@ -4,6 +4,8 @@
 #   make run               set up, build (Release), start eddy on config/gateway.properties
 #   make test              set up, build, run the whole test suite (ctest)
 #   make cross ARCH=...    cross-build for aarch64 or armhf, run the unit tests under qemu
+#   make deb ARCH=...      Debian package of the gateway build for amd64, arm64 or armhf (in build-deb/)
+#   make package-test      the three packages: lintian, qemu, install/upgrade/remove in a Debian 12 chroot
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
@@ -16,15 +18,40 @@ JOBS         ?= $(shell nproc)
 ARCH         ?= aarch64
 FUZZ_SECONDS ?= 60
 
-ifeq ($(ARCH),aarch64)
+DEB_OUT      ?= build-deb
+DEB_VERSION  ?=
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# ARCH names a toolchain for make cross (aarch64, armhf) and a Debian
+# architecture for make deb (amd64, arm64, armhf); arm64 and aarch64 are the
+# same toolchain, build-aarch64. make deb without ARCH builds for the host.
+ifeq ($(origin ARCH),file)
+  DEB_ARCH := $(shell dpkg --print-architecture)
+endif
+ifneq ($(filter $(ARCH),aarch64 arm64),)
+  CROSS_ARCH := aarch64
   TRIPLE := aarch64-linux-gnu
+  DEB_ARCH ?= arm64
 else ifeq ($(ARCH),armhf)
+  CROSS_ARCH := armhf
   TRIPLE := arm-linux-gnueabihf
+  DEB_ARCH ?= armhf
+else ifeq ($(ARCH),amd64)
+  DEB_ARCH ?= amd64
 else
-  $(error ARCH must be aarch64 or armhf)
+  $(error ARCH must be aarch64 (or arm64), armhf, or amd64 for make deb)
+endif
+# The package's binary: the host's gateway build is build-size's (make
+# size), an ARM one the cross build's (make cross), configured as they do.
+ifeq ($(DEB_ARCH),$(shell dpkg --print-architecture))
+  DEB_BUILD := build-size
+  DEB_CMAKE := -DEDDY_BUILD_TESTS=OFF
+else
+  DEB_BUILD := build-$(CROSS_ARCH)
+  DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross size asan fuzz power-cuts bench clean
+.PHONY: deps build run test cross deb package-test size asan fuzz power-cuts bench clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -40,11 +67,30 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
 cross:
-	@scripts/install-deps.sh cross $(ARCH)
-	@cmake -S . -B build-$(ARCH) -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake \
+	@[ -n "$(CROSS_ARCH)" ] || { echo "make cross: ARCH must be aarch64 (or arm64) or armhf" >&2; exit 2; }
+	@scripts/install-deps.sh cross $(CROSS_ARCH)
+	@cmake -S . -B build-$(CROSS_ARCH) -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake \
 	  -DCMAKE_BUILD_TYPE=Release -DEDDY_GATEWAY_SIZE=ON >/dev/null
-	@cmake --build build-$(ARCH) -j$(JOBS)
-	cd build-$(ARCH) && ctest -L unit --output-on-failure -j$(JOBS)
+	@cmake --build build-$(CROSS_ARCH) -j$(JOBS)
+	cd build-$(CROSS_ARCH) && ctest -L unit --output-on-failure -j$(JOBS)
+
+# build-deb/eddy_VERSION_ARCH.deb (scripts/deb/build-deb.sh); only the eddy
+# target is built. DEB_VERSION overrides the version (a local build).
+deb:
+	@scripts/install-deps.sh deb $(DEB_ARCH)
+	@cmake --no-warn-unused-cli -S . -B $(DEB_BUILD) $(DEB_CMAKE) -DCMAKE_BUILD_TYPE=Release -DEDDY_GATEWAY_SIZE=ON >/dev/null
+	@cmake --build $(DEB_BUILD) -j$(JOBS) --target eddy
+	@scripts/deb/build-deb.sh $(DEB_ARCH) $(DEB_BUILD)/eddy $(DEB_OUT) $(DEB_VERSION)
+
+# The packages for all three architectures, then tests/package/package_test.py
+# (as root: chroot; the Debian 12 tree is cached in ~/.cache/eddy-test).
+package-test:
+	@scripts/install-deps.sh package-test
+	@rm -f $(DEB_OUT)/eddy_*.deb
+	@$(MAKE) --no-print-directory deb ARCH=amd64
+	@$(MAKE) --no-print-directory deb ARCH=arm64
+	@$(MAKE) --no-print-directory deb ARCH=armhf
+	$(SUDO) /usr/bin/python3 tests/package/package_test.py --debs $(DEB_OUT) --binary build-size/eddy
 
 size: deps
 	@cmake -S . -B build-size -DCMAKE_BUILD_TYPE=Release -DEDDY_GATEWAY_SIZE=ON -DEDDY_BUILD_TESTS=OFF >/dev/null
@@ -83,4 +129,4 @@ bench: build
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 
 clean:
-	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz
+	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-deb

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -170,5 +171,23 @@ void release_free_memory();
 // Peak resident set size of this process in bytes (0 when unknown).
 uint64_t peak_rss_bytes();
 std::string error_message(const std::error_code& ec);
+
+// ---------------------------------------------------------------------------
+// Service manager (port/service_notify.cc)
+// ---------------------------------------------------------------------------
+
+// Tells the service manager that started this process (systemd with
+// Type=notify, or anything speaking its notify protocol, sd_notify(3)) about
+// this process's state: sends `state`, newline-separated VARIABLE=value
+// assignments such as "READY=1\nSTATUS=serving", as one datagram to the
+// AF_UNIX socket named by the environment variable NOTIFY_SOCKET. A name
+// starting with '@' is in the abstract namespace ('@' stands for the leading
+// NUL byte); otherwise it must be an absolute path. Does not link libsystemd.
+// Returns {} without sending anything when NOTIFY_SOCKET is unset or empty
+// (not started by a service manager); EAFNOSUPPORT for any other address form
+// (e.g. systemd's "vsock:"), ENAMETOOLONG when the name does not fit a
+// sockaddr_un, else the errno of socket(2)/sendto(2). NOTIFY_SOCKET is left
+// set, so that later states (STOPPING=1) reach the same socket.
+std::error_code notify_service_manager(std::string_view state);
 
 }  // namespace eddy::port

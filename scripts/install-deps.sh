@@ -4,6 +4,8 @@
 #   scripts/install-deps.sh host            build + test dependencies
 #   scripts/install-deps.sh cross aarch64   cross compiler, qemu-user, arm64 -dev packages
 #   scripts/install-deps.sh cross armhf
+#   scripts/install-deps.sh deb amd64|arm64|armhf   what make deb needs (and the cross set for ARM)
+#   scripts/install-deps.sh package-test    make package-test: the three above, lintian, debootstrap, kcat, strace
 #   scripts/install-deps.sh fuzz            clang + libFuzzer runtime
 #   scripts/install-deps.sh bench           nats-server, libnats-dev, fio, iperf3, gnuplot-nox
 set -euo pipefail
@@ -50,6 +52,14 @@ HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-
 # fetch those into ~/.cache/eddy-test on first use (tests/integration/
 # kafka_fixture.py, newest_clients.py).
 
+# make deb: dpkg-shlibdeps (dpkg-dev), the man page generator (python3),
+# file(1) to check the binary's architecture.
+DEB_BUILD=(dpkg-dev python3 file binutils)
+# make package-test: lintian, the Debian 12 tree (debootstrap), chroot
+# tools (util-linux's setpriv is essential), kcat as the client, strace for
+# the system-call check, systemd-analyze (systemd) for the unit.
+PACKAGE_TEST=(lintian debootstrap kcat strace systemd qemu-user)
+
 case "${1:-host}" in
   host)
     apt_install "${HOST_BUILD[@]}" "${HOST_TEST[@]}"
@@ -69,6 +79,18 @@ case "${1:-host}" in
     fi
     apt_install "libsqlite3-dev:$deb" "libmbedtls-dev:$deb"
     ;;
+  deb)
+    case "${2:-amd64}" in
+      amd64) apt_install "${HOST_BUILD[@]}" "${DEB_BUILD[@]}" ;;
+      arm64) "$0" cross aarch64; apt_install "${DEB_BUILD[@]}" ;;
+      armhf) "$0" cross armhf; apt_install "${DEB_BUILD[@]}" ;;
+      *) echo "install-deps: unknown Debian architecture '${2:-}' (amd64, arm64 or armhf)" >&2; exit 2 ;;
+    esac
+    ;;
+  package-test)
+    for arch in amd64 arm64 armhf; do "$0" deb "$arch"; done
+    apt_install "${PACKAGE_TEST[@]}"
+    ;;
   fuzz)
     apt_install clang libclang-rt-14-dev
     ;;
@@ -79,7 +101,7 @@ case "${1:-host}" in
     apt_install python3 fio iperf3 nats-server libnats-dev gnuplot-nox librdkafka-dev "${HOST_TEST[@]}"
     ;;
   *)
-    echo "usage: install-deps.sh host | cross aarch64|armhf | fuzz | bench" >&2
+    echo "usage: install-deps.sh host | cross aarch64|armhf | deb amd64|arm64|armhf | package-test | fuzz | bench" >&2
     exit 2
     ;;
 esac

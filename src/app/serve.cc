@@ -10,6 +10,7 @@
 #include "app/broker_options_from_config.h"
 #include "app/forward_config.h"
 #include "app/metrics_endpoint.h"
+#include "app/service_manager.h"
 #include "broker/broker.h"
 #include "forward/forwarder.h"
 #include "meta/meta_store.h"
@@ -262,12 +263,15 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     reactor.schedule_after(kRetentionCheckMs, retention);
   };
   reactor.schedule_after(kRetentionCheckMs, retention);
+  // Runs once the reactor does: listeners bound and accepting, topics loaded.
+  reactor.post([&] { notify_ready(server.bound_listeners()); });
 
   // SIGINT/SIGTERM arrive on this thread and start the shutdown on the reactor.
   std::thread signals([&] {
     int sig = port::wait_for_termination_signal();
     reactor.post([&, sig] {
       EDDY_LOG_INFO("signal %d: shutting down", sig);
+      notify_stopping();
       forwarder.request_stop();
       control.stop();
       metrics.stop();
