@@ -35,6 +35,10 @@ check "non-numeric number" 2 "$work/nan.properties:2: num.partitions: expected a
 check "missing file" 2 "$work/missing.properties: cannot read" -- "$EDDY" serve "$work/missing.properties"
 check "bad override" 2 "--override: log.segment.bytes: expected an integer" -- \
   "$EDDY" serve "$SRC/config/gateway.properties" --override log.segment.bytes=big
+check "metrics listener without a port" 2 "eddy.metrics.listener=http://127.0.0.1 (--override): expected http://HOST:PORT" -- \
+  "$EDDY" serve --override "log.dirs=$work/m" --override eddy.metrics.listener=http://127.0.0.1
+check "bad eddy.request.read.timeout.ms" 2 "eddy.request.read.timeout.ms" -- \
+  "$EDDY" serve --override "log.dirs=$work/m" --override eddy.request.read.timeout.ms=soon
 check "unknown option" 2 "unknown option '--bogus'" -- "$EDDY" serve --bogus
 check "unknown command" 2 "unknown command 'srve'" -- "$EDDY" srve
 check "version" 0 "eddy " -- "$EDDY" --version

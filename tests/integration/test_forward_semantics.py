@@ -310,6 +310,12 @@ def recreate(rig, checks):
         "forwarded_offset"], 5)
 
 
+def first_segment(rig, topic):
+    """The path of partition 0's first segment file at the edge."""
+    segment_dir = os.path.join(rig.edge.data_dir, "%s-0" % topic)
+    return os.path.join(segment_dir, sorted(n for n in os.listdir(segment_dir) if n.endswith(".log"))[0])
+
+
 def append_raw_batch(segment_path, records, count):
     """Writes a batch (valid header and CRC, `records` as its records) after
     the last batch of a preallocated segment file; returns its offset."""
@@ -340,9 +346,7 @@ def malformed(rig, checks):
     rig.wait_drained("legacy", 1)
     rig.link_down()
     rig.edge.kill()
-    segment_dir = os.path.join(rig.edge.data_dir, "legacy-0")
-    segment = os.path.join(segment_dir, sorted(n for n in os.listdir(segment_dir) if n.endswith(".log"))[0])
-    offset = append_raw_batch(segment, b"\xff" * 24, 1)
+    offset = append_raw_batch(first_segment(rig, "legacy"), b"\xff" * 24, 1)
     checks.equal("the malformed batch went in at offset 3", offset, 3)
     rig.edge.start()
     # The listener accepts before the topics are opened: wait for recovery.
@@ -400,9 +404,7 @@ def lost_tail(rig, checks):
     rig.wait_drained("tail", 1)
     rig.link_down()
     rig.edge.kill()
-    segment_dir = os.path.join(rig.edge.data_dir, "tail-0")
-    segment = os.path.join(segment_dir, sorted(n for n in os.listdir(segment_dir) if n.endswith(".log"))[0])
-    zero_from_offset(segment, 3)  # offsets 3..5 never reached the disk
+    zero_from_offset(first_segment(rig, "tail"), 3)  # offsets 3..5 never reached the disk
     rig.edge.start()
     checks.equal("the restarted edge's log ends at 3", rig.local_ends("tail", 1), [3])
     producer = kafka_producer(rig.edge.bootstrap, acks=1, linger_ms=0)

@@ -129,32 +129,17 @@ void PowerCutFilesystem::after(const port::FileEvent& e, const std::error_code& 
         if (Node* node = node_of_fd(e.fd)) node->unsynced.clear();
       }
       break;
-    case FileOp::kRename: {
-      if (changes_.empty() || changes_.back().kind != DirectoryChange::kRename || changes_.back().path != *e.path) break;
-      DirectoryChange& change = changes_.back();
-      if (result) {
-        if (!change.stash.empty()) ::unlink(change.stash.c_str());
-        changes_.pop_back();
-        break;
-      }
-      for (auto& [inode, node] : nodes_) {
-        if (node.path == *e.to && !change.stash.empty()) node.path = change.stash;  // the replaced file
-      }
-      for (auto& [inode, node] : nodes_) {
-        if (node.path == *e.path) node.path = *e.to;
-      }
-      break;
-    }
+    case FileOp::kRename:
     case FileOp::kRemove: {
-      if (changes_.empty() || changes_.back().kind != DirectoryChange::kRemove || changes_.back().path != *e.path) break;
-      DirectoryChange& change = changes_.back();
-      if (result) {
-        if (!change.stash.empty()) ::unlink(change.stash.c_str());
-        changes_.pop_back();
-        break;
-      }
-      for (auto& [inode, node] : nodes_) {
-        if (node.path == *e.path) node.path = change.stash;
+      const bool rename = e.op == FileOp::kRename;
+      DirectoryChange* change =
+          settle_change(rename ? DirectoryChange::kRename : DirectoryChange::kRemove, *e.path, result);
+      if (change == nullptr) break;
+      if (rename) {
+        rename_nodes(*e.to, change->stash);  // the file `to` replaced lives on in the stash
+        rename_nodes(*e.path, *e.to);
+      } else {
+        rename_nodes(*e.path, change->stash);
       }
       break;
     }
@@ -171,6 +156,23 @@ void PowerCutFilesystem::after(const port::FileEvent& e, const std::error_code& 
     case FileOp::kPreallocate:
     case FileOp::kTruncate:
       break;
+  }
+}
+
+PowerCutFilesystem::DirectoryChange* PowerCutFilesystem::settle_change(DirectoryChange::Kind kind,
+                                                                       const std::string& path,
+                                                                       const std::error_code& result) {
+  if (changes_.empty() || changes_.back().kind != kind || changes_.back().path != path) return nullptr;
+  if (!result) return &changes_.back();
+  if (!changes_.back().stash.empty()) ::unlink(changes_.back().stash.c_str());
+  changes_.pop_back();
+  return nullptr;
+}
+
+void PowerCutFilesystem::rename_nodes(const std::string& from, const std::string& to) {
+  if (to.empty()) return;
+  for (auto& [inode, node] : nodes_) {
+    if (node.path == from) node.path = to;
   }
 }
 

@@ -91,6 +91,11 @@ class PowerCutFilesystem : public port::FileInterceptor {
   Node* node_of_fd(int fd);
   std::string stash_link(const std::string& path);
   void record_write(int fd, uint64_t offset, uint64_t length);
+  // The change before() recorded for this rename or removal (null when the
+  // path is not tracked); dropped, with its stash link, when it failed.
+  DirectoryChange* settle_change(DirectoryChange::Kind kind, const std::string& path, const std::error_code& result);
+  // Nodes named from are now named to (nothing when to is empty).
+  void rename_nodes(const std::string& from, const std::string& to);
   void directory_synced(const std::string& directory);
   void undo_writes(Node& node, std::mt19937_64& rng, double p, CutStats* stats);
   void undo_directory_change(const DirectoryChange& change);
