@@ -175,6 +175,12 @@ bool skip_bytes(Cursor& in, Walk* walk, int32_t index, const char* field, int64_
   return true;
 }
 
+// A producer's base and delta are both its own: their sum wraps as Java's
+// long addition does in Kafka's validator (no overflow to trap on).
+int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 void check_timestamp(const RecordBatchView& batch, const RecordRules& rules, int32_t index, int64_t timestamp,
                      int64_t offset, RecordVerdict* verdict, bool* timestamp_fault) {
   std::string why;
@@ -300,10 +306,12 @@ void walk_records(const RecordBatchView& batch, const RecordRules& rules, bool c
                                                std::to_string(read));
       break;
     }
-    const int64_t timestamp =
-        batch.timestamp_type() == TimestampType::kLogAppendTime ? batch.max_timestamp() : base_timestamp + timestamp_delta;
+    const int64_t timestamp = batch.timestamp_type() == TimestampType::kLogAppendTime
+                                  ? batch.max_timestamp()
+                                  : wrapping_add(base_timestamp, timestamp_delta);
     max_timestamp = std::max(max_timestamp, timestamp);
-    check_timestamp(batch, rules, i, timestamp, batch.base_offset() + offset_delta, verdict, &timestamp_fault);
+    check_timestamp(batch, rules, i, timestamp, wrapping_add(batch.base_offset(), offset_delta), verdict,
+                    &timestamp_fault);
   }
   if (walk.error == ErrorCode::kNone && !in.at_end()) {
     if (in.failure() == Cursor::Failure::kCorrupt) {

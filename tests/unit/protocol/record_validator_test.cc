@@ -203,6 +203,27 @@ TEST(RecordValidator, TimestampsOutOfBoundsListEachBadRecord) {
             ErrorCode::kInvalidTimestamp);
 }
 
+// Found by fuzz_record_validator: base + delta past INT64_MAX was signed
+// overflow. It wraps as Java's long does, and the wrapped timestamp is
+// judged like any other (far in the past here).
+TEST(RecordValidator, TimestampSumsWrapAsKafkasLongsDo) {
+  std::vector<uint8_t> records;
+  append(&records, record(0, 1000));
+  Rig s(1 << 20);
+  s.rules.now_ms = 10000;
+  s.rules.timestamp_before_max_ms = 1000;
+  RecordVerdict v = check(batch(records, 1, 0, INT64_MAX - 10), s.rules);
+  EXPECT_EQ(v.error, ErrorCode::kInvalidTimestamp);
+  ASSERT_EQ(v.record_errors.size(), 1u);
+  EXPECT_NE(v.record_errors[0].message.find(std::to_string(INT64_MIN + 989)), std::string::npos)
+      << v.record_errors[0].message;
+  // The base alone, at the top of the range, is far in the future.
+  s.rules.timestamp_after_max_ms = 1000;
+  std::vector<uint8_t> at_base;
+  append(&at_base, record(0, 0));
+  EXPECT_EQ(check(batch(at_base, 1, 0, INT64_MAX), s.rules).error, ErrorCode::kInvalidTimestamp);
+}
+
 TEST(RecordValidator, CompressedBatchesAreNotWalkedWithoutACodecOrWhenTurnedOff) {
   std::vector<uint8_t> garbage(24, 0xff);
   Rig s(1 << 20);
