@@ -8,54 +8,12 @@ namespace eddy::broker {
 
 using protocol::ErrorCode;
 
-// What Eddy answers. A version is listed only when every field it carries is
-// handled (e.g. Fetch stops at 12: 13+ names topics by id only).
-const std::vector<ApiSupport>& Broker::supported_apis() {
-  static const std::vector<ApiSupport> kApis = {
-      {0, 0, 9},    // Produce
-      {1, 0, 12},   // Fetch
-      {2, 0, 8},    // ListOffsets
-      {3, 0, 12},   // Metadata
-      {8, 0, 8},    // OffsetCommit
-      {9, 0, 8},    // OffsetFetch
-      {10, 0, 4},   // FindCoordinator
-      {11, 0, 9},   // JoinGroup
-      {12, 0, 4},   // Heartbeat
-      {13, 0, 5},   // LeaveGroup
-      {14, 0, 5},   // SyncGroup
-      {15, 0, 5},   // DescribeGroups
-      {16, 0, 5},   // ListGroups
-      {18, 0, 3},   // ApiVersions
-      {19, 0, 7},   // CreateTopics
-      {20, 0, 6},   // DeleteTopics
-      {21, 0, 2},   // DeleteRecords
-      {22, 0, 4},   // InitProducerId (no transactions)
-      {23, 0, 4},   // OffsetForLeaderEpoch
-      {32, 0, 4},   // DescribeConfigs
-      {33, 0, 2},   // AlterConfigs
-      {35, 0, 4},   // DescribeLogDirs (the disk budget as the volume)
-      {37, 0, 3},   // CreatePartitions
-      {42, 0, 2},   // DeleteGroups
-      {44, 0, 1},   // IncrementalAlterConfigs
-      {47, 0, 0},   // OffsetDelete
-      {60, 0, 1},   // DescribeCluster
-  };
-  return kApis;
-}
-
 namespace {
 
 std::vector<int16_t> supported_api_keys() {
   std::vector<int16_t> keys;
-  for (const auto& api : Broker::supported_apis()) keys.push_back(api.api_key);
+  for (const auto& api : Broker::supported_apis()) keys.push_back(static_cast<int16_t>(api.key));
   return keys;
-}
-
-const ApiSupport* find_support(int16_t api_key) {
-  for (const auto& api : Broker::supported_apis()) {
-    if (api.api_key == api_key) return &api;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -135,9 +93,9 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
   }
   const int16_t key = request->api_key();
   const int16_t version = request->version();
-  const ApiSupport* api = find_support(key);
+  const ApiSupport* api = find_api(key);
   if (key == static_cast<int16_t>(protocol::ApiKey::kApiVersions)) {
-    handle_api_versions(std::move(request));
+    handle_api_versions(std::move(request));  // answers any version (KIP-511)
     return;
   }
   if (api == nullptr) {
@@ -149,47 +107,19 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
                                     "-" + std::to_string(api->max_version) + ")");
     return;
   }
-  switch (static_cast<protocol::ApiKey>(key)) {
-    case protocol::ApiKey::kProduce: handle_produce(std::move(request)); break;
-    case protocol::ApiKey::kFetch: handle_fetch(std::move(request)); break;
-    case protocol::ApiKey::kListOffsets: handle_list_offsets(std::move(request)); break;
-    case protocol::ApiKey::kMetadata: handle_metadata(std::move(request)); break;
-    case protocol::ApiKey::kCreateTopics: handle_create_topics(std::move(request)); break;
-    case protocol::ApiKey::kDeleteTopics: handle_delete_topics(std::move(request)); break;
-    case protocol::ApiKey::kDeleteRecords: handle_delete_records(std::move(request)); break;
-    case protocol::ApiKey::kOffsetForLeaderEpoch: handle_offset_for_leader_epoch(std::move(request)); break;
-    case protocol::ApiKey::kDescribeConfigs: handle_describe_configs(std::move(request)); break;
-    case protocol::ApiKey::kCreatePartitions: handle_create_partitions(std::move(request)); break;
-    case protocol::ApiKey::kIncrementalAlterConfigs: handle_incremental_alter_configs(std::move(request)); break;
-    case protocol::ApiKey::kAlterConfigs: handle_alter_configs(std::move(request)); break;
-    case protocol::ApiKey::kDescribeLogDirs: handle_describe_log_dirs(std::move(request)); break;
-    case protocol::ApiKey::kDescribeCluster: handle_describe_cluster(std::move(request)); break;
-    case protocol::ApiKey::kOffsetCommit: handle_offset_commit(std::move(request)); break;
-    case protocol::ApiKey::kOffsetFetch: handle_offset_fetch(std::move(request)); break;
-    case protocol::ApiKey::kFindCoordinator: handle_find_coordinator(std::move(request)); break;
-    case protocol::ApiKey::kJoinGroup: handle_join_group(std::move(request)); break;
-    case protocol::ApiKey::kHeartbeat: handle_heartbeat(std::move(request)); break;
-    case protocol::ApiKey::kLeaveGroup: handle_leave_group(std::move(request)); break;
-    case protocol::ApiKey::kSyncGroup: handle_sync_group(std::move(request)); break;
-    case protocol::ApiKey::kDescribeGroups: handle_describe_groups(std::move(request)); break;
-    case protocol::ApiKey::kListGroups: handle_list_groups(std::move(request)); break;
-    case protocol::ApiKey::kDeleteGroups: handle_delete_groups(std::move(request)); break;
-    case protocol::ApiKey::kOffsetDelete: handle_offset_delete(std::move(request)); break;
-    case protocol::ApiKey::kInitProducerId: handle_init_producer_id(std::move(request)); break;
-    default: close_bad_request(*request, "API not supported by this broker"); break;
-  }
+  (this->*api->handle)(std::move(request));
 }
 
 void Broker::handle_api_versions(RequestPtr request) {
   protocol::ApiVersionsResponse response;
   for (const auto& api : supported_apis()) {
     protocol::ApiVersionsResponse::ApiVersion v;
-    v.api_key = api.api_key;
+    v.api_key = static_cast<int16_t>(api.key);
     v.min_version = api.min_version;
     v.max_version = api.max_version;
     response.api_keys.push_back(v);
   }
-  const ApiSupport* self = find_support(static_cast<int16_t>(protocol::ApiKey::kApiVersions));
+  const ApiSupport* self = find_api(static_cast<int16_t>(protocol::ApiKey::kApiVersions));
   int16_t version = request->version();
   if (version > self->max_version || version < self->min_version) {
     // KIP-511: answer with version 0 and UNSUPPORTED_VERSION so that the

@@ -12,6 +12,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "protocol/headers.h"
 #include "protocol/codec.h"
 #include "protocol/generated/messages.h"
+#include "protocol/record_batch.h"
 #include "storage/log_manager.h"
 
 namespace eddy::broker {
@@ -46,11 +48,15 @@ struct Request {
 };
 using RequestPtr = std::unique_ptr<Request>;
 
-// An API the broker answers, with the versions it advertises.
+class Broker;
+
+// An API the broker answers: the versions it advertises and its handler
+// (the table is in api_table.cc).
 struct ApiSupport {
-  int16_t api_key;
+  protocol::ApiKey key;
   int16_t min_version;
   int16_t max_version;
+  void (Broker::*handle)(RequestPtr request);
 };
 
 class Broker {
@@ -73,8 +79,10 @@ class Broker {
   // waiting for durability with what is durable) before shutdown.
   void drain();
 
-  // What ApiVersions advertises.
-  static const std::vector<ApiSupport>& supported_apis();
+  // What ApiVersions advertises and dispatch calls, in ApiVersions' order.
+  static std::span<const ApiSupport> supported_apis();
+  // Its row for api_key, nullptr when Eddy does not answer it.
+  static const ApiSupport* find_api(int16_t api_key);
 
   TopicTable& topics() { return topics_; }
   const BrokerOptions& options() const { return options_; }
@@ -169,6 +177,32 @@ class Broker {
   void drain_groups();
   void handle_init_producer_id(RequestPtr request);
 
+  // One partition of a Produce (produce.cc): where its answer goes and
+  // what it writes to (log is set once the partition is known to exist).
+  struct ProduceSlot {
+    size_t topic_index;      // into response.responses
+    size_t partition_index;  // into its partition_responses
+    const std::string& topic_name;
+    int32_t partition;
+    Topic* topic;  // nullptr: unknown topic
+    storage::PartitionLog* log;
+  };
+  protocol::ProduceResponse::PartitionProduceResponse produce_partition(
+      const Request& request, int16_t acks, ProduceSlot& slot, protocol::ProduceRequest::PartitionProduceData& data,
+      ProduceWaiter* waiter);
+  // Validates, checks the producer's sequence and appends (or answers a
+  // duplicate). REQUIRES: slot.log set.
+  protocol::ErrorCode produce_batch(const Request& request, int16_t acks, const ProduceSlot& slot,
+                                    std::span<const uint8_t> records,
+                                    protocol::ProduceResponse::PartitionProduceResponse* out, ProduceWaiter* waiter,
+                                    std::string* message);
+  protocol::ErrorCode answer_duplicate(const Request& request, int16_t acks, const ProduceSlot& slot,
+                                       const protocol::RecordBatchView& batch, const SequenceCheck& sequence,
+                                       protocol::ProduceResponse::PartitionProduceResponse* out,
+                                       ProduceWaiter* waiter, std::string* message);
+  // acks=-1 with eddy.acks.all.waits.for=disk: the answer waits until
+  // last_offset is durable.
+  void wait_for_durability(int16_t acks, const ProduceSlot& slot, int64_t last_offset, ProduceWaiter* waiter);
   // Produce acks=-1: parked until the batches are durable or timeout_ms.
   void complete_produce_waiters(bool timed_out_only);
   void finish_produce_waiter(std::list<ProduceWaiter>::iterator it, bool timed_out);

@@ -166,9 +166,6 @@ int64_t find_written_batch(storage::PartitionLog* log, int64_t last_offset, cons
 void Broker::handle_produce(RequestPtr request) {
   ProduceRequest body;
   if (!decode(*request, &body)) return;
-  const int16_t version = request->version();
-  const bool valid_acks = body.acks == 0 || body.acks == 1 || body.acks == -1;
-
   ProduceResponse response;
   ProduceWaiter waiter;
   for (size_t t = 0; t < body.topic_data.size(); ++t) {
@@ -177,121 +174,9 @@ void Broker::handle_produce(RequestPtr request) {
     topic_response.name = topic_data.name;
     Topic* topic = topics_.find(topic_data.name);
     for (size_t p = 0; p < topic_data.partition_data.size(); ++p) {
-      auto& partition_data = topic_data.partition_data[p];
-      ProduceResponse::PartitionProduceResponse out;
-      out.index = partition_data.index;
-      out.base_offset = -1;
-      std::string message;
-      ErrorCode code = ErrorCode::kNone;
-      storage::PartitionLog* log = nullptr;
-      if (!valid_acks) {
-        code = ErrorCode::kInvalidRequiredAcks;
-      } else if (topic == nullptr || partition_data.index < 0 ||
-                 partition_data.index >= static_cast<int32_t>(topic->partitions.size())) {
-        code = ErrorCode::kUnknownTopicOrPartition;
-      } else {
-        log = topic->partitions[static_cast<size_t>(partition_data.index)];
-        std::span<const uint8_t> records;
-        if (partition_data.records) records = partition_data.records->bytes;
-        protocol::RecordBatchView batch;
-        protocol::RecordVerdict verdict;
-        code = precheck(records, topic->config, options_, version, &batch, &verdict, &message);
-        if (!verdict.record_errors.empty()) {
-          for (const protocol::RecordError& r : verdict.record_errors) {
-            ProduceResponse::BatchIndexAndErrorMessage e;
-            e.batch_index = r.index;
-            e.batch_index_error_message = r.message;
-            out.record_errors.push_back(std::move(e));
-          }
-        }
-        if (code != ErrorCode::kNone && code != ErrorCode::kUnknownTopicOrPartition) {
-          note_refused_batch(*request, topic_data.name, partition_data.index, code, message);
-        }
-        PartitionProducers* producers = nullptr;
-        SequenceCheck sequence;
-        if (code == ErrorCode::kNone && batch.producer_id() >= 0) {
-          producers = producer_state_.find(log);
-          if (producers != nullptr) {
-            sequence = producers->check(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(),
-                                        batch.record_count());
-          }
-        }
-        if (code == ErrorCode::kNone && sequence.action == SequenceCheck::Action::kReject) {
-          code = sequence.error;
-          message = sequence.message;
-        } else if (code == ErrorCode::kNone && sequence.action == SequenceCheck::Action::kDuplicate) {
-          // Written before: nothing is appended; acks=-1 still waits until
-          // the original is durable.
-          code = sequence.error;
-          message = sequence.message;
-          out.base_offset = sequence.duplicate_base_offset;
-          if (code == ErrorCode::kDuplicateSequenceNumber) {
-            int64_t base = find_written_batch(log, sequence.duplicate_last_offset, batch);
-            if (base >= 0) {
-              code = ErrorCode::kNone;
-              message.clear();
-              out.base_offset = base;
-            }
-          }
-          if (code == ErrorCode::kNone) {
-            EDDY_LOG_DEBUG("produce from %s to %s-%d: duplicate batch (producer %lld epoch %d sequence %d) not "
-                           "written again; it is at offset %lld",
-                           request->client.peer.c_str(), topic_data.name.c_str(), partition_data.index,
-                           static_cast<long long>(batch.producer_id()), batch.producer_epoch(),
-                           batch.base_sequence(), static_cast<long long>(out.base_offset));
-          }
-          if (body.acks == -1 && log->config().acks_all_waits_for == storage::AcksAllWaitsFor::kDisk &&
-              log->durable_offset() <= sequence.duplicate_last_offset) {
-            waiter.pending.push_back({t, p, topic->name, partition_data.index, sequence.duplicate_last_offset + 1});
-          }
-        } else if (code == ErrorCode::kNone) {
-          // The frame belongs to this request: the storage patches baseOffset
-          // (and, for LogAppendTime, the timestamp and CRC) in place.
-          std::span<uint8_t> writable(const_cast<uint8_t*>(records.data()), records.size());
-          if (verdict.walked && log->config().timestamp_type == protocol::TimestampType::kCreateTime &&
-              verdict.max_timestamp != batch.max_timestamp()) {
-            // As Kafka: the batch's maxTimestamp is its newest record's.
-            protocol::set_max_timestamp(writable, verdict.max_timestamp);
-          }
-          storage::AppendResult result;
-          storage::AppendOptions append;
-          append.crc_verified = true;
-          storage::Status s = log->append(writable, append, &result);
-          code = error_for(s, version);
-          if (code == ErrorCode::kNone && producers != nullptr) {
-            const int64_t now = port::wall_clock_millis();
-            producers->record(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(),
-                              batch.record_count(), result.base_offset, result.last_offset, now);
-            producer_state_.saw_producer(batch.producer_id(), batch.producer_epoch(), now);
-          }
-          if (code == ErrorCode::kNone) {
-            topic->traffic.bytes_in += records.size();
-            topic->traffic.messages_in += static_cast<uint64_t>(result.last_offset - result.base_offset + 1);
-            out.base_offset = result.base_offset;
-            out.log_append_time_ms = result.log_append_time_ms;
-            out.log_start_offset = result.log_start_offset;
-            if (body.acks == -1 && log->config().acks_all_waits_for == storage::AcksAllWaitsFor::kDisk &&
-                log->durable_offset() <= result.last_offset) {
-              waiter.pending.push_back({t, p, topic->name, partition_data.index, result.last_offset + 1});
-            }
-            wake_fetch_waiters(topic->name, partition_data.index);
-          } else {
-            message = std::string("append failed: ") + storage::status_name(s);
-            if (s == storage::Status::kLogFull) {
-              message = "The partition's disk budget is full of data not yet forwarded (eddy.full.policy=reject)";
-            }
-          }
-        }
-      }
-      if (log != nullptr) out.log_start_offset = log->log_start_offset();
-      out.error_code = protocol::to_int(code);
-      if (code != ErrorCode::kNone) {
-        request_metrics_.note_error(request->api_key(), out.error_code);
-        if (!message.empty()) out.error_message = message;
-        EDDY_LOG_DEBUG("produce from %s to %s-%d: %s %s", request->client.peer.c_str(), topic_data.name.c_str(),
-                       partition_data.index, protocol::error_name(code), message.c_str());
-      }
-      topic_response.partition_responses.push_back(std::move(out));
+      ProduceSlot slot{t, p, topic_data.name, topic_data.partition_data[p].index, topic, nullptr};
+      topic_response.partition_responses.push_back(
+          produce_partition(*request, body.acks, slot, topic_data.partition_data[p], &waiter));
     }
     response.responses.push_back(std::move(topic_response));
   }
@@ -310,6 +195,142 @@ void Broker::handle_produce(RequestPtr request) {
   auto it = std::prev(produce_waiters_.end());
   int64_t timeout = body.timeout_ms > 0 ? body.timeout_ms : 0;
   it->timer = executor_.schedule_after(timeout, [this, it] { finish_produce_waiter(it, true); });
+}
+
+ProduceResponse::PartitionProduceResponse Broker::produce_partition(const Request& request, int16_t acks,
+                                                                    ProduceSlot& slot,
+                                                                    ProduceRequest::PartitionProduceData& data,
+                                                                    ProduceWaiter* waiter) {
+  ProduceResponse::PartitionProduceResponse out;
+  out.index = slot.partition;
+  out.base_offset = -1;
+  std::string message;
+  ErrorCode code = ErrorCode::kNone;
+  if (acks != 0 && acks != 1 && acks != -1) {
+    code = ErrorCode::kInvalidRequiredAcks;
+  } else if (slot.topic == nullptr || slot.partition < 0 ||
+             slot.partition >= static_cast<int32_t>(slot.topic->partitions.size())) {
+    code = ErrorCode::kUnknownTopicOrPartition;
+  } else {
+    slot.log = slot.topic->partitions[static_cast<size_t>(slot.partition)];
+    std::span<const uint8_t> records;
+    if (data.records) records = data.records->bytes;
+    code = produce_batch(request, acks, slot, records, &out, waiter, &message);
+    out.log_start_offset = slot.log->log_start_offset();
+  }
+  out.error_code = protocol::to_int(code);
+  if (code != ErrorCode::kNone) {
+    request_metrics_.note_error(request.api_key(), out.error_code);
+    if (!message.empty()) out.error_message = message;
+    EDDY_LOG_DEBUG("produce from %s to %s-%d: %s %s", request.client.peer.c_str(), slot.topic_name.c_str(),
+                   slot.partition, protocol::error_name(code), message.c_str());
+  }
+  return out;
+}
+
+ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const ProduceSlot& slot,
+                                std::span<const uint8_t> records, ProduceResponse::PartitionProduceResponse* out,
+                                ProduceWaiter* waiter, std::string* message) {
+  protocol::RecordBatchView batch;
+  protocol::RecordVerdict verdict;
+  ErrorCode code = precheck(records, slot.topic->config, options_, request.version(), &batch, &verdict, message);
+  for (const protocol::RecordError& r : verdict.record_errors) {
+    ProduceResponse::BatchIndexAndErrorMessage e;
+    e.batch_index = r.index;
+    e.batch_index_error_message = r.message;
+    out->record_errors.push_back(std::move(e));
+  }
+  if (code != ErrorCode::kNone) {
+    if (code != ErrorCode::kUnknownTopicOrPartition) {
+      note_refused_batch(request, slot.topic_name, slot.partition, code, *message);
+    }
+    return code;
+  }
+  PartitionProducers* producers = batch.producer_id() >= 0 ? producer_state_.find(slot.log) : nullptr;
+  SequenceCheck sequence;
+  if (producers != nullptr) {
+    sequence = producers->check(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(),
+                                batch.record_count());
+  }
+  switch (sequence.action) {
+    case SequenceCheck::Action::kReject:
+      *message = sequence.message;
+      return sequence.error;
+    case SequenceCheck::Action::kDuplicate:
+      return answer_duplicate(request, acks, slot, batch, sequence, out, waiter, message);
+    case SequenceCheck::Action::kAppend: break;
+  }
+  // The frame belongs to this request: the storage patches baseOffset
+  // (and, for LogAppendTime, the timestamp and CRC) in place.
+  std::span<uint8_t> writable(const_cast<uint8_t*>(records.data()), records.size());
+  storage::PartitionLog* log = slot.log;
+  if (verdict.walked && log->config().timestamp_type == protocol::TimestampType::kCreateTime &&
+      verdict.max_timestamp != batch.max_timestamp()) {
+    // As Kafka: the batch's maxTimestamp is its newest record's.
+    protocol::set_max_timestamp(writable, verdict.max_timestamp);
+  }
+  storage::AppendResult result;
+  storage::AppendOptions append;
+  append.crc_verified = true;
+  storage::Status s = log->append(writable, append, &result);
+  code = error_for(s, request.version());
+  if (code != ErrorCode::kNone) {
+    *message = s == storage::Status::kLogFull
+                   ? "The partition's disk budget is full of data not yet forwarded (eddy.full.policy=reject)"
+                   : std::string("append failed: ") + storage::status_name(s);
+    return code;
+  }
+  if (producers != nullptr) {
+    const int64_t now = port::wall_clock_millis();
+    producers->record(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(), batch.record_count(),
+                      result.base_offset, result.last_offset, now);
+    producer_state_.saw_producer(batch.producer_id(), batch.producer_epoch(), now);
+  }
+  slot.topic->traffic.bytes_in += records.size();
+  slot.topic->traffic.messages_in += static_cast<uint64_t>(result.last_offset - result.base_offset + 1);
+  out->base_offset = result.base_offset;
+  out->log_append_time_ms = result.log_append_time_ms;
+  out->log_start_offset = result.log_start_offset;
+  wait_for_durability(acks, slot, result.last_offset, waiter);
+  wake_fetch_waiters(slot.topic_name, slot.partition);
+  return ErrorCode::kNone;
+}
+
+// Written before: nothing is appended; acks=-1 still waits until the
+// original is durable.
+ErrorCode Broker::answer_duplicate(const Request& request, int16_t acks, const ProduceSlot& slot,
+                                   const protocol::RecordBatchView& batch, const SequenceCheck& sequence,
+                                   ProduceResponse::PartitionProduceResponse* out, ProduceWaiter* waiter,
+                                   std::string* message) {
+  ErrorCode code = sequence.error;
+  *message = sequence.message;
+  out->base_offset = sequence.duplicate_base_offset;
+  if (code == ErrorCode::kDuplicateSequenceNumber) {
+    int64_t base = find_written_batch(slot.log, sequence.duplicate_last_offset, batch);
+    if (base >= 0) {
+      code = ErrorCode::kNone;
+      message->clear();
+      out->base_offset = base;
+    }
+  }
+  if (code == ErrorCode::kNone) {
+    EDDY_LOG_DEBUG("produce from %s to %s-%d: duplicate batch (producer %lld epoch %d sequence %d) not "
+                   "written again; it is at offset %lld",
+                   request.client.peer.c_str(), slot.topic_name.c_str(), slot.partition,
+                   static_cast<long long>(batch.producer_id()), batch.producer_epoch(), batch.base_sequence(),
+                   static_cast<long long>(out->base_offset));
+  }
+  wait_for_durability(acks, slot, sequence.duplicate_last_offset, waiter);
+  return code;
+}
+
+void Broker::wait_for_durability(int16_t acks, const ProduceSlot& slot, int64_t last_offset,
+                                 ProduceWaiter* waiter) {
+  if (acks == -1 && slot.log->config().acks_all_waits_for == storage::AcksAllWaitsFor::kDisk &&
+      slot.log->durable_offset() <= last_offset) {
+    waiter->pending.push_back({slot.topic_index, slot.partition_index, slot.topic->name, slot.partition,
+                               last_offset + 1});
+  }
 }
 
 void Broker::complete_produce_waiters(bool) {
