@@ -77,7 +77,8 @@ case "${1:-host}" in
       $SUDO dpkg --add-architecture "$deb"
       APT_UPDATED=0
     fi
-    apt_install "libsqlite3-dev:$deb" "libmbedtls-dev:$deb"
+    apt_install "libsqlite3-dev:$deb" "libmbedtls-dev:$deb" "zlib1g-dev:$deb" "libsnappy-dev:$deb" "liblz4-dev:$deb" \
+      "libzstd-dev:$deb"
     ;;
   deb)
     case "${2:-amd64}" in

@@ -6,7 +6,7 @@
 // key.separator). Ends after --max-messages records, or when no record came
 // for --timeout-ms (exit code 0); prints "Processed a total of N messages"
 // on stderr. Compressed batches are decompressed when the codec is built in
-// (EDDY_TOOLS_COMPRESSION), otherwise the tool stops with an error naming the
+// (EDDY_COMPRESSION), otherwise the tool stops with an error naming the
 // codec.
 #include <algorithm>
 #include <cstdio>

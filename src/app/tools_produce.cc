@@ -164,7 +164,7 @@ int run_produce(const std::vector<std::string>& args) {
     }
     if (!client::compression_available(producer_options.compression)) {
       return usage_error(kTool, "--compression " + *codec +
-                                    ": this eddy was built without that codec (CMake option EDDY_TOOLS_COMPRESSION)",
+                                    ": this eddy was built without that codec (CMake option EDDY_COMPRESSION)",
                          usage());
     }
   }

@@ -1,6 +1,6 @@
 // Internal to src/client/: the codec libraries this build links
-// (EDDY_TOOLS_COMPRESSION; CMake defines EDDY_HAVE_<CODEC>=1 for each one it
-// found), with their headers. Each EDDY_HAVE_* is 0 or 1 after this.
+// (EDDY_COMPRESSION; CMake defines EDDY_HAVE_<CODEC>=1 for each one it
+// links), with their headers. Each EDDY_HAVE_* is 0 or 1 after this.
 #pragma once
 
 #ifndef EDDY_HAVE_ZLIB

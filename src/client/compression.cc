@@ -256,7 +256,7 @@ namespace {
 Status not_built(Compression codec) {
   return Status::error(StatusCode::kCodec, std::string("compression codec ") + compression_name(codec) +
                                                " is not built into this eddy (CMake option "
-                                               "EDDY_TOOLS_COMPRESSION, library lib" +
+                                               "EDDY_COMPRESSION, library lib" +
                                                (codec == Compression::kGzip ? std::string("z") : compression_name(codec)) +
                                                ")");
 }

@@ -1,12 +1,13 @@
-// Record batch compression codecs, for the tools: the broker and the
-// forwarder never compress or decompress (they move batches as they are).
+// Record batch compression codecs, for the tools (compress and
+// decompress) and for the broker, which only reads compressed records to
+// validate them (record_stream.h) and stores batches as they came; the
+// forwarder never compresses or decompresses.
 //
-// Which codecs exist depends on the build: CMake option
-// EDDY_TOOLS_COMPRESSION (ON by default on host builds, OFF when
-// cross-compiling) links zlib (gzip), snappy, lz4 and zstd when
-// find_library finds them; each missing one is left out and reported here
-// as unavailable, so `eddy consume` prints a clear error naming the codec
-// of a batch it cannot read, and `eddy produce --compression X` refuses X.
+// Which codecs exist depends on the build: CMake option EDDY_COMPRESSION
+// (ON by default in every build) links zlib (gzip), snappy, lz4 and zstd;
+// with it OFF each is reported here as unavailable, so `eddy consume`
+// prints a clear error naming the codec of a batch it cannot read, and
+// `eddy produce --compression X` refuses X.
 // 'none' always works.
 //
 // Kafka's framing per codec: gzip is a gzip stream; snappy is raw snappy or

@@ -10,7 +10,7 @@
 // buffer of that size is allocated; the xerial framing Kafka's Java client
 // writes is read block by block (each at most max_output).
 //
-// Codecs follow the build (EDDY_TOOLS_COMPRESSION, see compression.h):
+// Codecs follow the build (EDDY_COMPRESSION, see compression.h):
 // open_record_stream returns nullptr for one that is not built in.
 #pragma once
 

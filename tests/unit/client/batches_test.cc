@@ -7,7 +7,10 @@
 #include "client/compression.h"
 #include "client/fetch_decoder.h"
 #include "client/record_accumulator.h"
+#include "client/record_stream.h"
+#include "protocol/big_endian.h"
 #include "protocol/record_batch.h"
+#include "protocol/record_validator.h"
 
 namespace eddy::client {
 namespace {
@@ -192,6 +195,59 @@ TEST(CompressionTest, CompressedBatchesAreValidAndDecode) {
     EXPECT_EQ(records[99].key, "key99");
     EXPECT_EQ(records[99].timestamp, 5099);
     EXPECT_EQ(records[99].offset, 99);
+  }
+}
+
+#if EDDY_TEST_EXPECT_CODECS
+// A default build (EDDY_COMPRESSION=ON), the ARM cross builds included,
+// has all four codecs: the broker must be able to walk every compressed
+// batch it stores.
+TEST(CompressionTest, ADefaultBuildHasEveryCodec) {
+  for (Compression c : kCodecs) EXPECT_TRUE(compression_available(c)) << compression_name(c);
+}
+#endif
+
+// The broker's record validation through the real decompressors (the
+// factory serve builds): each codec's good batch is walked record by
+// record, and the same records with one broken length are refused.
+TEST(CompressionTest, TheValidatorWalksTheRecordsOfEachCodec) {
+  protocol::RecordStreamFactory factory = [](Compression codec, std::span<const uint8_t> compressed) {
+    return open_record_stream(codec, compressed, 1 << 20);
+  };
+  protocol::RecordRules rules;
+  rules.open_stream = &factory;
+  for (Compression c : kCodecs) {
+    if (!compression_available(c)) continue;
+    SCOPED_TRACE(compression_name(c));
+    RecordAccumulator acc({1 << 20, c});
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(acc.append({"t", 0}, record("k", "value " + std::to_string(i))).ok());
+    ASSERT_TRUE(acc.seal_all().ok());
+    auto good = acc.take_sealed();
+    ASSERT_EQ(good.size(), 1u);
+    RecordBatchView view;
+    ASSERT_EQ(RecordBatchView::parse(good[0].bytes, &view), protocol::BatchError::kOk);
+    protocol::RecordVerdict verdict = protocol::validate_batch_records(view, rules);
+    EXPECT_EQ(verdict.error, protocol::ErrorCode::kNone) << verdict.message;
+    EXPECT_TRUE(verdict.walked);
+    EXPECT_EQ(verdict.max_timestamp, 1000);
+
+    // The same header over records whose first length says 30 bytes
+    // more: recompressed, the CRC recomputed, the walk must find it.
+    std::vector<uint8_t> raw;
+    ASSERT_TRUE(decompress(c, view.records_bytes(), 1 << 20, &raw).ok());
+    ASSERT_LT(raw[0], 0x80 - 60);                // a one-byte zigzag varint
+    raw[0] = static_cast<uint8_t>(raw[0] + 60);  // still one byte: +30
+    std::vector<uint8_t> recompressed;
+    ASSERT_TRUE(compress(c, raw, &recompressed).ok());
+    namespace L = protocol::batch_layout;
+    std::vector<uint8_t> bad(good[0].bytes.begin(), good[0].bytes.begin() + L::kHeaderSize);
+    bad.insert(bad.end(), recompressed.begin(), recompressed.end());
+    protocol::store_be32(bad.data() + L::kBatchLength, static_cast<uint32_t>(bad.size() - L::kLogOverhead));
+    protocol::update_crc(bad);
+    ASSERT_EQ(RecordBatchView::parse(bad, &view), protocol::BatchError::kOk);
+    verdict = protocol::validate_batch_records(view, rules);
+    EXPECT_EQ(verdict.error, protocol::ErrorCode::kInvalidRecord);
+    EXPECT_FALSE(verdict.message.empty());
   }
 }
 
