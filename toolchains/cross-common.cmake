@@ -2,10 +2,11 @@
 # EDDY_TARGET_TRIPLE (e.g. aarch64-linux-gnu), CMAKE_SYSTEM_PROCESSOR and
 # EDDY_QEMU (the qemu-user binary that runs the target's test programs).
 #
-# Two ways to find the target's libraries (SQLite, mbedTLS):
+# Two ways to find the target's libraries (SQLite, the compression codecs):
 #  * Debian multiarch (default): `dpkg --add-architecture arm64` and install
-#    libsqlite3-dev:arm64 libmbedtls-dev:arm64 (make cross does it). Headers
-#    come from /usr/include, libraries from /usr/lib/<triple>.
+#    libsqlite3-dev:arm64 and the codecs' -dev:arm64 packages (make cross
+#    does it). Headers come from /usr/include, libraries from
+#    /usr/lib/<triple>.
 #  * A board SDK's sysroot (Yocto, Buildroot): pass -DCMAKE_SYSROOT=/path or
 #    set the environment variable EDDY_SYSROOT. Everything is then searched
 #    only inside the sysroot. EDDY_CROSS_PREFIX (env or -D) overrides the
@@ -47,8 +48,10 @@ endif()
 
 # One self-contained binary to copy to the board: libstdc++ and libgcc are
 # linked statically (boards often ship an older libstdc++ than C++20 needs);
-# libc, SQLite and mbedTLS stay shared.
+# libc, SQLite and the C codec libraries stay shared (snappy, C++, is static:
+# src/client/CMakeLists.txt).
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc")
+set(EDDY_STATIC_CXX_RUNTIME ON)  # read by src/client/CMakeLists.txt (snappy)
 
 # Run target test programs under qemu-user (ctest uses this emulator).
 find_program(EDDY_QEMU_PATH ${EDDY_QEMU})
