@@ -40,7 +40,7 @@ apt_install() {
 
 # ccache: CMake compiles through it when present (scripts/ccache.cmake), for
 # the host, cross and fuzz builds alike.
-HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev libmbedtls-dev libgtest-dev googletest
+HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev libgtest-dev googletest
   zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev)
 # Real clients for the integration tests (not linked into eddy); the metrics
 # tests parse /metrics with prometheus_client and render the status page in
@@ -77,7 +77,7 @@ case "${1:-host}" in
       $SUDO dpkg --add-architecture "$deb"
       APT_UPDATED=0
     fi
-    apt_install "libsqlite3-dev:$deb" "libmbedtls-dev:$deb" "zlib1g-dev:$deb" "libsnappy-dev:$deb" "liblz4-dev:$deb" \
+    apt_install "libsqlite3-dev:$deb" "zlib1g-dev:$deb" "libsnappy-dev:$deb" "liblz4-dev:$deb" \
       "libzstd-dev:$deb"
     ;;
   deb)
