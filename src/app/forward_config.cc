@@ -16,10 +16,9 @@ constexpr char kPrefix[] = "eddy.forward.";
 
 std::string where(const Config& config, const std::string& key) { return config.origin(key) + ": " + key; }
 
-}  // namespace
-
-bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>* out, std::string* error) {
-  out->clear();
+// eddy.forward.links: valid, distinct names; and no eddy.forward.<link>.*
+// key for a link that is not listed (a typo in a name).
+bool check_link_names(const Config& config, std::string* error) {
   std::set<std::string> names;
   for (const std::string& name : config.get_list("eddy.forward.links")) {
     if (!valid_instance_name(name)) {
@@ -32,7 +31,6 @@ bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>*
       return false;
     }
   }
-  // Keys of links that are not listed are mistakes (a typo in a name).
   for (const std::string& key : config.set_keys()) {
     if (key.rfind(kPrefix, 0) != 0 || key == "eddy.forward.links") continue;
     std::string rest = key.substr(sizeof(kPrefix) - 1);
@@ -42,79 +40,112 @@ bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>*
       return false;
     }
   }
+  return true;
+}
+
+// <k>bootstrap.servers, required, and <k>security.protocol (PLAINTEXT only).
+bool link_endpoint(const Config& config, const std::string& k, forward::LinkOptions* o, std::string* error) {
+  std::vector<std::string> servers = config.get_list(k + "bootstrap.servers");
+  if (servers.empty()) {
+    *error = "link '" + o->name + "': " + k + "bootstrap.servers is required";
+    return false;
+  }
+  std::string joined;
+  for (const std::string& s : servers) joined += (joined.empty() ? "" : ",") + s;
+  std::string why;
+  if (!client::parse_broker_list(joined, &o->bootstrap, &why)) {
+    *error = where(config, k + "bootstrap.servers") + ": " + why;
+    return false;
+  }
+  if (config.get_string(k + "security.protocol") != "PLAINTEXT") {
+    *error = where(config, k + "security.protocol") + ": " + config.get_string(k + "security.protocol") +
+             " links are not available in this version of Eddy (TLS and SASL come with the security work); "
+             "use PLAINTEXT, e.g. through a VPN or an stunnel on the gateway";
+    return false;
+  }
+  return true;
+}
+
+// <k>topics (at least one), <k>remote.topic, <k>topic.priorities.
+bool link_topics(const Config& config, const std::string& k, forward::LinkOptions* o, std::string* error) {
+  o->topics = config.get_list(k + "topics");
+  if (o->topics.empty()) {
+    *error = where(config, k + "topics") + ": no topics to forward";
+    return false;
+  }
+  o->remote_topic = config.get_string(k + "remote.topic");
+  for (const std::string& entry : config.get_list(k + "topic.priorities")) {
+    size_t colon = entry.rfind(':');
+    std::optional<int64_t> priority;
+    if (colon != std::string::npos) priority = parse_int64(entry.substr(colon + 1));
+    if (colon == std::string::npos || colon == 0 || !priority || *priority < -1000000 || *priority > 1000000) {
+      *error = where(config, k + "topic.priorities") + ": '" + entry +
+               "' is not regex:priority (an integer between -1000000 and 1000000)";
+      return false;
+    }
+    o->priorities.push_back({entry.substr(0, colon), static_cast<int32_t>(*priority)});
+  }
+  return true;
+}
+
+// The producer's and the retries' settings of one link.
+bool link_sending(const Config& config, const std::string& k, forward::LinkOptions* o, std::string* error) {
+  o->acks = config.get_string(k + "acks") == "1" ? 1 : -1;
+  o->max_request_bytes = config.get_int(k + "max.request.size");
+  o->max_in_flight = config.get_int(k + "max.in.flight.requests.per.connection");
+  o->linger_ms = config.get_long(k + "linger.ms");
+  o->bandwidth_bytes_per_sec = config.get_long(k + "bandwidth.bytes.per.sec");
+  o->retry_backoff_ms = config.get_long(k + "retry.backoff.ms");
+  o->retry_backoff_max_ms = config.get_long(k + "retry.backoff.max.ms");
+  if (o->retry_backoff_max_ms < o->retry_backoff_ms) {
+    *error = where(config, k + "retry.backoff.max.ms") + ": smaller than " + k + "retry.backoff.ms";
+    return false;
+  }
+  o->request_timeout_ms = config.get_long(k + "request.timeout.ms");
+  o->connect_timeout_ms = config.get_long(k + "socket.connection.setup.timeout.ms");
+  o->paused_retry_ms = config.get_long(k + "paused.retry.ms");
+  o->create_topics = config.get_bool(k + "create.topics");
+  o->replication_factor = static_cast<int16_t>(config.get_int(k + "replication.factor"));
+  if (o->replication_factor == 0) {
+    *error = where(config, k + "replication.factor") + ": 0 is not a replication factor (-1 or at least 1)";
+    return false;
+  }
+  return true;
+}
+
+bool link_from(const Config& config, const std::string& name, forward::LinkOptions* o, std::string* error) {
+  const std::string k = kPrefix + name + ".";
+  o->name = name;
+  o->gateway_id = config.get_string("eddy.gateway.id");
+  if (!link_endpoint(config, k, o, error) || !link_topics(config, k, o, error) ||
+      !link_sending(config, k, o, error)) {
+    return false;
+  }
+  if (config.get_bool("eddy.validate.compressed.records")) {
+    const size_t bound = static_cast<size_t>(
+        std::min<uint64_t>(static_cast<uint64_t>(config.get_long("eddy.max.decompressed.batch.bytes")), SIZE_MAX));
+    o->max_decompressed_batch_bytes = bound;
+    o->open_record_stream = [bound](protocol::Compression codec, std::span<const uint8_t> compressed) {
+      return client::open_record_stream(codec, compressed, bound);
+    };
+  }
+  forward::TopicMapping mapping;
+  std::string why;
+  if (!forward::TopicMapping::create(*o, &mapping, &why)) {
+    *error = "link '" + name + "': " + why;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>* out, std::string* error) {
+  out->clear();
+  if (!check_link_names(config, error)) return false;
   for (const std::string& name : config.get_list("eddy.forward.links")) {
-    const std::string k = kPrefix + name + ".";
     forward::LinkOptions o;
-    o.name = name;
-    o.gateway_id = config.get_string("eddy.gateway.id");
-    std::vector<std::string> servers = config.get_list(k + "bootstrap.servers");
-    if (servers.empty()) {
-      *error = "link '" + name + "': " + k + "bootstrap.servers is required";
-      return false;
-    }
-    std::string joined;
-    for (const std::string& s : servers) joined += (joined.empty() ? "" : ",") + s;
-    std::string why;
-    if (!client::parse_broker_list(joined, &o.bootstrap, &why)) {
-      *error = where(config, k + "bootstrap.servers") + ": " + why;
-      return false;
-    }
-    if (config.get_string(k + "security.protocol") != "PLAINTEXT") {
-      *error = where(config, k + "security.protocol") + ": " + config.get_string(k + "security.protocol") +
-               " links are not available in this version of Eddy (TLS and SASL come with the security work); "
-               "use PLAINTEXT, e.g. through a VPN or an stunnel on the gateway";
-      return false;
-    }
-    o.topics = config.get_list(k + "topics");
-    if (o.topics.empty()) {
-      *error = where(config, k + "topics") + ": no topics to forward";
-      return false;
-    }
-    o.remote_topic = config.get_string(k + "remote.topic");
-    for (const std::string& entry : config.get_list(k + "topic.priorities")) {
-      size_t colon = entry.rfind(':');
-      std::optional<int64_t> priority;
-      if (colon != std::string::npos) priority = parse_int64(entry.substr(colon + 1));
-      if (colon == std::string::npos || colon == 0 || !priority || *priority < -1000000 || *priority > 1000000) {
-        *error = where(config, k + "topic.priorities") + ": '" + entry +
-                 "' is not regex:priority (an integer between -1000000 and 1000000)";
-        return false;
-      }
-      o.priorities.push_back({entry.substr(0, colon), static_cast<int32_t>(*priority)});
-    }
-    o.acks = config.get_string(k + "acks") == "1" ? 1 : -1;
-    o.max_request_bytes = config.get_int(k + "max.request.size");
-    o.max_in_flight = config.get_int(k + "max.in.flight.requests.per.connection");
-    o.linger_ms = config.get_long(k + "linger.ms");
-    o.bandwidth_bytes_per_sec = config.get_long(k + "bandwidth.bytes.per.sec");
-    o.retry_backoff_ms = config.get_long(k + "retry.backoff.ms");
-    o.retry_backoff_max_ms = config.get_long(k + "retry.backoff.max.ms");
-    if (o.retry_backoff_max_ms < o.retry_backoff_ms) {
-      *error = where(config, k + "retry.backoff.max.ms") + ": smaller than " + k + "retry.backoff.ms";
-      return false;
-    }
-    o.request_timeout_ms = config.get_long(k + "request.timeout.ms");
-    o.connect_timeout_ms = config.get_long(k + "socket.connection.setup.timeout.ms");
-    o.paused_retry_ms = config.get_long(k + "paused.retry.ms");
-    o.create_topics = config.get_bool(k + "create.topics");
-    if (config.get_bool("eddy.validate.compressed.records")) {
-      const size_t bound = static_cast<size_t>(
-          std::min<uint64_t>(static_cast<uint64_t>(config.get_long("eddy.max.decompressed.batch.bytes")), SIZE_MAX));
-      o.max_decompressed_batch_bytes = bound;
-      o.open_record_stream = [bound](protocol::Compression codec, std::span<const uint8_t> compressed) {
-        return client::open_record_stream(codec, compressed, bound);
-      };
-    }
-    o.replication_factor = static_cast<int16_t>(config.get_int(k + "replication.factor"));
-    if (o.replication_factor == 0) {
-      *error = where(config, k + "replication.factor") + ": 0 is not a replication factor (-1 or at least 1)";
-      return false;
-    }
-    forward::TopicMapping mapping;
-    if (!forward::TopicMapping::create(o, &mapping, &why)) {
-      *error = "link '" + name + "': " + why;
-      return false;
-    }
+    if (!link_from(config, name, &o, error)) return false;
     out->push_back(std::move(o));
   }
   return true;

@@ -168,47 +168,84 @@ void report_disk_budget(const storage::DiskBudget& budget) {
                 storage::human_bytes(budget.free_bytes()).c_str());
 }
 
+// The data directory's two stores: the partition logs (with the disk
+// budget) and the meta store. False when either cannot be opened (logged).
+bool open_stores(const Config& config, const std::string& data_dir, std::unique_ptr<storage::LogManager>* logs,
+                 std::unique_ptr<meta::MetaStore>* meta) {
+  storage::Status ls = storage::LogManager::open(data_dir, logs);
+  if (ls == storage::Status::kLocked) {
+    EDDY_LOG_ERROR("data directory %s is in use by another eddy process", data_dir.c_str());
+    return false;
+  }
+  if (ls != storage::Status::kOk) {
+    EDDY_LOG_ERROR("cannot open data directory %s: %s", data_dir.c_str(), storage::status_name(ls));
+    return false;
+  }
+  if (!set_disk_budget(config, logs->get())) return false;
+  meta::Status ms = meta::MetaStore::open(data_dir + "/eddy.db", meta);
+  if (!ms.ok()) {
+    EDDY_LOG_ERROR("%s", ms.message().c_str());
+    return false;
+  }
+  return true;
+}
+
+// Both stores closed durably: kExitOk, else kExitFailure (logged).
+int close_stores(storage::LogManager& logs, meta::MetaStore& meta) {
+  int rc = kExitOk;
+  storage::Status cs = logs.close();
+  if (cs != storage::Status::kOk) {
+    EDDY_LOG_ERROR("closing the logs failed: %s", storage::status_name(cs));
+    rc = kExitFailure;
+  }
+  meta::Status mcs = meta.close();
+  if (!mcs.ok()) {
+    EDDY_LOG_ERROR("%s", mcs.message().c_str());
+    rc = kExitFailure;
+  }
+  return rc;
+}
+
+// Connections, segment files and indexes, the meta stores: room for
+// max.connections clients plus what the broker itself keeps open.
+void raise_open_file_limit(const net::ServerOptions& server_options) {
+  const uint64_t wanted = static_cast<uint64_t>(server_options.max_connections) + 1024;
+  const uint64_t got = port::raise_open_file_limit(wanted);
+  if (got < wanted) {
+    EDDY_LOG_WARN("the open-file limit is %llu, below max.connections + 1024 (%llu): raise it (ulimit -n, or "
+                  "LimitNOFILE= under systemd) or lower max.connections",
+                  static_cast<unsigned long long>(got), static_cast<unsigned long long>(wanted));
+  }
+}
+
+// Time retention, every kRetentionCheckMs on the reactor. REQUIRES: logs
+// outlives the reactor's run.
+void schedule_retention(net::Reactor& reactor, storage::LogManager* logs) {
+  reactor.schedule_after(kRetentionCheckMs, [&reactor, logs] {
+    size_t dropped = logs->apply_retention(port::wall_clock_millis());
+    if (dropped > 0) EDDY_LOG_INFO("retention dropped %zu segments", dropped);
+    schedule_retention(reactor, logs);
+  });
+}
+
 int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
                const std::vector<net::ListenerConfig>& advertised, std::vector<forward::LinkOptions> links,
                const MetricsListenerConfig& metrics_config) {
-  const int64_t started_wall_ms = port::wall_clock_millis();
-  const int64_t started_monotonic_ms = port::monotonic_millis();
+  MetricsSources metrics_sources;
+  metrics_sources.started_wall_ms = port::wall_clock_millis();
+  metrics_sources.started_monotonic_ms = port::monotonic_millis();
   const std::string data_dir = config.get_string("log.dirs");
   EDDY_LOG_INFO("eddy %s starting: config %s, data %s", EDDY_VERSION,
                 config_path.empty() ? "(defaults)" : config_path.c_str(), data_dir.c_str());
   std::unique_ptr<storage::LogManager> logs;
-  storage::Status ls = storage::LogManager::open(data_dir, &logs);
-  if (ls == storage::Status::kLocked) {
-    EDDY_LOG_ERROR("data directory %s is in use by another eddy process", data_dir.c_str());
-    return kExitFailure;
-  }
-  if (ls != storage::Status::kOk) {
-    EDDY_LOG_ERROR("cannot open data directory %s: %s", data_dir.c_str(), storage::status_name(ls));
-    return kExitFailure;
-  }
-  if (!set_disk_budget(config, logs.get())) return kExitFailure;
   std::unique_ptr<meta::MetaStore> meta;
-  meta::Status ms = meta::MetaStore::open(data_dir + "/eddy.db", &meta);
-  if (!ms.ok()) {
-    EDDY_LOG_ERROR("%s", ms.message().c_str());
-    return kExitFailure;
-  }
+  if (!open_stores(config, data_dir, &logs, &meta)) return kExitFailure;
 
   net::Reactor reactor;
   broker::Broker* broker_ptr = nullptr;
   BrokerFrameHandler handler(&broker_ptr);
   const net::ServerOptions server_options = server_options_from(config);
-  {
-    // Connections, segment files and indexes, the meta stores: room for
-    // max.connections clients plus what the broker itself keeps open.
-    const uint64_t wanted = static_cast<uint64_t>(server_options.max_connections) + 1024;
-    const uint64_t got = port::raise_open_file_limit(wanted);
-    if (got < wanted) {
-      EDDY_LOG_WARN("the open-file limit is %llu, below max.connections + 1024 (%llu): raise it (ulimit -n, or "
-                    "LimitNOFILE= under systemd) or lower max.connections",
-                    static_cast<unsigned long long>(got), static_cast<unsigned long long>(wanted));
-    }
-  }
+  raise_open_file_limit(server_options);
   net::Server server(reactor, handler, server_options);
   std::string error;
   if (!server.start(listeners, &error)) {
@@ -241,13 +278,10 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     return kExitFailure;
   }
   report_disk_budget(logs->budget());
-  MetricsSources metrics_sources;
   metrics_sources.broker = &broker;
   metrics_sources.server = &server;
   metrics_sources.logs = logs.get();
   metrics_sources.forwarder = &forwarder;
-  metrics_sources.started_wall_ms = started_wall_ms;
-  metrics_sources.started_monotonic_ms = started_monotonic_ms;
   MetricsEndpoint metrics(reactor, metrics_sources, link_names, metrics_config.history_sample_ms);
   if (metrics_config.enabled && !metrics.start(metrics_config.host, metrics_config.port, &error)) {
     EDDY_LOG_ERROR("%s", error.c_str());
@@ -255,14 +289,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   }
   broker_ptr = &broker;
   forwarder.start();
-
-  // Time retention, periodically.
-  std::function<void()> retention = [&] {
-    size_t dropped = logs->apply_retention(port::wall_clock_millis());
-    if (dropped > 0) EDDY_LOG_INFO("retention dropped %zu segments", dropped);
-    reactor.schedule_after(kRetentionCheckMs, retention);
-  };
-  reactor.schedule_after(kRetentionCheckMs, retention);
+  schedule_retention(reactor, logs.get());
   // Runs once the reactor does: listeners bound and accepting, topics loaded.
   reactor.post([&] { notify_ready(server.bound_listeners()); });
 
@@ -282,18 +309,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   reactor.run();
   broker_ptr = nullptr;
   forwarder.join();
-
-  int rc = kExitOk;
-  storage::Status cs = logs->close();
-  if (cs != storage::Status::kOk) {
-    EDDY_LOG_ERROR("closing the logs failed: %s", storage::status_name(cs));
-    rc = kExitFailure;
-  }
-  meta::Status mcs = meta->close();
-  if (!mcs.ok()) {
-    EDDY_LOG_ERROR("%s", mcs.message().c_str());
-    rc = kExitFailure;
-  }
+  const int rc = close_stores(*logs, *meta);
   signals.join();
   EDDY_LOG_INFO("stopped");
   return rc;

@@ -121,6 +121,116 @@ void print_record(const client::ConsumerRecord& r, const Format& f) {
   put(f.line_end);
 }
 
+// What the flags ask for, checked.
+struct ConsumeSettings {
+  client::ClientOptions client;
+  std::string topic;
+  Format format;
+  int64_t partition = -1;
+  int64_t max_messages = -1;
+  int64_t timeout_ms = -1;
+  int64_t start = client::kLatestOffset;
+};
+
+bool format_properties(const ToolFlags& flags, Format* format, std::string* error) {
+  std::map<std::string, std::string> properties;
+  if (!parse_properties(flags.values("--property"), kProperties, &properties, error)) return false;
+  if (!bool_property(properties, "print.key", &format->key, error) ||
+      !bool_property(properties, "print.value", &format->value, error) ||
+      !bool_property(properties, "print.partition", &format->partition, error) ||
+      !bool_property(properties, "print.offset", &format->offset, error) ||
+      !bool_property(properties, "print.timestamp", &format->timestamp, error) ||
+      !bool_property(properties, "print.headers", &format->headers, error)) {
+    return false;
+  }
+  if (properties.count("key.separator")) format->separator = properties["key.separator"];
+  if (properties.count("line.separator")) format->line_end = properties["line.separator"];
+  if (properties.count("headers.separator")) format->headers_separator = properties["headers.separator"];
+  if (properties.count("headers.key.separator")) format->header_key_separator = properties["headers.key.separator"];
+  if (properties.count("null.literal")) format->null_literal = properties["null.literal"];
+  return true;
+}
+
+// --from-beginning, or --offset (with --partition): where reading starts.
+bool start_offset(const ToolFlags& flags, int64_t partition, int64_t* start, std::string* error) {
+  *start = flags.has("--from-beginning") ? client::kEarliestOffset : client::kLatestOffset;
+  const std::string* offset = flags.value("--offset");
+  if (offset == nullptr) return true;
+  if (flags.has("--from-beginning")) {
+    *error = "--offset and --from-beginning cannot be given together";
+    return false;
+  }
+  if (partition < 0) {
+    *error = "--offset needs --partition";
+    return false;
+  }
+  if (*offset == "earliest") {
+    *start = client::kEarliestOffset;
+  } else if (*offset == "latest") {
+    *start = client::kLatestOffset;
+  } else if (!parse_int64(*offset, 0, INT64_MAX, start)) {
+    *error = "--offset: expected a non-negative offset, earliest or latest, got '" + *offset + "'";
+    return false;
+  }
+  return true;
+}
+
+bool consume_settings(const ToolFlags& flags, ConsumeSettings* out, std::string* error) {
+  if (!client_options_from_flags(flags, &out->client, error)) return false;
+  const std::string* topic = flags.value("--topic");
+  if (topic == nullptr || topic->empty()) {
+    *error = "--topic is required";
+    return false;
+  }
+  out->topic = *topic;
+  if (!format_properties(flags, &out->format, error)) return false;
+  if (!int_flag(flags, "--partition", 0, INT32_MAX, &out->partition, error) ||
+      !int_flag(flags, "--max-messages", 1, INT64_MAX, &out->max_messages, error) ||
+      !int_flag(flags, "--timeout-ms", 0, INT64_MAX / 2, &out->timeout_ms, error)) {
+    return false;
+  }
+  return start_offset(flags, out->partition, &out->start, error);
+}
+
+// Polls and prints until --max-messages, --timeout-ms without a record, a
+// fatal error, or retriable failures for longer than a request timeout.
+int consume_loop(client::Consumer& consumer, const ConsumeSettings& settings, int64_t* processed) {
+  const int64_t timeout_ms = settings.timeout_ms;
+  const int64_t max_messages = settings.max_messages;
+  int64_t idle_since = port::monotonic_millis();
+  int64_t failing_since = -1;
+  for (;;) {
+    int64_t now = port::monotonic_millis();
+    if (timeout_ms >= 0 && now - idle_since >= timeout_ms) return kExitOk;
+    int64_t slice = timeout_ms >= 0 ? std::max<int64_t>(0, idle_since + timeout_ms - now) : 1000;
+    size_t delivered = 0;
+    client::Status s = consumer.poll(client::Deadline::after_ms(std::min<int64_t>(slice, 1000)),
+                                     [&](const client::ConsumerRecord& r) {
+                                       print_record(r, settings.format);
+                                       ++*processed;
+                                       return max_messages < 0 || *processed < max_messages;
+                                     },
+                                     &delivered);
+    std::fflush(stdout);
+    if (delivered > 0) idle_since = port::monotonic_millis();
+    if (max_messages >= 0 && *processed >= max_messages) return kExitOk;
+    if (s.ok()) {
+      failing_since = -1;
+      continue;
+    }
+    if (!s.retriable()) return runtime_error(kTool, s);
+    // A lost broker or a moving leader: keep trying for one request timeout.
+    if (failing_since < 0) {
+      failing_since = port::monotonic_millis();
+      std::fprintf(stderr, "eddy consume: %s; retrying\n", s.message().c_str());
+    }
+    if (port::monotonic_millis() - failing_since >= settings.client.request_timeout_ms ||
+        (timeout_ms >= 0 && port::monotonic_millis() - idle_since >= timeout_ms)) {
+      return runtime_error(kTool, "giving up: " + s.message());
+    }
+  }
+}
+
 }  // namespace
 
 int run_consume(const std::vector<std::string>& args) {
@@ -128,115 +238,34 @@ int run_consume(const std::vector<std::string>& args) {
   std::string error;
   int exit_code = kExitOk;
   if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
-  client::ClientOptions options;
-  if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
-  const std::string* topic = flags.value("--topic");
-  if (topic == nullptr || topic->empty()) return usage_error(kTool, "--topic is required", usage());
+  ConsumeSettings settings;
+  if (!consume_settings(flags, &settings, &error)) return usage_error(kTool, error, usage());
 
-  std::map<std::string, std::string> properties;
-  if (!parse_properties(flags.values("--property"), kProperties, &properties, &error)) {
-    return usage_error(kTool, error, usage());
-  }
-  Format format;
-  if (!bool_property(properties, "print.key", &format.key, &error) ||
-      !bool_property(properties, "print.value", &format.value, &error) ||
-      !bool_property(properties, "print.partition", &format.partition, &error) ||
-      !bool_property(properties, "print.offset", &format.offset, &error) ||
-      !bool_property(properties, "print.timestamp", &format.timestamp, &error) ||
-      !bool_property(properties, "print.headers", &format.headers, &error)) {
-    return usage_error(kTool, error, usage());
-  }
-  if (properties.count("key.separator")) format.separator = properties["key.separator"];
-  if (properties.count("line.separator")) format.line_end = properties["line.separator"];
-  if (properties.count("headers.separator")) format.headers_separator = properties["headers.separator"];
-  if (properties.count("headers.key.separator")) format.header_key_separator = properties["headers.key.separator"];
-  if (properties.count("null.literal")) format.null_literal = properties["null.literal"];
-
-  int64_t partition = -1;
-  int64_t max_messages = -1;
-  int64_t timeout_ms = -1;
-  if (!int_flag(flags, "--partition", 0, INT32_MAX, &partition, &error) ||
-      !int_flag(flags, "--max-messages", 1, INT64_MAX, &max_messages, &error) ||
-      !int_flag(flags, "--timeout-ms", 0, INT64_MAX / 2, &timeout_ms, &error)) {
-    return usage_error(kTool, error, usage());
-  }
-  int64_t start = flags.has("--from-beginning") ? client::kEarliestOffset : client::kLatestOffset;
-  if (const std::string* offset = flags.value("--offset")) {
-    if (flags.has("--from-beginning")) {
-      return usage_error(kTool, "--offset and --from-beginning cannot be given together", usage());
-    }
-    if (partition < 0) return usage_error(kTool, "--offset needs --partition", usage());
-    if (*offset == "earliest") {
-      start = client::kEarliestOffset;
-    } else if (*offset == "latest") {
-      start = client::kLatestOffset;
-    } else if (!parse_int64(*offset, 0, INT64_MAX, &start)) {
-      return usage_error(kTool, "--offset: expected a non-negative offset, earliest or latest, got '" + *offset + "'",
-                         usage());
-    }
-  }
-
-  client::Client client(options);
+  client::Client client(settings.client);
   client::Status s = client.bootstrap();
   if (!s.ok()) return runtime_error(kTool, s);
   const client::TopicInfo* info = nullptr;
-  s = client.topic_metadata(*topic, false, &info);
+  s = client.topic_metadata(settings.topic, false, &info);
   if (!s.ok()) {
-    if (s.code() == client::StatusCode::kNotFound) return runtime_error(kTool, "topic '" + *topic + "' does not exist");
+    if (s.code() == client::StatusCode::kNotFound) {
+      return runtime_error(kTool, "topic '" + settings.topic + "' does not exist");
+    }
     return runtime_error(kTool, s);
   }
   std::vector<std::pair<int32_t, int64_t>> starts;
-  if (partition >= 0) {
-    starts.emplace_back(static_cast<int32_t>(partition), start);
+  if (settings.partition >= 0) {
+    starts.emplace_back(static_cast<int32_t>(settings.partition), settings.start);
   } else {
-    for (const auto& p : info->partitions) starts.emplace_back(p.partition, start);
+    for (const auto& p : info->partitions) starts.emplace_back(p.partition, settings.start);
   }
   client::ConsumerOptions consumer_options;
-  consumer_options.reset = start == client::kEarliestOffset ? client::OffsetReset::kEarliest
-                                                             : client::OffsetReset::kLatest;
+  consumer_options.reset = settings.start == client::kEarliestOffset ? client::OffsetReset::kEarliest
+                                                                      : client::OffsetReset::kLatest;
   client::Consumer consumer(&client, consumer_options);
-  s = consumer.assign(*topic, starts);
+  s = consumer.assign(settings.topic, starts);
   if (!s.ok()) return runtime_error(kTool, s);
-
   int64_t processed = 0;
-  int64_t idle_since = port::monotonic_millis();
-  int64_t failing_since = -1;
-  client::Status last_failure;
-  int rc = kExitOk;
-  for (;;) {
-    int64_t now = port::monotonic_millis();
-    if (timeout_ms >= 0 && now - idle_since >= timeout_ms) break;
-    int64_t slice = timeout_ms >= 0 ? std::max<int64_t>(0, idle_since + timeout_ms - now) : 1000;
-    size_t delivered = 0;
-    s = consumer.poll(client::Deadline::after_ms(std::min<int64_t>(slice, 1000)),
-                      [&](const client::ConsumerRecord& r) {
-                        print_record(r, format);
-                        ++processed;
-                        return max_messages < 0 || processed < max_messages;
-                      },
-                      &delivered);
-    std::fflush(stdout);
-    if (delivered > 0) idle_since = port::monotonic_millis();
-    if (max_messages >= 0 && processed >= max_messages) break;
-    if (s.ok()) {
-      failing_since = -1;
-      continue;
-    }
-    if (!s.retriable()) {
-      rc = runtime_error(kTool, s);
-      break;
-    }
-    // A lost broker or a moving leader: keep trying for one request timeout.
-    if (failing_since < 0) {
-      failing_since = port::monotonic_millis();
-      std::fprintf(stderr, "eddy consume: %s; retrying\n", s.message().c_str());
-    }
-    if (port::monotonic_millis() - failing_since >= options.request_timeout_ms ||
-        (timeout_ms >= 0 && port::monotonic_millis() - idle_since >= timeout_ms)) {
-      rc = runtime_error(kTool, "giving up: " + s.message());
-      break;
-    }
-  }
+  const int rc = consume_loop(consumer, settings, &processed);
   std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(processed));
   return rc;
 }

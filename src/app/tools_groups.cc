@@ -244,39 +244,122 @@ bool parse_datetime(const std::string& text, int64_t* out) {
   return true;
 }
 
-int do_reset(client::Client& client, const ToolFlags& flags, const std::string& group) {
-  const std::string* topic_arg = flags.value("--topic");
-  if (topic_arg == nullptr) return usage_error(kTool, "--reset-offsets needs --topic", usage());
+// "topic" or "topic:0,2,5" -> the topic and the partitions named (none:
+// all of them). False with *error on a bad partition.
+bool parse_topic_partitions(const std::string& arg, std::string* topic, std::vector<int32_t>* partitions,
+                            std::string* error) {
+  *topic = arg;
+  auto colon = arg.find(':');
+  if (colon == std::string::npos) return true;
+  topic->resize(colon);
+  const std::string list = arg.substr(colon + 1);
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    int64_t p = 0;
+    if (!parse_int64(item, 0, INT32_MAX, &p)) {
+      *error = "--topic: bad partition '" + item + "'";
+      return false;
+    }
+    partitions->push_back(static_cast<int32_t>(p));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return true;
+}
+
+// Where --reset-offsets moves one partition.
+struct ResetTarget {
+  enum class Kind { kEarliest, kLatest, kOffset, kDatetime } kind = Kind::kEarliest;
+  int64_t offset = 0;     // kOffset
+  int64_t timestamp = 0;  // kDatetime
+};
+
+bool parse_reset_target(const ToolFlags& flags, ResetTarget* target, std::string* error) {
   const char* targets[] = {"--to-earliest", "--to-latest", "--to-offset", "--to-datetime"};
   int target_count = 0;
   for (const char* t : targets) target_count += flags.has(t) ? 1 : 0;
-  if (target_count != 1) return usage_error(kTool, "give exactly one of --to-earliest, --to-latest, --to-offset, "
-                                                   "--to-datetime",
-                                            usage());
-  if (flags.has("--dry-run") && flags.has("--execute"))
-    return usage_error(kTool, "--dry-run and --execute exclude each other", usage());
-  int64_t to_offset = 0, timestamp = 0;
-  std::string error;
-  if (flags.has("--to-offset") && !int_flag(flags, "--to-offset", 0, INT64_MAX, &to_offset, &error))
-    return usage_error(kTool, error, usage());
-  if (flags.has("--to-datetime") && !parse_datetime(*flags.value("--to-datetime"), &timestamp))
-    return usage_error(kTool, "--to-datetime: expected YYYY-MM-DDTHH:mm:SS.sss (UTC)", usage());
-
-  std::string topic = *topic_arg;
-  std::vector<int32_t> partitions;
-  if (auto colon = topic.find(':'); colon != std::string::npos) {
-    std::string list = topic.substr(colon + 1);
-    topic.resize(colon);
-    size_t pos = 0;
-    while (pos <= list.size()) {
-      size_t comma = list.find(',', pos);
-      std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      int64_t p = 0;
-      if (!parse_int64(item, 0, INT32_MAX, &p)) return usage_error(kTool, "--topic: bad partition '" + item + "'", usage());
-      partitions.push_back(static_cast<int32_t>(p));
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
+  if (target_count != 1) {
+    *error = "give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime";
+    return false;
+  }
+  if (flags.has("--dry-run") && flags.has("--execute")) {
+    *error = "--dry-run and --execute exclude each other";
+    return false;
+  }
+  if (flags.has("--to-latest")) target->kind = ResetTarget::Kind::kLatest;
+  if (flags.has("--to-offset")) {
+    target->kind = ResetTarget::Kind::kOffset;
+    if (!int_flag(flags, "--to-offset", 0, INT64_MAX, &target->offset, error)) return false;
+  }
+  if (flags.has("--to-datetime")) {
+    target->kind = ResetTarget::Kind::kDatetime;
+    if (!parse_datetime(*flags.value("--to-datetime"), &target->timestamp)) {
+      *error = "--to-datetime: expected YYYY-MM-DDTHH:mm:SS.sss (UTC)";
+      return false;
     }
+  }
+  return true;
+}
+
+client::Status resolve_reset(client::Client& client, const std::string& topic, int32_t partition,
+                             const ResetTarget& target, int64_t* offset) {
+  int64_t earliest = 0, latest = 0;
+  client::Status s = list_offset(client, topic, partition, -2, &earliest);
+  if (s.ok()) s = list_offset(client, topic, partition, -1, &latest);
+  if (!s.ok()) return s;
+  switch (target.kind) {
+    case ResetTarget::Kind::kEarliest: *offset = earliest; break;
+    case ResetTarget::Kind::kLatest: *offset = latest; break;
+    case ResetTarget::Kind::kOffset: *offset = std::clamp(target.offset, earliest, latest); break;
+    case ResetTarget::Kind::kDatetime:
+      s = list_offset(client, topic, partition, target.timestamp, offset);
+      if (s.ok() && *offset < 0) *offset = latest;  // nothing at or after the time
+      break;
+  }
+  return s;
+}
+
+client::Status commit_reset(client::Client& client, const std::string& group, const std::string& topic,
+                            const std::vector<std::pair<int32_t, int64_t>>& target) {
+  protocol::OffsetCommitResponse resp;
+  client::Status s = group_call<protocol::OffsetCommitRequest>(
+      client, 8,
+      [&](protocol::OffsetCommitRequest& r, int16_t) {
+        r.group_id = group;
+        r.generation_id_or_member_epoch = -1;
+        r.member_id = "";
+        protocol::OffsetCommitRequest::OffsetCommitRequestTopic t;
+        t.name = topic;
+        for (const auto& [p, off] : target) {
+          protocol::OffsetCommitRequest::OffsetCommitRequestPartition cp;
+          cp.partition_index = p;
+          cp.committed_offset = off;
+          cp.committed_metadata = "";
+          t.partitions.push_back(cp);
+        }
+        r.topics.push_back(t);
+      },
+      &resp);
+  if (!s.ok()) return s;
+  for (const auto& t : resp.topics) {
+    for (const auto& p : t.partitions) {
+      if (p.error_code != 0) {
+        return broker_error(p.error_code, "OffsetCommit " + t.name + "-" + std::to_string(p.partition_index));
+      }
+    }
+  }
+  return client::Status();
+}
+
+int do_reset(client::Client& client, const ToolFlags& flags, const std::string& group) {
+  const std::string* topic_arg = flags.value("--topic");
+  if (topic_arg == nullptr) return usage_error(kTool, "--reset-offsets needs --topic", usage());
+  ResetTarget how;
+  std::string topic, error;
+  std::vector<int32_t> partitions;
+  if (!parse_reset_target(flags, &how, &error) || !parse_topic_partitions(*topic_arg, &topic, &partitions, &error)) {
+    return usage_error(kTool, error, usage());
   }
   const client::TopicInfo* info = nullptr;
   client::Status s = client.topic_metadata(topic, false, &info);
@@ -285,9 +368,10 @@ int do_reset(client::Client& client, const ToolFlags& flags, const std::string& 
     for (const auto& p : info->partitions) partitions.push_back(p.partition);
   }
   for (int32_t p : partitions) {
-    if (info->partition(p) == nullptr) return runtime_error(kTool, "topic " + topic + " has no partition " + std::to_string(p));
+    if (info->partition(p) == nullptr) {
+      return runtime_error(kTool, "topic " + topic + " has no partition " + std::to_string(p));
+    }
   }
-
   GroupInfo group_info;
   s = describe_group(client, group, &group_info);
   if (!s.ok()) return runtime_error(kTool, s);
@@ -297,51 +381,14 @@ int do_reset(client::Client& client, const ToolFlags& flags, const std::string& 
   }
   std::vector<std::pair<int32_t, int64_t>> target;
   for (int32_t p : partitions) {
-    int64_t earliest = 0, latest = 0, offset = 0;
-    s = list_offset(client, topic, p, -2, &earliest);
-    if (s.ok()) s = list_offset(client, topic, p, -1, &latest);
+    int64_t offset = 0;
+    s = resolve_reset(client, topic, p, how, &offset);
     if (!s.ok()) return runtime_error(kTool, s);
-    if (flags.has("--to-earliest")) {
-      offset = earliest;
-    } else if (flags.has("--to-latest")) {
-      offset = latest;
-    } else if (flags.has("--to-offset")) {
-      offset = std::clamp(to_offset, earliest, latest);
-    } else {
-      s = list_offset(client, topic, p, timestamp, &offset);
-      if (!s.ok()) return runtime_error(kTool, s);
-      if (offset < 0) offset = latest;  // nothing at or after the time
-    }
     target.emplace_back(p, offset);
   }
   if (flags.has("--execute")) {
-    protocol::OffsetCommitResponse resp;
-    s = group_call<protocol::OffsetCommitRequest>(
-        client, 8,
-        [&](protocol::OffsetCommitRequest& r, int16_t) {
-          r.group_id = group;
-          r.generation_id_or_member_epoch = -1;
-          r.member_id = "";
-          protocol::OffsetCommitRequest::OffsetCommitRequestTopic t;
-          t.name = topic;
-          for (const auto& [p, off] : target) {
-            protocol::OffsetCommitRequest::OffsetCommitRequestPartition cp;
-            cp.partition_index = p;
-            cp.committed_offset = off;
-            cp.committed_metadata = "";
-            t.partitions.push_back(cp);
-          }
-          r.topics.push_back(t);
-        },
-        &resp);
+    s = commit_reset(client, group, topic, target);
     if (!s.ok()) return runtime_error(kTool, s);
-    for (const auto& t : resp.topics) {
-      for (const auto& p : t.partitions) {
-        if (p.error_code != 0)
-          return runtime_error(kTool, broker_error(p.error_code, "OffsetCommit " + t.name + "-" +
-                                                                     std::to_string(p.partition_index)));
-      }
-    }
   }
   std::printf("\n%-20s %-20s %-10s %s\n", "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET");
   for (const auto& [p, off] : target) {

@@ -116,6 +116,146 @@ std::span<const uint8_t> bytes_of(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
+// What the flags ask for, checked.
+struct ProduceSettings {
+  client::ClientOptions client;
+  client::ProducerOptions producer;
+  std::string topic;
+  int64_t partition = -1;
+  int64_t linger_ms = 100;
+  bool parse_key = false;
+  std::string separator = "\t";
+  std::optional<std::string> null_marker;
+};
+
+// --acks/--request-required-acks and --compression/--compression-codec.
+bool producer_flags(const ToolFlags& flags, client::ProducerOptions* producer, std::string* error) {
+  if (flags.has("--acks") && flags.has("--request-required-acks")) {
+    *error = "give --acks or --request-required-acks, not both";
+    return false;
+  }
+  const std::string* acks = flags.has("--acks") ? flags.value("--acks") : flags.value("--request-required-acks");
+  if (acks != nullptr) {
+    if (*acks == "all" || *acks == "-1") {
+      producer->acks = -1;
+    } else if (*acks == "1" || *acks == "0") {
+      producer->acks = static_cast<int16_t>(*acks == "1");
+    } else {
+      *error = "--acks: expected 0, 1 or all, got '" + *acks + "'";
+      return false;
+    }
+  }
+  if (flags.has("--compression") && flags.has("--compression-codec")) {
+    *error = "give --compression or --compression-codec, not both";
+    return false;
+  }
+  const std::string* codec =
+      flags.has("--compression") ? flags.value("--compression") : flags.value("--compression-codec");
+  if (codec == nullptr) return true;
+  if (!client::parse_compression(*codec, &producer->compression)) {
+    *error = "--compression: expected none, gzip, snappy, lz4 or zstd, got '" + *codec + "'";
+    return false;
+  }
+  if (!client::compression_available(producer->compression)) {
+    *error = "--compression " + *codec + ": this eddy was built without that codec (CMake option EDDY_COMPRESSION)";
+    return false;
+  }
+  return true;
+}
+
+bool produce_settings(const ToolFlags& flags, ProduceSettings* out, std::string* error) {
+  if (!client_options_from_flags(flags, &out->client, error)) return false;
+  const std::string* topic = flags.value("--topic");
+  if (topic == nullptr || topic->empty()) {
+    *error = "--topic is required";
+    return false;
+  }
+  out->topic = *topic;
+  std::map<std::string, std::string> properties;
+  if (!parse_properties(flags.values("--property"), kProperties, &properties, error)) return false;
+  out->parse_key = properties.count("parse.key") != 0 && properties["parse.key"] == "true";
+  if (properties.count("key.separator") != 0) out->separator = properties["key.separator"];
+  if (out->parse_key && out->separator.empty()) {
+    *error = "--property key.separator: empty";
+    return false;
+  }
+  if (properties.count("null.marker") != 0) out->null_marker = properties["null.marker"];
+  if (!producer_flags(flags, &out->producer, error)) return false;
+  int64_t batch_size = 16384;
+  int64_t retries = out->producer.retries;
+  if (!int_flag(flags, "--partition", 0, INT32_MAX, &out->partition, error) ||
+      !int_flag(flags, "--batch-size", 1, 64 << 20, &batch_size, error) ||
+      !int_flag(flags, "--linger-ms", 0, 3600000, &out->linger_ms, error) ||
+      !int_flag(flags, "--message-send-max-retries", 0, 1000, &retries, error)) {
+    return false;
+  }
+  out->producer.batch_bytes = static_cast<size_t>(batch_size);
+  out->producer.retries = static_cast<int>(retries);
+  out->producer.broker_timeout_ms = static_cast<int32_t>(out->client.request_timeout_ms);
+  return true;
+}
+
+// Sends one input line (key and value split as the settings say); false
+// when the line is refused (reported on stderr).
+bool send_line(client::Producer& producer, const ProduceSettings& settings, const std::string& line,
+               uint64_t line_number) {
+  std::optional<std::span<const uint8_t>> key;
+  std::string_view value_text = line;
+  std::string key_text;
+  if (settings.parse_key) {
+    size_t at = line.find(settings.separator);
+    if (at == std::string::npos) {
+      std::fprintf(stderr, "eddy produce: line %llu: no key separator found; skipped\n",
+                   static_cast<unsigned long long>(line_number));
+      return false;
+    }
+    key_text = line.substr(0, at);
+    value_text = std::string_view(line).substr(at + settings.separator.size());
+    if (!(settings.null_marker && key_text == *settings.null_marker)) key = bytes_of(key_text);
+  }
+  std::optional<std::span<const uint8_t>> value;
+  if (!(settings.null_marker && value_text == *settings.null_marker)) {
+    value = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value_text.data()), value_text.size());
+  }
+  client::Status s = producer.send(settings.topic, static_cast<int32_t>(settings.partition), key, value,
+                                   port::wall_clock_millis());
+  if (s.ok()) return true;
+  std::fprintf(stderr, "eddy produce: line %llu: %s\n", static_cast<unsigned long long>(line_number),
+               s.message().c_str());
+  return false;
+}
+
+// Standard input, line by line, until its end: flushed linger_ms after the
+// first unsent line. Returns the number of lines; *bad_lines those refused.
+uint64_t send_input(client::Producer& producer, const ProduceSettings& settings, uint64_t* bad_lines) {
+  std::ios::sync_with_stdio(false);  // std::cin reads what a pipe or terminal has, line by line
+  LineQueue queue;
+  std::thread reader(read_lines, &queue);
+  uint64_t line_number = 0;
+  bool unsent = false;
+  int64_t flush_at = 0;
+  std::vector<std::string> lines;
+  for (bool more = true; more;) {
+    int64_t wait = unsent ? std::max<int64_t>(0, flush_at - port::monotonic_millis()) : -1;
+    more = queue.take(wait, &lines);
+    for (const std::string& line : lines) {
+      if (!send_line(producer, settings, line, ++line_number)) {
+        ++*bad_lines;
+      } else if (!unsent) {
+        unsent = true;
+        flush_at = port::monotonic_millis() + settings.linger_ms;
+      }
+    }
+    if (unsent && (!more || port::monotonic_millis() >= flush_at)) {
+      client::Status s = producer.flush();
+      if (!s.ok()) std::fprintf(stderr, "eddy produce: %s\n", s.message().c_str());
+      unsent = false;
+    }
+  }
+  reader.join();
+  return line_number;
+}
+
 }  // namespace
 
 int run_produce(const std::vector<std::string>& args) {
@@ -123,145 +263,39 @@ int run_produce(const std::vector<std::string>& args) {
   std::string error;
   int exit_code = kExitOk;
   if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
-  client::ClientOptions options;
-  if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
-  const std::string* topic = flags.value("--topic");
-  if (topic == nullptr || topic->empty()) return usage_error(kTool, "--topic is required", usage());
+  ProduceSettings settings;
+  if (!produce_settings(flags, &settings, &error)) return usage_error(kTool, error, usage());
 
-  std::map<std::string, std::string> properties;
-  if (!parse_properties(flags.values("--property"), kProperties, &properties, &error)) {
-    return usage_error(kTool, error, usage());
-  }
-  const bool parse_key = properties.count("parse.key") != 0 && properties["parse.key"] == "true";
-  const std::string separator = properties.count("key.separator") != 0 ? properties["key.separator"] : "\t";
-  if (parse_key && separator.empty()) return usage_error(kTool, "--property key.separator: empty", usage());
-  std::optional<std::string> null_marker;
-  if (properties.count("null.marker") != 0) null_marker = properties["null.marker"];
-
-  client::ProducerOptions producer_options;
-  if (flags.has("--acks") && flags.has("--request-required-acks")) {
-    return usage_error(kTool, "give --acks or --request-required-acks, not both", usage());
-  }
-  const std::string* acks = flags.has("--acks") ? flags.value("--acks") : flags.value("--request-required-acks");
-  if (acks != nullptr) {
-    if (*acks == "all" || *acks == "-1") {
-      producer_options.acks = -1;
-    } else if (*acks == "1" || *acks == "0") {
-      producer_options.acks = static_cast<int16_t>(*acks == "1");
-    } else {
-      return usage_error(kTool, "--acks: expected 0, 1 or all, got '" + *acks + "'", usage());
-    }
-  }
-  if (flags.has("--compression") && flags.has("--compression-codec")) {
-    return usage_error(kTool, "give --compression or --compression-codec, not both", usage());
-  }
-  const std::string* codec =
-      flags.has("--compression") ? flags.value("--compression") : flags.value("--compression-codec");
-  if (codec != nullptr) {
-    if (!client::parse_compression(*codec, &producer_options.compression)) {
-      return usage_error(kTool, "--compression: expected none, gzip, snappy, lz4 or zstd, got '" + *codec + "'",
-                         usage());
-    }
-    if (!client::compression_available(producer_options.compression)) {
-      return usage_error(kTool, "--compression " + *codec +
-                                    ": this eddy was built without that codec (CMake option EDDY_COMPRESSION)",
-                         usage());
-    }
-  }
-  int64_t partition = -1;
-  int64_t batch_size = 16384;
-  int64_t linger_ms = 100;
-  int64_t retries = producer_options.retries;
-  if (!int_flag(flags, "--partition", 0, INT32_MAX, &partition, &error) ||
-      !int_flag(flags, "--batch-size", 1, 64 << 20, &batch_size, &error) ||
-      !int_flag(flags, "--linger-ms", 0, 3600000, &linger_ms, &error) ||
-      !int_flag(flags, "--message-send-max-retries", 0, 1000, &retries, &error)) {
-    return usage_error(kTool, error, usage());
-  }
-  producer_options.batch_bytes = static_cast<size_t>(batch_size);
-  producer_options.retries = static_cast<int>(retries);
-  producer_options.broker_timeout_ms = static_cast<int32_t>(options.request_timeout_ms);
-
-  client::Client client(options);
+  client::Client client(settings.client);
   client::Status s = client.bootstrap();
   if (!s.ok()) return runtime_error(kTool, s);
   // Check the topic (creating it where the broker auto-creates topics) and
   // the partition before reading any input.
-  client::Producer producer(&client, producer_options);
+  client::Producer producer(&client, settings.producer);
   int32_t partition_count = 0;
-  s = producer.partition_count(*topic, &partition_count);
+  s = producer.partition_count(settings.topic, &partition_count);
   if (!s.ok()) {
-    if (s.code() == client::StatusCode::kNotFound) return runtime_error(kTool, "topic '" + *topic + "' does not exist");
+    if (s.code() == client::StatusCode::kNotFound) {
+      return runtime_error(kTool, "topic '" + settings.topic + "' does not exist");
+    }
     return runtime_error(kTool, s);
   }
-  if (partition >= partition_count) {
-    return runtime_error(kTool, "topic '" + *topic + "' has no partition " + std::to_string(partition) + " (it has " +
+  if (settings.partition >= partition_count) {
+    return runtime_error(kTool, "topic '" + settings.topic + "' has no partition " +
+                                    std::to_string(settings.partition) + " (it has " +
                                     std::to_string(partition_count) + ")");
   }
-
   producer.on_delivery([](const client::DeliveryReport& report) {
     if (report.status.ok()) return;
     std::fprintf(stderr, "eddy produce: %d record%s to %s failed: %s\n", report.record_count,
                  report.record_count == 1 ? "" : "s", report.tp.to_string().c_str(), report.status.message().c_str());
   });
-
-  std::ios::sync_with_stdio(false);  // std::cin reads what a pipe or terminal has, line by line
-  LineQueue queue;
-  std::thread reader(read_lines, &queue);
-
-  uint64_t line_number = 0;
   uint64_t bad_lines = 0;
-  bool unsent = false;
-  int64_t flush_at = 0;
-  std::vector<std::string> lines;
-  for (;;) {
-    int64_t wait = unsent ? std::max<int64_t>(0, flush_at - port::monotonic_millis()) : -1;
-    bool more = queue.take(wait, &lines);
-    for (const std::string& line : lines) {
-      ++line_number;
-      std::optional<std::span<const uint8_t>> key;
-      std::string_view value_text = line;
-      std::string key_text;
-      if (parse_key) {
-        size_t at = line.find(separator);
-        if (at == std::string::npos) {
-          ++bad_lines;
-          std::fprintf(stderr, "eddy produce: line %llu: no key separator found; skipped\n",
-                       static_cast<unsigned long long>(line_number));
-          continue;
-        }
-        key_text = line.substr(0, at);
-        value_text = std::string_view(line).substr(at + separator.size());
-        if (!(null_marker && key_text == *null_marker)) key = bytes_of(key_text);
-      }
-      std::optional<std::span<const uint8_t>> value;
-      if (!(null_marker && value_text == *null_marker)) {
-        value = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value_text.data()), value_text.size());
-      }
-      s = producer.send(*topic, static_cast<int32_t>(partition), key, value, port::wall_clock_millis());
-      if (!s.ok()) {
-        ++bad_lines;
-        std::fprintf(stderr, "eddy produce: line %llu: %s\n", static_cast<unsigned long long>(line_number),
-                     s.message().c_str());
-        continue;
-      }
-      if (!unsent) {
-        unsent = true;
-        flush_at = port::monotonic_millis() + linger_ms;
-      }
-    }
-    if (unsent && (!more || port::monotonic_millis() >= flush_at)) {
-      s = producer.flush();
-      if (!s.ok()) std::fprintf(stderr, "eddy produce: %s\n", s.message().c_str());
-      unsent = false;
-    }
-    if (!more) break;
-  }
-  reader.join();
-  uint64_t failed = producer.records_failed() + bad_lines;
+  const uint64_t lines = send_input(producer, settings, &bad_lines);
+  const uint64_t failed = producer.records_failed() + bad_lines;
   if (failed > 0) {
     std::fprintf(stderr, "eddy produce: %llu of %llu records failed\n", static_cast<unsigned long long>(failed),
-                 static_cast<unsigned long long>(line_number));
+                 static_cast<unsigned long long>(lines));
     return kExitFailure;
   }
   return kExitOk;

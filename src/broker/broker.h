@@ -176,6 +176,9 @@ class Broker {
   bool start_groups(std::string* error);
   void drain_groups();
   void handle_init_producer_id(RequestPtr request);
+  protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
+                                      protocol::InitProducerIdResponse* response);
+  bool allocate_producer_id(const Request& request, int64_t now, protocol::InitProducerIdResponse* response);
 
   // One partition of a Produce (produce.cc): where its answer goes and
   // what it writes to (log is set once the partition is known to exist).

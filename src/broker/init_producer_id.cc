@@ -24,84 +24,69 @@ constexpr int16_t kMaxBumpableEpoch = std::numeric_limits<int16_t>::max() - 1;
 void Broker::handle_init_producer_id(RequestPtr request) {
   protocol::InitProducerIdRequest body;
   if (!decode(*request, &body)) return;
-  const int16_t version = request->version();
-  const int64_t now = port::wall_clock_millis();
   protocol::InitProducerIdResponse response;
   response.producer_id = -1;
   response.producer_epoch = -1;
+  const ErrorCode code = init_producer_id(*request, body, &response);
+  response.error_code = protocol::to_int(code);
+  if (code != ErrorCode::kNone) {
+    response.producer_id = -1;
+    response.producer_epoch = -1;
+  }
+  respond(*request, response);
+}
 
-  auto answer = [&](ErrorCode code) {
-    response.error_code = protocol::to_int(code);
-    if (code != ErrorCode::kNone) {
-      response.producer_id = -1;
-      response.producer_epoch = -1;
-    }
-    respond(*request, response);
+ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
+                                   protocol::InitProducerIdResponse* response) {
+  const int64_t now = port::wall_clock_millis();
+  auto fresh_id = [&] {
+    return allocate_producer_id(request, now, response) ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable;
   };
-  auto allocate = [&]() -> bool {
-    int64_t id = -1;
-    meta::Status s = meta_->producer_ids().next(&id);
-    if (!s.ok()) {
-      EDDY_LOG_ERROR("InitProducerId from %s: allocating a producer id: %s", request->client.peer.c_str(),
-                     s.message().c_str());
-      return false;
-    }
-    response.producer_id = id;
-    response.producer_epoch = 0;
-    producer_state_.set_epoch(id, 0, -1, now);
-    return true;
-  };
-
   if (body.transactional_id.has_value()) {
-    if (body.transactional_id->empty()) {
-      answer(ErrorCode::kInvalidRequest);
-      return;
-    }
+    if (body.transactional_id->empty()) return ErrorCode::kInvalidRequest;
     EDDY_LOG_WARN("InitProducerId from %s (client id '%s'): transactional id '%s' refused: Eddy does not support "
                   "transactions (use enable.idempotence without transactional.id)",
-                  request->client.peer.c_str(), request->client_id().c_str(), body.transactional_id->c_str());
-    answer(ErrorCode::kTransactionalIdAuthorizationFailed);
-    return;
+                  request.client.peer.c_str(), request.client_id().c_str(), body.transactional_id->c_str());
+    return ErrorCode::kTransactionalIdAuthorizationFailed;
   }
-  const bool resume = version >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
-  if (!resume) {
-    answer(allocate() ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable);
-    return;
-  }
-  if (body.producer_id < 0 || body.producer_epoch < 0) {
-    // Kafka: both or neither.
-    answer(ErrorCode::kInvalidRequest);
-    return;
-  }
+  const bool resume = request.version() >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
+  if (!resume) return fresh_id();
+  if (body.producer_id < 0 || body.producer_epoch < 0) return ErrorCode::kInvalidRequest;  // Kafka: both or neither
   int16_t bumped_from = -1;
   const int16_t current = producer_state_.current_epoch(body.producer_id, &bumped_from);
-  if (current < 0) {
-    // Not an id this broker knows (never handed out, or expired): a fresh
-    // one, as Kafka does for a producer without a transactional id.
-    answer(allocate() ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable);
-    return;
-  }
+  // Not an id this broker knows (never handed out, or expired): a fresh
+  // one, as Kafka does for a producer without a transactional id.
+  if (current < 0) return fresh_id();
   if (body.producer_epoch == bumped_from) {
     // A retry of the bump already made.
-    response.producer_id = body.producer_id;
-    response.producer_epoch = current;
-    answer(ErrorCode::kNone);
-    return;
+    response->producer_id = body.producer_id;
+    response->producer_epoch = current;
+    return ErrorCode::kNone;
   }
   if (body.producer_epoch < current) {
-    answer(version >= 4 ? ErrorCode::kProducerFenced : ErrorCode::kInvalidProducerEpoch);
-    return;
+    return request.version() >= 4 ? ErrorCode::kProducerFenced : ErrorCode::kInvalidProducerEpoch;
   }
   // body.producer_epoch >= current: current is a lower bound after a restart.
-  if (body.producer_epoch >= kMaxBumpableEpoch) {
-    answer(allocate() ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable);
-    return;
-  }
+  if (body.producer_epoch >= kMaxBumpableEpoch) return fresh_id();
   const int16_t bumped = static_cast<int16_t>(body.producer_epoch + 1);
   producer_state_.set_epoch(body.producer_id, bumped, body.producer_epoch, now);
-  response.producer_id = body.producer_id;
-  response.producer_epoch = bumped;
-  answer(ErrorCode::kNone);
+  response->producer_id = body.producer_id;
+  response->producer_epoch = bumped;
+  return ErrorCode::kNone;
+}
+
+bool Broker::allocate_producer_id(const Request& request, int64_t now, protocol::InitProducerIdResponse* response) {
+  int64_t id = -1;
+  meta::Status s = meta_->producer_ids().next(&id);
+  if (!s.ok()) {
+    EDDY_LOG_ERROR("InitProducerId from %s: allocating a producer id: %s", request.client.peer.c_str(),
+                   s.message().c_str());
+    return false;
+  }
+  response->producer_id = id;
+  response->producer_epoch = 0;
+  producer_state_.set_epoch(id, 0, -1, now);
+  return true;
 }
 
 }  // namespace eddy::broker

@@ -121,103 +121,122 @@ Status Consumer::reset_position(int32_t partition, OffsetReset how) {
   return s;
 }
 
+// One poll: the retriable failures met (the first is returned when
+// nothing else failed) and whether the callback asked to stop.
+struct Consumer::PollRound {
+  bool refresh = false;  // some leader is unknown or failed: refresh metadata
+  bool stopped = false;
+  Status retry_error;
+  void note_retriable(const Status& e) {
+    if (retry_error.ok()) retry_error = e;
+    refresh = true;
+  }
+};
+
 Status Consumer::poll(Deadline deadline, const ConsumerCallback& on_record, size_t* delivered) {
   *delivered = 0;
   if (positions_.empty()) return Status::error(StatusCode::kInvalidArgument, "no partitions assigned");
+  PollRound round;
   std::map<int32_t, std::vector<int32_t>> by_leader;
-  bool refresh = false;
   for (const auto& [partition, offset] : positions_) {
     int32_t leader = client_->metadata().leader_for(topic_, partition);
     if (leader < 0) {
-      refresh = true;
+      round.refresh = true;
     } else {
       by_leader[leader].push_back(partition);
     }
   }
-  bool stopped = false;
-  Status retry_error;  // the first retriable failure of this round
-  auto note_retriable = [&](const Status& e) {
-    if (retry_error.ok()) retry_error = e;
-    refresh = true;
-  };
   for (const auto& [leader, partitions] : by_leader) {
-    if (stopped) break;
-    int64_t wait = std::min<int64_t>(options_.max_wait_ms, deadline.remaining_ms() / static_cast<int64_t>(by_leader.size()));
+    if (round.stopped) break;
+    int64_t wait =
+        std::min<int64_t>(options_.max_wait_ms, deadline.remaining_ms() / static_cast<int64_t>(by_leader.size()));
     FetchResponse response;
-    BrokerConnection* conn = nullptr;
-    Status s = client_->connection(leader, &conn);
-    int16_t version = 0;
-    if (s.ok()) s = conn->negotiate<FetchRequest>(&version);
-    if (s.ok()) {
-      FetchRequest request;
-      request.replica_id = -1;
-      request.max_wait_ms = static_cast<int32_t>(wait);
-      request.min_bytes = options_.min_bytes;
-      request.max_bytes = options_.max_bytes;
-      request.isolation_level = 0;  // read uncommitted
-      request.session_id = 0;
-      request.session_epoch = -1;  // a full fetch, no session
-      FetchRequest::FetchTopic t;
-      t.topic = topic_;
-      for (int32_t p : partitions) {
-        FetchRequest::FetchPartition fp;
-        fp.partition = p;
-        fp.fetch_offset = positions_[p];
-        fp.partition_max_bytes = options_.partition_max_bytes;
-        t.partitions.push_back(fp);
-      }
-      request.topics.push_back(std::move(t));
-      s = conn->call(request, version, &response, Deadline::after_ms(wait + client_->options().request_timeout_ms));
-    }
-    // The records view this frame; own it, since resetting a position below
+    // The records view this frame: owned here, since resetting a position
     // makes another request (which may reuse the connection's buffer).
-    std::vector<uint8_t> frame = s.ok() ? conn->take_response_frame() : std::vector<uint8_t>{};
+    std::vector<uint8_t> frame;
+    Status s = fetch_from(leader, partitions, wait, &response, &frame);
+    if (s.ok() && response.error_code != 0) {
+      s = Status::broker_error(response.error_code, "Fetch from broker " + std::to_string(leader));
+    }
     if (!s.ok()) {
       if (!s.retriable()) return s;
-      note_retriable(s);
+      round.note_retriable(s);
       continue;
     }
-    if (response.error_code != 0) {
-      Status e = Status::broker_error(response.error_code, "Fetch from broker " + std::to_string(leader));
-      if (!e.retriable()) return e;
-      note_retriable(e);
-      continue;
-    }
-    for (const auto& topic_response : response.responses) {
-      if (topic_response.topic != topic_) continue;
-      for (const auto& p : topic_response.partitions) {
-        auto pos = positions_.find(p.partition_index);
-        if (pos == positions_.end()) continue;
-        if (p.error_code == protocol::to_int(ErrorCode::kOffsetOutOfRange)) {
-          Status r = reset_position(p.partition_index, options_.reset);
-          if (!r.ok()) return r;
-          continue;
-        }
-        if (p.error_code != 0) {
-          Status e = Status::broker_error(p.error_code, "Fetch " + topic_ + "-" + std::to_string(p.partition_index));
-          if (!e.retriable()) return e;
-          note_retriable(e);
-          continue;
-        }
-        if (stopped || !p.records || p.records->bytes.empty()) continue;
-        int64_t next = pos->second;
-        Status d = decoder_.decode(
-            p.records->bytes, pos->second,
-            [&](const DecodedRecord& r) {
-              ++*delivered;
-              bool more = on_record(ConsumerRecord{topic_, p.partition_index, r});
-              if (!more) stopped = true;
-              return more;
-            },
-            &next);
-        pos->second = next;
-        if (!d.ok()) {
-          return d.with_context(topic_ + "-" + std::to_string(p.partition_index));
-        }
+    s = deliver(response, on_record, delivered, &round);
+    if (!s.ok()) return s;
+  }
+  if (!round.refresh) return Status();
+  return refresh_after(deadline, std::move(round.retry_error));
+}
+
+Status Consumer::fetch_from(int32_t leader, const std::vector<int32_t>& partitions, int64_t wait_ms,
+                            FetchResponse* response, std::vector<uint8_t>* frame) {
+  BrokerConnection* conn = nullptr;
+  Status s = client_->connection(leader, &conn);
+  int16_t version = 0;
+  if (s.ok()) s = conn->negotiate<FetchRequest>(&version);
+  if (!s.ok()) return s;
+  FetchRequest request;
+  request.replica_id = -1;
+  request.max_wait_ms = static_cast<int32_t>(wait_ms);
+  request.min_bytes = options_.min_bytes;
+  request.max_bytes = options_.max_bytes;
+  request.isolation_level = 0;  // read uncommitted
+  request.session_id = 0;
+  request.session_epoch = -1;  // a full fetch, no session
+  FetchRequest::FetchTopic t;
+  t.topic = topic_;
+  for (int32_t p : partitions) {
+    FetchRequest::FetchPartition fp;
+    fp.partition = p;
+    fp.fetch_offset = positions_[p];
+    fp.partition_max_bytes = options_.partition_max_bytes;
+    t.partitions.push_back(fp);
+  }
+  request.topics.push_back(std::move(t));
+  s = conn->call(request, version, response, Deadline::after_ms(wait_ms + client_->options().request_timeout_ms));
+  if (s.ok()) *frame = conn->take_response_frame();
+  return s;
+}
+
+Status Consumer::deliver(const FetchResponse& response, const ConsumerCallback& on_record, size_t* delivered,
+                         PollRound* round) {
+  for (const auto& topic_response : response.responses) {
+    if (topic_response.topic != topic_) continue;
+    for (const auto& p : topic_response.partitions) {
+      auto pos = positions_.find(p.partition_index);
+      if (pos == positions_.end()) continue;
+      if (p.error_code == protocol::to_int(ErrorCode::kOffsetOutOfRange)) {
+        Status r = reset_position(p.partition_index, options_.reset);
+        if (!r.ok()) return r;
+        continue;
       }
+      if (p.error_code != 0) {
+        Status e = Status::broker_error(p.error_code, "Fetch " + topic_ + "-" + std::to_string(p.partition_index));
+        if (!e.retriable()) return e;
+        round->note_retriable(e);
+        continue;
+      }
+      if (round->stopped || !p.records || p.records->bytes.empty()) continue;
+      int64_t next = pos->second;
+      Status d = decoder_.decode(
+          p.records->bytes, pos->second,
+          [&](const DecodedRecord& r) {
+            ++*delivered;
+            bool more = on_record(ConsumerRecord{topic_, p.partition_index, r});
+            if (!more) round->stopped = true;
+            return more;
+          },
+          &next);
+      pos->second = next;
+      if (!d.ok()) return d.with_context(topic_ + "-" + std::to_string(p.partition_index));
     }
   }
-  if (!refresh) return Status();
+  return Status();
+}
+
+Status Consumer::refresh_after(Deadline deadline, Status retry_error) {
   if (retry_error.ok()) {
     retry_error = Status::error(StatusCode::kNotFound, "no leader known for some partitions of '" + topic_ + "'");
   }

@@ -17,6 +17,10 @@
 #include "client/fetch_decoder.h"
 #include "client/status.h"
 
+namespace eddy::protocol {
+struct FetchResponse;
+}
+
 namespace eddy::client {
 
 // Special start offsets (Kafka's ListOffsets timestamps).
@@ -73,7 +77,16 @@ class Consumer {
                       std::map<int32_t, int64_t>* offsets);
 
  private:
+  struct PollRound;
   Status reset_position(int32_t partition, OffsetReset how);
+  // One Fetch of partitions from their leader; *frame owns what *response views.
+  Status fetch_from(int32_t leader, const std::vector<int32_t>& partitions, int64_t wait_ms,
+                    protocol::FetchResponse* response, std::vector<uint8_t>* frame);
+  // Hands each fetched record to on_record and moves the positions on.
+  Status deliver(const protocol::FetchResponse& response, const ConsumerCallback& on_record, size_t* delivered,
+                 PollRound* round);
+  // After a round with unknown leaders or retriable failures.
+  Status refresh_after(Deadline deadline, Status retry_error);
 
   Client* client_;
   ConsumerOptions options_;

@@ -57,79 +57,81 @@ Status TopicStore::create(const NewTopic& topic, TopicRecord* out) {
 
   Transaction tx(db_);
   Status s = tx.begin();
+  if (s.ok()) s = check_name_is_free(topic.name);
   if (!s.ok()) return s;
-
-  {
-    // An exact match first (TOPIC_ALREADY_EXISTS), then a '.'/'_' collision
-    // (INVALID_TOPIC_EXCEPTION); the first query also matches the second way.
-    Statement st;
-    s = db_->prepare("SELECT name FROM topics WHERE replace(name, '.', '_') = replace(?, '.', '_') ORDER BY name", &st);
-    if (!s.ok()) return s;
-    st.bind_text(1, topic.name);
-    bool row = false;
-    std::string colliding;
-    while ((s = st.step(&row)).ok() && row) {
-      std::string existing = st.column_text(0);
-      if (existing == topic.name) return Status::already_exists("Topic '" + topic.name + "' already exists.");
-      if (colliding.empty()) colliding = std::move(existing);
-    }
-    if (!s.ok()) return s;
-    if (!colliding.empty()) {
-      return Status::invalid_argument("Topic '" + topic.name + "' collides with existing topic: " + colliding);
-    }
-  }
-
   TopicRecord record;
   record.name = topic.name;
   record.partition_count = topic.partition_count;
   record.replication_factor = topic.replication_factor;
   record.configs = topic.configs;
-  if (topic.id.is_zero()) {
-    // Retry the (astronomically unlikely) clash of a random id.
-    for (;;) {
-      record.id = Uuid::random();
-      TopicRecord existing;
-      s = get_by_id(record.id, &existing);
-      if (s.is_not_found()) break;
-      if (!s.ok()) return s;
-    }
-  } else {
-    record.id = topic.id;
-    TopicRecord existing;
-    s = get_by_id(record.id, &existing);
-    if (s.ok()) {
-      return Status::already_exists("Topic id " + record.id.to_string() + " is already used by topic '" +
-                                    existing.name + "'.");
-    }
-    if (!s.is_not_found()) return s;
-  }
-
-  {
-    Statement st;
-    s = db_->prepare(
-        "INSERT INTO topics (topic_id, name, partition_count, replication_factor) VALUES (?, ?, ?, ?)", &st);
-    if (!s.ok()) return s;
-    st.bind_blob(1, record.id.bytes.data(), record.id.bytes.size());
-    st.bind_text(2, record.name);
-    st.bind_int64(3, record.partition_count);
-    st.bind_int64(4, record.replication_factor);
-    s = st.run();
-    if (!s.ok()) return s;
-  }
-  for (const auto& [key, value] : record.configs) {
-    Statement st;
-    s = db_->prepare("INSERT INTO topic_configs (topic_id, key, value) VALUES (?, ?, ?)", &st);
-    if (!s.ok()) return s;
-    st.bind_blob(1, record.id.bytes.data(), record.id.bytes.size());
-    st.bind_text(2, key);
-    st.bind_text(3, value);
-    s = st.run();
-    if (!s.ok()) return s;
-  }
-  s = tx.commit();
+  s = choose_id(topic.id, &record.id);
+  if (s.ok()) s = insert(record);
+  if (s.ok()) s = tx.commit();
   if (!s.ok()) return s;
   if (out != nullptr) *out = std::move(record);
   return Status();
+}
+
+Status TopicStore::check_name_is_free(const std::string& name) {
+  // An exact match first (TOPIC_ALREADY_EXISTS), then a '.'/'_' collision
+  // (INVALID_TOPIC_EXCEPTION); the first query also matches the second way.
+  Statement st;
+  Status s =
+      db_->prepare("SELECT name FROM topics WHERE replace(name, '.', '_') = replace(?, '.', '_') ORDER BY name", &st);
+  if (!s.ok()) return s;
+  st.bind_text(1, name);
+  bool row = false;
+  std::string colliding;
+  while ((s = st.step(&row)).ok() && row) {
+    std::string existing = st.column_text(0);
+    if (existing == name) return Status::already_exists("Topic '" + name + "' already exists.");
+    if (colliding.empty()) colliding = std::move(existing);
+  }
+  if (!s.ok()) return s;
+  if (!colliding.empty()) return Status::invalid_argument("Topic '" + name + "' collides with existing topic: " + colliding);
+  return Status();
+}
+
+Status TopicStore::choose_id(const Uuid& wanted, Uuid* id) {
+  TopicRecord existing;
+  if (!wanted.is_zero()) {
+    *id = wanted;
+    Status s = get_by_id(wanted, &existing);
+    if (s.ok()) {
+      return Status::already_exists("Topic id " + wanted.to_string() + " is already used by topic '" + existing.name +
+                                    "'.");
+    }
+    return s.is_not_found() ? Status() : s;
+  }
+  // Retry the (astronomically unlikely) clash of a random id.
+  for (;;) {
+    *id = Uuid::random();
+    Status s = get_by_id(*id, &existing);
+    if (s.is_not_found()) return Status();
+    if (!s.ok()) return s;
+  }
+}
+
+Status TopicStore::insert(const TopicRecord& record) {
+  Statement st;
+  Status s =
+      db_->prepare("INSERT INTO topics (topic_id, name, partition_count, replication_factor) VALUES (?, ?, ?, ?)", &st);
+  if (!s.ok()) return s;
+  st.bind_blob(1, record.id.bytes.data(), record.id.bytes.size());
+  st.bind_text(2, record.name);
+  st.bind_int64(3, record.partition_count);
+  st.bind_int64(4, record.replication_factor);
+  s = st.run();
+  for (auto it = record.configs.begin(); s.ok() && it != record.configs.end(); ++it) {
+    Statement config;
+    s = db_->prepare("INSERT INTO topic_configs (topic_id, key, value) VALUES (?, ?, ?)", &config);
+    if (!s.ok()) return s;
+    config.bind_blob(1, record.id.bytes.data(), record.id.bytes.size());
+    config.bind_text(2, it->first);
+    config.bind_text(3, it->second);
+    s = config.run();
+  }
+  return s;
 }
 
 Status TopicStore::get(const std::string& name, TopicRecord* out) {

@@ -66,6 +66,12 @@ class TopicStore {
 
  private:
   Status load_configs(const Uuid& id, std::map<std::string, std::string>* out);
+  // create()'s steps, inside its transaction: the name is neither taken nor
+  // colliding ('.' vs '_'); the id given (unused) or a fresh random one;
+  // the rows of the topic and its configs.
+  Status check_name_is_free(const std::string& name);
+  Status choose_id(const Uuid& wanted, Uuid* id);
+  Status insert(const TopicRecord& record);
   // Steps st (a bound SELECT name, topic_id, partition_count,
   // replication_factor) once and fills *out; not_found(missing) when no row.
   Status read_topic(Statement* st, const std::string& missing, TopicRecord* out);

@@ -199,74 +199,88 @@ class Connection final : public ConnectionCore {
   void continue_reading() {
     if (memory_paused_) return;  // on_memory_available resumes
     in_parse_ = true;
-    while (true) {
+    Step step = Step::kNextFrame;
+    while (step == Step::kNextFrame) {
       if (!may_read()) {
-        in_parse_ = false;
-        return;
-      }
-      if (over_limits()) {
+        step = Step::kStop;
+      } else if (over_limits()) {
         read_paused_ = true;
         stop_frame_clock();
-        in_parse_ = false;
-        return;
+        step = Step::kStop;
+      } else {
+        step = take_buffered_frame();
       }
-      size_t available = staging_end_ - staging_begin_;
-      if (available < 4) break;
-      const uint8_t* p = staging_.data() + staging_begin_;
-      int32_t size = static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
-                                          (uint32_t{p[2]} << 8) | uint32_t{p[3]});
-      if (size < 0 || size > limits_.max_frame_bytes) {
-        EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %" PRId32
-                      " is outside 0..%" PRId32 " (socket.request.max.bytes)",
-                      context().peer().c_str(), context().listener().c_str(), size, limits_.max_frame_bytes);
-        in_parse_ = false;
-        close();
-        return;
-      }
-      size_t frame_size = static_cast<size_t>(size);
-      if (memory_ != nullptr && memory_->limit() != 0 && 4 + frame_size > staging_.size() &&
-          frame_size > memory_->limit()) {
-        EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %zu exceeds "
-                      "queued.max.request.bytes (%llu)",
-                      context().peer().c_str(), context().listener().c_str(), frame_size,
-                      static_cast<unsigned long long>(memory_->limit()));
-        in_parse_ = false;
-        close();
-        return;
-      }
-      if (available - 4 >= frame_size) {
-        std::vector<uint8_t> frame(p + 4, p + 4 + frame_size);
-        staging_begin_ += 4 + frame_size;
-        dispatch(std::move(frame));
-        continue;
-      }
-      if (4 + frame_size > staging_.size()) {
-        // Too large for the staging buffer: read the rest straight into
-        // the frame, which grows with what arrives (never to what the
-        // size prefix merely claims: a client that claims 100 MB and
-        // sends 1 KB costs about 1 KB).
-        // The whole frame is reserved before its first byte is kept (as
-        // Kafka's memory pool does): frames that started always finish,
-        // none can wait for memory another half-read frame holds.
-        if (!reserve_large(frame_size)) {
-          // The bytes stay in the staging buffer until memory frees.
-          stop_frame_clock();
-          in_parse_ = false;
-          return;
-        }
-        large_target_ = frame_size;
-        large_have_ = available - 4;
-        grow_large_frame(std::max(large_have_, std::min(frame_size, kLargeFrameStep)));
-        std::memcpy(large_frame_.data(), p + 4, large_have_);
-        staging_begin_ = staging_end_ = 0;
-        in_parse_ = false;
-        start_frame_clock();
-        read_large_frame();
-        return;
-      }
-      break;
     }
     in_parse_ = false;
+    if (step == Step::kReadMore) read_more();
+  }
+
+  // What continue_reading does after one look at the staging buffer.
+  enum class Step {
+    kNextFrame,  // a frame was dispatched: look again
+    kReadMore,   // the buffer holds no whole frame: read into it
+    kStop,       // closed, paused, or reading a large frame on its own
+  };
+
+  // Dispatches the frame at the front of the staging buffer when it is
+  // whole, or starts reading a frame too large for the buffer on its own.
+  Step take_buffered_frame() {
+    const size_t available = staging_end_ - staging_begin_;
+    if (available < 4) return Step::kReadMore;
+    const uint8_t* p = staging_.data() + staging_begin_;
+    const int32_t size = static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+                                              (uint32_t{p[2]} << 8) | uint32_t{p[3]});
+    if (size < 0 || size > limits_.max_frame_bytes) {
+      EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %" PRId32
+                    " is outside 0..%" PRId32 " (socket.request.max.bytes)",
+                    context().peer().c_str(), context().listener().c_str(), size, limits_.max_frame_bytes);
+      in_parse_ = false;
+      close();
+      return Step::kStop;
+    }
+    const size_t frame_size = static_cast<size_t>(size);
+    const bool fits_staging = 4 + frame_size <= staging_.size();
+    if (memory_ != nullptr && memory_->limit() != 0 && !fits_staging && frame_size > memory_->limit()) {
+      EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %zu exceeds "
+                    "queued.max.request.bytes (%llu)",
+                    context().peer().c_str(), context().listener().c_str(), frame_size,
+                    static_cast<unsigned long long>(memory_->limit()));
+      in_parse_ = false;
+      close();
+      return Step::kStop;
+    }
+    if (available - 4 >= frame_size) {
+      std::vector<uint8_t> frame(p + 4, p + 4 + frame_size);
+      staging_begin_ += 4 + frame_size;
+      dispatch(std::move(frame));
+      return Step::kNextFrame;
+    }
+    if (fits_staging) return Step::kReadMore;
+    // Too large for the staging buffer: read the rest straight into the
+    // frame, which grows with what arrives (never to what the size prefix
+    // merely claims: a client that claims 100 MB and sends 1 KB costs about
+    // 1 KB). The whole frame is reserved before its first byte is kept (as
+    // Kafka's memory pool does): frames that started always finish, none
+    // can wait for memory another half-read frame holds.
+    if (!reserve_large(frame_size)) {
+      // The bytes stay in the staging buffer until memory frees.
+      stop_frame_clock();
+      return Step::kStop;
+    }
+    large_target_ = frame_size;
+    large_have_ = available - 4;
+    grow_large_frame(std::max(large_have_, std::min(frame_size, kLargeFrameStep)));
+    std::memcpy(large_frame_.data(), p + 4, large_have_);
+    staging_begin_ = staging_end_ = 0;
+    in_parse_ = false;
+    start_frame_clock();
+    read_large_frame();
+    return Step::kStop;
+  }
+
+  // The staging buffer holds part of a frame or nothing: compact it and
+  // read on.
+  void read_more() {
     if (staging_begin_ > 0) {
       std::memmove(staging_.data(), staging_.data() + staging_begin_, staging_end_ - staging_begin_);
       staging_end_ -= staging_begin_;

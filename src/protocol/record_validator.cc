@@ -210,122 +210,149 @@ void check_timestamp(const RecordBatchView& batch, const RecordRules& rules, int
   if (verdict->record_errors.size() < kMaxRecordErrors) verdict->record_errors.push_back({index, std::move(why)});
 }
 
+// The headers of record i, after its header count: each a key (length >= 0)
+// and a value (length >= -1). False with walk->error set on a fault.
+bool walk_headers(Cursor& in, int32_t i, int32_t headers, Walk* walk) {
+  for (int32_t h = 0; h < headers; ++h) {
+    int32_t key_length = 0;
+    Read r = read_varint(in, &key_length);
+    if (r != Read::kOk) {
+      fail_read(walk, in, r, i, "header key length");
+      return false;
+    }
+    if (key_length < 0) {
+      walk->fail(ErrorCode::kInvalidRecord,
+                 "record " + std::to_string(i) + ": Invalid negative header key size " + std::to_string(key_length));
+      return false;
+    }
+    if (!in.skip(static_cast<uint64_t>(key_length))) {
+      fail_read(walk, in, Read::kFailed, i, "header key");
+      return false;
+    }
+    int64_t header_value_size = 0;
+    if (!skip_bytes(in, walk, i, "header value", &header_value_size)) return false;
+  }
+  return true;
+}
+
+// The fields of record i after its length `size`: attributes, timestamp
+// delta, offset delta (must be i), key, value, headers, and that they take
+// exactly `size` bytes. False with walk->error set on a fault.
+bool walk_record_fields(Cursor& in, int32_t i, int32_t size, Walk* walk, int64_t* timestamp_delta) {
+  const uint64_t start = in.consumed();
+  uint8_t attributes = 0;
+  if (!in.byte(&attributes)) {
+    fail_read(walk, in, Read::kFailed, i, "attributes");
+    return false;
+  }
+  Read r = read_varlong(in, timestamp_delta);
+  if (r != Read::kOk) {
+    fail_read(walk, in, r, i, "timestamp delta");
+    return false;
+  }
+  int32_t offset_delta = 0;
+  if ((r = read_varint(in, &offset_delta)) != Read::kOk) {
+    fail_read(walk, in, r, i, "offset delta");
+    return false;
+  }
+  if (offset_delta != i) {
+    walk->fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + " has offset delta " +
+                                              std::to_string(offset_delta) + ", expected " + std::to_string(i) +
+                                              " (offsets must be consecutive from the batch's base offset)");
+    return false;
+  }
+  int64_t key_size = 0, value_size = 0;
+  if (!skip_bytes(in, walk, i, "key", &key_size) || !skip_bytes(in, walk, i, "value", &value_size)) return false;
+  int32_t headers = 0;
+  if ((r = read_varint(in, &headers)) != Read::kOk) {
+    fail_read(walk, in, r, i, "header count");
+    return false;
+  }
+  if (headers < 0) {
+    walk->fail(ErrorCode::kInvalidRecord,
+               "record " + std::to_string(i) + ": Found invalid number of record headers " + std::to_string(headers));
+    return false;
+  }
+  // Each header takes at least two bytes of the record.
+  const uint64_t used = in.consumed() - start;
+  if (static_cast<uint64_t>(headers) * 2 > static_cast<uint64_t>(size) - std::min<uint64_t>(used, size)) {
+    walk->fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + ": Found invalid number of record "
+                                              "headers. " + std::to_string(headers) +
+                                              " is larger than the remaining size of the record");
+    return false;
+  }
+  if (!walk_headers(in, i, headers, walk)) return false;
+  const uint64_t read = in.consumed() - start;
+  if (read != static_cast<uint64_t>(size)) {
+    walk->fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + ": Invalid record size: expected to read " +
+                                              std::to_string(size) + " bytes in record payload, but instead read " +
+                                              std::to_string(read));
+    return false;
+  }
+  return true;
+}
+
+// Record i's length, checked against what is left and the record bound.
+bool walk_record_length(Cursor& in, const RecordRules& rules, bool compressed, int32_t i, Walk* walk,
+                        int32_t* size) {
+  Read r = read_varint(in, size);
+  if (r != Read::kOk) {
+    fail_read(walk, in, r, i, "record length");
+    return false;
+  }
+  if (*size < 0 || static_cast<uint64_t>(*size) > in.remaining_hint()) {
+    walk->fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + ": Invalid record size: expected " +
+                                              std::to_string(*size) + " bytes in record payload, but instead the "
+                                              "buffer has only " + std::to_string(in.remaining_hint()) +
+                                              " remaining bytes.");
+    return false;
+  }
+  if (compressed && *size > rules.max_decompressed_record_bytes) {
+    walk->fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + " of " + std::to_string(*size) +
+                                              " bytes exceeds max.decompressed.message.bytes (" +
+                                              std::to_string(rules.max_decompressed_record_bytes) + ")");
+    return false;
+  }
+  return true;
+}
+
+// After the declared records: nothing may be left, and the stream's own
+// failures (corrupt, over the decompressed bound) decide over the walk's.
+void finish_walk(Cursor& in, const RecordRules& rules, Walk* walk) {
+  if (walk->error == ErrorCode::kNone && !in.at_end()) {
+    if (in.failure() == Cursor::Failure::kCorrupt) {
+      walk->fail(ErrorCode::kInvalidRecord, "Failed to decompress record stream: " + in.stream_error());
+    } else if (in.failure() != Cursor::Failure::kTooLarge) {
+      walk->fail(ErrorCode::kInvalidRecord, "Incorrect declared batch size, records still remaining in file");
+    }
+  }
+  if (in.failure() == Cursor::Failure::kTooLarge) {
+    walk->error = ErrorCode::kNone;  // the bound decides, whatever the walk saw
+    walk->fail(ErrorCode::kMessageTooLarge, "The batch decompresses to more than " +
+                                                std::to_string(rules.max_decompressed_batch_bytes) +
+                                                " bytes (eddy.max.decompressed.batch.bytes)");
+  }
+}
+
 void walk_records(const RecordBatchView& batch, const RecordRules& rules, bool compressed, Cursor& in,
                   RecordVerdict* verdict) {
   Walk walk;
   bool timestamp_fault = false;
-  const int32_t count = batch.record_count();
-  const int64_t base_timestamp = batch.base_timestamp();
   int64_t max_timestamp = -1;
-  for (int32_t i = 0; i < count && walk.error == ErrorCode::kNone; ++i) {
+  for (int32_t i = 0; i < batch.record_count(); ++i) {
     int32_t size = 0;
-    Read r = read_varint(in, &size);
-    if (r != Read::kOk) {
-      fail_read(&walk, in, r, i, "record length");
-      break;
-    }
-    if (size < 0 || static_cast<uint64_t>(size) > in.remaining_hint()) {
-      walk.fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + ": Invalid record size: expected " +
-                                               std::to_string(size) + " bytes in record payload, but instead the "
-                                               "buffer has only " + std::to_string(in.remaining_hint()) +
-                                               " remaining bytes.");
-      break;
-    }
-    if (compressed && size > rules.max_decompressed_record_bytes) {
-      walk.fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + " of " + std::to_string(size) +
-                                               " bytes exceeds max.decompressed.message.bytes (" +
-                                               std::to_string(rules.max_decompressed_record_bytes) + ")");
-      break;
-    }
-    const uint64_t start = in.consumed();
-    uint8_t attributes = 0;
-    if (!in.byte(&attributes)) {
-      fail_read(&walk, in, Read::kFailed, i, "attributes");
-      break;
-    }
     int64_t timestamp_delta = 0;
-    if ((r = read_varlong(in, &timestamp_delta)) != Read::kOk) {
-      fail_read(&walk, in, r, i, "timestamp delta");
-      break;
-    }
-    int32_t offset_delta = 0;
-    if ((r = read_varint(in, &offset_delta)) != Read::kOk) {
-      fail_read(&walk, in, r, i, "offset delta");
-      break;
-    }
-    if (offset_delta != i) {
-      walk.fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + " has offset delta " +
-                                               std::to_string(offset_delta) + ", expected " + std::to_string(i) +
-                                               " (offsets must be consecutive from the batch's base offset)");
-      break;
-    }
-    int64_t key_size = 0, value_size = 0;
-    if (!skip_bytes(in, &walk, i, "key", &key_size)) break;
-    if (!skip_bytes(in, &walk, i, "value", &value_size)) break;
-    int32_t headers = 0;
-    if ((r = read_varint(in, &headers)) != Read::kOk) {
-      fail_read(&walk, in, r, i, "header count");
-      break;
-    }
-    if (headers < 0) {
-      walk.fail(ErrorCode::kInvalidRecord,
-                "record " + std::to_string(i) + ": Found invalid number of record headers " + std::to_string(headers));
-      break;
-    }
-    // Each header takes at least two bytes of the record.
-    const uint64_t used = in.consumed() - start;
-    if (static_cast<uint64_t>(headers) * 2 > static_cast<uint64_t>(size) - std::min<uint64_t>(used, size)) {
-      walk.fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + ": Found invalid number of record "
-                                               "headers. " + std::to_string(headers) +
-                                               " is larger than the remaining size of the record");
-      break;
-    }
-    for (int32_t h = 0; h < headers && walk.error == ErrorCode::kNone; ++h) {
-      int32_t key_length = 0;
-      if ((r = read_varint(in, &key_length)) != Read::kOk) {
-        fail_read(&walk, in, r, i, "header key length");
-        break;
-      }
-      if (key_length < 0) {
-        walk.fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + ": Invalid negative header key size " +
-                                                 std::to_string(key_length));
-        break;
-      }
-      if (!in.skip(static_cast<uint64_t>(key_length))) {
-        fail_read(&walk, in, Read::kFailed, i, "header key");
-        break;
-      }
-      int64_t header_value_size = 0;
-      if (!skip_bytes(in, &walk, i, "header value", &header_value_size)) break;
-    }
-    if (walk.error != ErrorCode::kNone) break;
-    const uint64_t read = in.consumed() - start;
-    if (read != static_cast<uint64_t>(size)) {
-      walk.fail(ErrorCode::kInvalidRecord, "record " + std::to_string(i) + ": Invalid record size: expected to read " +
-                                               std::to_string(size) + " bytes in record payload, but instead read " +
-                                               std::to_string(read));
+    if (!walk_record_length(in, rules, compressed, i, &walk, &size) ||
+        !walk_record_fields(in, i, size, &walk, &timestamp_delta)) {
       break;
     }
     const int64_t timestamp = batch.timestamp_type() == TimestampType::kLogAppendTime
                                   ? batch.max_timestamp()
-                                  : wrapping_add(base_timestamp, timestamp_delta);
+                                  : wrapping_add(batch.base_timestamp(), timestamp_delta);
     max_timestamp = std::max(max_timestamp, timestamp);
-    check_timestamp(batch, rules, i, timestamp, wrapping_add(batch.base_offset(), offset_delta), verdict,
-                    &timestamp_fault);
+    check_timestamp(batch, rules, i, timestamp, wrapping_add(batch.base_offset(), i), verdict, &timestamp_fault);
   }
-  if (walk.error == ErrorCode::kNone && !in.at_end()) {
-    if (in.failure() == Cursor::Failure::kCorrupt) {
-      walk.fail(ErrorCode::kInvalidRecord, "Failed to decompress record stream: " + in.stream_error());
-    } else if (in.failure() != Cursor::Failure::kTooLarge) {
-      walk.fail(ErrorCode::kInvalidRecord, "Incorrect declared batch size, records still remaining in file");
-    }
-  }
-  if (in.failure() == Cursor::Failure::kTooLarge) {
-    walk.error = ErrorCode::kNone;  // the bound decides, whatever the walk saw
-    walk.fail(ErrorCode::kMessageTooLarge, "The batch decompresses to more than " +
-                                               std::to_string(rules.max_decompressed_batch_bytes) +
-                                               " bytes (eddy.max.decompressed.batch.bytes)");
-  }
+  finish_walk(in, rules, &walk);
   if (walk.error != ErrorCode::kNone) {
     verdict->error = walk.error;
     verdict->message = std::move(walk.message);

@@ -34,6 +34,8 @@
 
 namespace eddy::storage {
 
+struct ScanOutcome;
+
 struct AppendOptions {
   // Stored in the batch's partitionLeaderEpoch field.
   int32_t leader_epoch = 0;
@@ -214,7 +216,14 @@ class PartitionLog {
  private:
   PartitionLog(std::string directory, const LogConfig& config, Flusher* flusher);
 
+  // Recovery on open (partition_log_recovery.cc).
+  struct RecoveryWork;
   Status recover(const CleanShutdown* clean, int64_t persisted_log_start);
+  // Segment i's index from its index file, when it checks out.
+  bool trust_index_file(size_t i, const CleanShutdown* clean);
+  Status scan_for_recovery(size_t i, RecoveryWork* work, bool* log_ends_here);
+  Status end_log_in(size_t i, const ScanOutcome& outcome, RecoveryWork* work);
+  Status finish_recovery(int64_t persisted_log_start, RecoveryWork* work);
   Status ensure_room(uint64_t size);
   Status roll();
   // Whether a new segment file keeps the charge within what it is now, or
