@@ -336,9 +336,7 @@ bool Link::receive_oldest() {
     return false;
   }
   std::vector<Partition*> changed;
-  bool need_rewind = false;
-  std::string rewind_reason;
-  std::string reset_reason;
+  FailedAnswers failed;
   for (const client::UplinkOutcome& o : outcomes) {
     auto t = tags_.find(o.tag);
     if (t == tags_.end()) continue;  // sent before a rewind
@@ -355,42 +353,44 @@ bool Link::receive_oldest() {
       status_.count_forwarded(done.bytes, done.next_offset - done.base_offset);
       p.last_error.clear();
       changed.push_back(&p);
-      continue;
-    }
-    const SendWindow::Batch* failed = p.window.oldest(o.tag);
-    if (failed == nullptr) continue;  // superseded by a rewind
-    const ErrorCode code = o.status.kafka_error();
-    const UplinkErrorKind kind = classify_uplink_error(code);
-    p.last_error = o.status.message();
-    need_rewind = true;
-    if (kind == UplinkErrorKind::kProducerLost && failed->base_offset == p.window.acked().next_offset) {
-      reset_reason = "the central cluster does not know the producer's sequence for " + p.topic + "-" +
-                     std::to_string(p.partition) + " (" + protocol::error_name(code) +
-                     "; it expired after producer.id.expiration.ms, or the central data was lost)";
-    } else if (kind == UplinkErrorKind::kProducerFenced) {
-      reset_reason = "the central cluster fenced the producer (" + std::string(protocol::error_name(code)) + ")";
-    } else if (kind == UplinkErrorKind::kPausesPartition) {
-      pause(p, o.status.message());
-    } else if (rewind_reason.empty()) {
-      rewind_reason = o.status.message();
-    }
+    } else if (const SendWindow::Batch* oldest = p.window.oldest(o.tag)) {
+      note_failure(p, *oldest, o.status, &failed);
+    }  // else superseded by a rewind
   }
   if (!changed.empty() && !save(changed)) return false;
-  if (!changed.empty() && !need_rewind) backoff_.reset();
-  if (!reset_reason.empty()) {
+  if (!changed.empty() && !failed.any) backoff_.reset();
+  if (!failed.reset_reason.empty()) {
     rewind();
-    return reset_producer(reset_reason);
+    return reset_producer(failed.reset_reason);
   }
-  if (need_rewind) {
-    if (!rewind_reason.empty()) {
+  if (failed.any) {
+    if (!failed.retry_reason.empty()) {
       // Retriable (leader moved, timeouts, not enough replicas): reconnect
       // with fresh metadata after a backoff.
-      fail(rewind_reason);
+      fail(failed.retry_reason);
       return false;
     }
     rewind();  // only pauses: the others resend right away
   }
   return true;
+}
+
+void Link::note_failure(Partition& p, const SendWindow::Batch& batch, const Status& status, FailedAnswers* failed) {
+  const ErrorCode code = status.kafka_error();
+  const UplinkErrorKind kind = classify_uplink_error(code);
+  p.last_error = status.message();
+  failed->any = true;
+  if (kind == UplinkErrorKind::kProducerLost && batch.base_offset == p.window.acked().next_offset) {
+    failed->reset_reason = "the central cluster does not know the producer's sequence for " + p.topic + "-" +
+                           std::to_string(p.partition) + " (" + protocol::error_name(code) +
+                           "; it expired after producer.id.expiration.ms, or the central data was lost)";
+  } else if (kind == UplinkErrorKind::kProducerFenced) {
+    failed->reset_reason = "the central cluster fenced the producer (" + std::string(protocol::error_name(code)) + ")";
+  } else if (kind == UplinkErrorKind::kPausesPartition) {
+    pause(p, status.message());
+  } else if (failed->retry_reason.empty()) {
+    failed->retry_reason = status.message();
+  }
 }
 
 bool Link::save(const std::vector<Partition*>& changed) {

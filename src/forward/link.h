@@ -154,6 +154,15 @@ class Link {
   bool collect_request(const std::vector<Partition*>& parts, std::vector<client::UplinkBatch>* batches,
                        int64_t* wait_ms);
   bool receive_oldest();
+  // What the failed batches of one answer call for (at most one of each).
+  struct FailedAnswers {
+    bool any = false;
+    std::string retry_reason;  // a retriable error: reconnect after a backoff
+    std::string reset_reason;  // the producer is lost or fenced: a new one
+  };
+  // The oldest batch in p's window failed with status.
+  void note_failure(Partition& p, const SendWindow::Batch& batch, const client::Status& status,
+                    FailedAnswers* failed);
   std::set<std::string> remote_topics() const;
   bool save(const std::vector<Partition*>& changed);
   bool save_cursors(const std::vector<meta::ForwardCursor>& cursors, const meta::ForwardProducer* producer);

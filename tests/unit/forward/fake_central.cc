@@ -84,6 +84,12 @@ void FakeCentral::cut_at_produce_request(int n) {
   cut_at_ = n;
 }
 
+void FakeCentral::refuse_batches(ErrorCode error, int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refuse_with_ = error;
+  refuse_ = n;
+}
+
 void FakeCentral::produce(const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
                           protocol::OutputBuffer* out) {
   protocol::ProduceRequest request;
@@ -109,7 +115,10 @@ void FakeCentral::produce(const protocol::ParsedRequestHeader& h, std::span<cons
                    batch.producer_id(), batch.producer_epoch(), batch.base_sequence(), false, answer};
       int32_t& expected = next_sequence_[{topic.name, pd.index, batch.producer_id()}];
       int64_t& end = log_end_[{topic.name, pd.index}];
-      if (got.base_sequence == expected) {
+      if (refuse_ > 0) {
+        --refuse_;
+        pr.error_code = protocol::to_int(refuse_with_);
+      } else if (got.base_sequence == expected) {
         got.written = true;
         pr.base_offset = end;
         end += got.records;

@@ -46,6 +46,8 @@ class FakeCentral {
   // Produce request number n (1: the first) and the later ones until the
   // next Metadata request are written but not answered.
   void cut_at_produce_request(int n);
+  // The next n batches are refused with error (not written).
+  void refuse_batches(protocol::ErrorCode error, int n);
   // Connections are refused (set before the link starts).
   void refuse_connections(bool refuse) { broker_.refuse_connections = refuse; }
 
@@ -62,6 +64,8 @@ class FakeCentral {
   mutable std::mutex mu_;
   std::map<std::string, int32_t> topics_;
   int cut_at_ = 0;
+  protocol::ErrorCode refuse_with_ = protocol::ErrorCode::kNone;
+  int refuse_ = 0;
   bool cut_ = false;
   int produce_requests_ = 0;
   int init_producer_id_requests_ = 0;

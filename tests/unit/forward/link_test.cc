@@ -174,6 +174,51 @@ TEST_F(LinkTest, ARestartedLinkContinuesTheSavedProducerAndSequences) {
   EXPECT_EQ(saved(0).next_sequence, 7);
 }
 
+TEST_F(LinkTest, AProducerTheCentralClusterForgotIsReplacedAndSequencesRestart) {
+  local_.append("sensors", 0, 3);
+  local_.append("sensors", 0, 3);
+  central_.refuse_batches(protocol::ErrorCode::kUnknownProducerId, 1);
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 6; }));
+  stop_link();
+  EXPECT_EQ(central_.init_producer_id_requests(), 2);
+  EXPECT_EQ(central_.written("sensors", 0), (std::vector<int64_t>{0, 3}));
+  for (const FakeCentral::Received& r : central_.received()) {
+    if (r.written) {
+      EXPECT_EQ(r.producer_id, 1001);
+    }
+  }
+  EXPECT_EQ(saved(0).producer_id, 1001);
+  EXPECT_EQ(saved(0).next_sequence, 6);
+  EXPECT_EQ(board_.snapshot()[0].producer_resets, 1u);
+}
+
+TEST_F(LinkTest, ARefusedTopicPausesItsPartitionOnly) {
+  options_.paused_retry_ms = 60000;
+  local_.append("sensors", 0, 2);
+  local_.append("sensors", 1, 2);
+  // The first request carries a batch of each partition; the first of them
+  // (whichever partition the rotation puts first) is refused.
+  central_.refuse_batches(protocol::ErrorCode::kTopicAuthorizationFailed, 1);
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 2 || saved_offset(1) == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  stop_link();
+  const LinkStatus status = board_.snapshot()[0];
+  ASSERT_EQ(status.partitions.size(), 2u);
+  int paused = 0;
+  for (const PartitionStatus& p : status.partitions) {
+    if (!p.paused.empty()) {
+      ++paused;
+      EXPECT_EQ(p.forwarded_offset, 0);
+    } else {
+      EXPECT_EQ(p.forwarded_offset, 2);
+    }
+  }
+  EXPECT_EQ(paused, 1);
+  EXPECT_EQ(status.connects, 1u) << "a pause is no reason to reconnect";
+}
+
 TEST_F(LinkTest, RequestStopEndsALinkThatBacksOff) {
   central_.refuse_connections(true);
   options_.retry_backoff_ms = 60000;
