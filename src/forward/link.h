@@ -4,9 +4,10 @@
 // cluster acknowledged. See README.md for the guarantees and the states.
 //
 // Each partition's SendWindow (send_window.h) keeps the exactly-once
-// invariant; the link keeps its side of it: it saves a partition's cursor
-// (forward.db) before it sends anything after it, stops sending while
-// progress cannot be saved, and rewinds every window on any failure.
+// invariant. The link keeps its side of it: a window's acked() cursor is
+// what forward.db holds (saved after every move, acknowledgement or skip,
+// before anything more is sent), nothing is sent while progress cannot be
+// saved, and every window rewinds on any failure.
 //
 // link.cc: the thread, the connection and producer lifecycle, sending and
 // what an answer means; link_local.cc: the local partitions and the next
