@@ -3,23 +3,26 @@
 // cluster with an idempotent UplinkProducer, then saves how far the central
 // cluster acknowledged. See README.md for the guarantees and the states.
 //
-// Invariant (what makes restarts exactly-once): per partition, the batches
-// sent but not covered by the saved cursor are at most max_in_flight (<= 5),
-// all sent with the saved producer id/epoch and consecutive sequences from
-// the saved next_sequence. After any failure or restart the link resends
-// from the saved cursor with the same sequences, and the central cluster,
-// which remembers the last 5 batches per producer and partition, answers the
-// ones it already has as duplicates.
+// Each partition's SendWindow (send_window.h) keeps the exactly-once
+// invariant. The link keeps its side of it: a window's acked() cursor is
+// what forward.db holds (saved after every move, acknowledgement or skip,
+// before anything more is sent), nothing is sent while progress cannot be
+// saved, and every window rewinds on any failure.
+//
+// link.cc: the thread, the connection and producer lifecycle, sending and
+// what an answer means; link_local.cc: the local partitions and the next
+// stored batch; link_metadata.cc: the central cluster's leaders and topics
+// (missing ones created or paused).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,12 +30,16 @@
 #include "client/client.h"
 #include "client/uplink_producer.h"
 #include "forward/backoff.h"
+#include "forward/interruptible_transports.h"
 #include "forward/link_options.h"
 #include "forward/link_status.h"
 #include "forward/local_store.h"
+#include "forward/read_ahead.h"
+#include "forward/send_window.h"
 #include "forward/token_bucket.h"
 #include "forward/topic_mapping.h"
 #include "meta/forward_progress.h"
+#include "protocol/record_validator.h"
 
 namespace eddy::forward {
 
@@ -54,27 +61,16 @@ class Link {
   const LinkOptions& options() const { return options_; }
 
  private:
-  // A batch sent and not yet acknowledged.
-  struct Pending {
-    uint64_t tag;
-    int64_t offset;       // its local base offset
-    int64_t next_offset;  // local offset after it
-    int32_t next_sequence;
-    uint64_t bytes;
-  };
   struct Partition {
+    explicit Partition(SendWindow w) : window(std::move(w)) {}
+
     std::string topic;
     protocol::Uuid topic_id;
     int32_t partition = 0;
     std::string remote_topic;  // empty while the name is invalid (paused)
     int32_t priority = 0;
-    meta::ForwardCursor acked;  // as saved
-    int64_t send_offset = 0;
-    int32_t send_sequence = 0;
-    std::deque<Pending> pending;
-    // Whole batches read ahead from send_offset: buffer[buffer_pos..].
-    std::vector<uint8_t> buffer;
-    size_t buffer_pos = 0;
+    SendWindow window;  // what is in flight; its acked() cursor is as saved
+    ReadAhead read_ahead;
     int64_t high_watermark = 0;
     int64_t log_start_offset = 0;
     int64_t log_end_offset = 0;
@@ -95,22 +91,48 @@ class Link {
     int64_t forwarded_messages = 0;
     uint64_t forwarded_bytes = 0;
     bool seen = true;  // still listed locally
-    // Whether the central partition has acknowledged a batch since the last
-    // rewind. Until then only one batch is in flight: a partition that holds
-    // no state for this producer (new, or its state expired) accepts any
-    // sequence, so a second batch must not overtake a first that fails.
-    bool confirmed = false;
   };
   using Key = TopicPartitionKey;
+  // How often a busy link re-lists local partitions (new topics, status) and
+  // refreshes metadata for topics it forwards.
+  static constexpr int64_t kLocalRefreshMs = 1000;
+  static constexpr int64_t kMetadataRefreshMs = 60000;
+  // A stored batch ready to go: bytes in p's read-ahead.
+  struct StoredBatch {
+    std::span<uint8_t> bytes;
+    int64_t base_offset = 0;
+    int64_t next_offset = 0;
+  };
 
   void run();
+  // One turn of the connected loop; false when the link must stop.
+  bool run_connected();
   bool connect();
+
+  // link_local.cc
   // Re-lists the local partitions; measures backlog bytes (and counts as
   // the periodic refresh) when full.
   bool refresh_local(bool full = true);
+  // A partition listed for the first time: its window from the saved cursor.
+  Partition& add_partition(const LocalPartition& l, bool* rewound);
   // Moves a cursor loaded from forward.db back to the local log's end when
   // it is beyond it; true when it did (the caller saves it).
   bool rewind_past_lost_tail(Partition& p, int64_t log_end_offset);
+  // Drops partitions no longer listed locally (and nothing in flight).
+  void forget_unseen();
+  std::map<Key, int64_t> acked_offsets() const;
+  // Takes the next stored batch of p; false when there is none now.
+  bool next_batch(Partition& p, StoredBatch* out);
+  // A stored batch that must not be sent: counted, then the cursor moves
+  // past it (once nothing is in flight). False when it could not yet.
+  bool skip_malformed(Partition& p, const protocol::RecordBatchView& view, const protocol::RecordVerdict& verdict);
+  // The local log dropped offsets from p's send offset to log_start_offset
+  // before they were forwarded: counted, then the cursor jumps (once nothing
+  // is in flight). False when it could not yet.
+  bool skip_dropped(Partition& p, int64_t log_start_offset);
+  bool has_unsent(const Partition& p) const;
+
+  // link_metadata.cc
   bool refresh_metadata(const std::set<std::string>& topics);
   // Points each partition at its central leader; returns the remote topics
   // the central cluster does not have (their partitions are not paused yet).
@@ -120,31 +142,42 @@ class Link {
   // Returns whether any was created.
   bool create_remote_topics(const std::set<std::string>& missing);
   void pause_topic(const std::string& remote_topic, const std::string& why);
+  void pause(Partition& p, const std::string& why);
+
   // Sends what the windows, priorities and the bandwidth cap allow; false on
   // a failure (already handled).
   bool fill(bool* sent_any, int64_t* wait_ms);
+  // The highest priority with something to deliver; false when none has.
+  bool top_priority(int32_t* top) const;
+  // One request's batches for a leader: the next batch of each of parts
+  // whose window has room, up to max.request.bytes and the bandwidth cap
+  // (*wait_ms when it stopped there). False on a failure (already handled).
+  bool collect_request(const std::vector<Partition*>& parts, std::vector<client::UplinkBatch>* batches,
+                       int64_t* wait_ms);
   bool receive_oldest();
-  // Takes the next stored batch of p into *batch (a span of p.buffer); false
-  // when there is none now.
-  bool next_batch(Partition& p, std::span<uint8_t>* batch, int64_t* base_offset, int64_t* next_offset);
-  bool has_unsent(const Partition& p) const;
-  // Batches p may have in flight now (see Partition::confirmed).
-  size_t window(const Partition& p) const;
-  bool save(const std::vector<Partition*>& changed, const meta::ForwardProducer* producer);
+  // What the failed batches of one answer call for (at most one of each).
+  struct FailedAnswers {
+    bool any = false;
+    std::string retry_reason;  // a retriable error: reconnect after a backoff
+    std::string reset_reason;  // the producer is lost or fenced: a new one
+  };
+  // The oldest batch in p's window failed with status.
+  void note_failure(Partition& p, const SendWindow::Batch& batch, const client::Status& status,
+                    FailedAnswers* failed);
+  std::set<std::string> remote_topics() const;
+  bool save(const std::vector<Partition*>& changed);
+  bool save_cursors(const std::vector<meta::ForwardCursor>& cursors, const meta::ForwardProducer* producer);
   bool reset_producer(const std::string& why);
   // Forgets everything in flight; every partition resends from its cursor.
   void rewind();
   void fail(const std::string& why);
-  void pause(Partition& p, const std::string& why);
   void sleep_ms(int64_t ms);
   void publish(bool force);
-  std::map<Key, int64_t> acked_offsets() const;
 
   const LinkOptions options_;
   const TopicMapping mapping_;
   LocalStore* const store_;
   meta::ForwardProgress* const progress_;
-  StatusBoard* const board_;
 
   std::thread thread_;
   std::atomic<bool> stop_{false};
@@ -152,8 +185,7 @@ class Link {
   std::condition_variable sleep_cv_;
 
   // Transports of the current client, so that request_stop() can interrupt them.
-  struct Transports;
-  std::shared_ptr<Transports> transports_;
+  const std::shared_ptr<InterruptibleTransports> transports_;
 
   // Link thread only.
   std::unique_ptr<client::Client> client_;
@@ -162,7 +194,7 @@ class Link {
   int64_t retry_at_ms_ = 0;  // while !connected_: when to try again
   meta::ForwardProducer identity_;
   std::map<Key, Partition> partitions_;
-  std::map<uint64_t, Key> tags_;  // pending batch tag -> partition
+  std::map<uint64_t, Key> tags_;  // tag of a batch in flight -> its partition
   uint64_t next_tag_ = 1;
   Backoff backoff_;
   TokenBucket bucket_;
@@ -173,16 +205,7 @@ class Link {
   // (a new topic takes a moment to reach every central broker).
   std::set<std::string> created_remote_topics_;
   size_t rotation_ = 0;
-  LinkStatus status_;
-  int64_t last_publish_ms_ = 0;
-  struct RateSample {
-    int64_t ms;
-    uint64_t bytes;
-    int64_t messages;
-  };
-  std::deque<RateSample> rate_samples_;
-  uint64_t total_bytes_ = 0;
-  int64_t total_messages_ = 0;
+  LinkStatusPublisher status_;
 };
 
 }  // namespace eddy::forward

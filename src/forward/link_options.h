@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "client/broker_address.h"
+#include "client/transport.h"
 #include "protocol/record_validator.h"
 
 namespace eddy::forward {
@@ -50,6 +51,9 @@ struct LinkOptions {
   // records before it sends them (unset: only uncompressed ones are walked).
   protocol::RecordStreamFactory open_record_stream;
   uint64_t max_decompressed_batch_bytes = 64ull << 20;
+  // How the link reaches the central cluster (empty: TCP). Unit tests put
+  // an in-memory broker here.
+  client::TransportFactory transport_factory;
 };
 
 }  // namespace eddy::forward

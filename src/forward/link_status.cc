@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "port/port.h"
 #include "storage/disk_budget.h"
 
 namespace eddy::forward {
@@ -156,6 +157,35 @@ std::string StatusBoard::render_json(const DiskBudgetStatus* disk) const {
     out += "]}";
   }
   return out + "]}\n";
+}
+
+void RateMeter::sample(int64_t now_ms, uint64_t total_bytes, int64_t total_messages) {
+  samples_.push_back({now_ms, total_bytes, total_messages});
+  while (samples_.size() > 2 && now_ms - samples_.front().ms > kWindowMs) samples_.pop_front();
+  const Sample& first = samples_.front();
+  double seconds = static_cast<double>(now_ms - first.ms) / 1000.0;
+  bytes_per_sec_ = seconds > 0 ? static_cast<double>(total_bytes - first.bytes) / seconds : 0;
+  messages_per_sec_ = seconds > 0 ? static_cast<double>(total_messages - first.messages) / seconds : 0;
+}
+
+LinkStatusPublisher::LinkStatusPublisher(StatusBoard* board, LinkStatus initial)
+    : board_(board), status_(std::move(initial)) {
+  board_->publish(status_);
+}
+
+void LinkStatusPublisher::count_forwarded(uint64_t bytes, int64_t messages) {
+  total_bytes_ += bytes;
+  total_messages_ += messages;
+}
+
+bool LinkStatusPublisher::due(bool force) {
+  const int64_t now = port::monotonic_millis();
+  if (!force && now - last_publish_ms_ < kPublishMs) return false;
+  last_publish_ms_ = now;
+  rates_.sample(now, total_bytes_, total_messages_);
+  status_.rate_bytes_per_sec = rates_.bytes_per_sec();
+  status_.rate_messages_per_sec = rates_.messages_per_sec();
+  return true;
 }
 
 }  // namespace eddy::forward

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -78,6 +79,64 @@ class StatusBoard {
  private:
   mutable std::mutex mu_;
   std::map<std::string, LinkStatus> links_;
+};
+
+// Bytes and messages per second over the last five seconds, from cumulative
+// totals sampled at each publish. Times are caller-supplied monotonic
+// milliseconds.
+class RateMeter {
+ public:
+  static constexpr int64_t kWindowMs = 5000;
+
+  void sample(int64_t now_ms, uint64_t total_bytes, int64_t total_messages);
+  double bytes_per_sec() const { return bytes_per_sec_; }
+  double messages_per_sec() const { return messages_per_sec_; }
+
+ private:
+  struct Sample {
+    int64_t ms;
+    uint64_t bytes;
+    int64_t messages;
+  };
+  std::deque<Sample> samples_;
+  double bytes_per_sec_ = 0;
+  double messages_per_sec_ = 0;
+};
+
+// One link's entry on the board, kept by the link's thread: its LinkStatus,
+// published at most every kPublishMs unless forced, with the rates of what
+// the link forwarded.
+class LinkStatusPublisher {
+ public:
+  static constexpr int64_t kPublishMs = 250;
+
+  // Publishes initial at once. REQUIRES: board outlives the publisher.
+  LinkStatusPublisher(StatusBoard* board, LinkStatus initial);
+
+  LinkStatus& status() { return status_; }
+  const LinkStatus& status() const { return status_; }
+  // Batches the central cluster acknowledged (for the rates).
+  void count_forwarded(uint64_t bytes, int64_t messages);
+
+  // When forced or due: fill(&status()) brings the status up to date (its
+  // partitions, the producer), then it goes to the board with fresh rates.
+  template <typename Fill>
+  void publish(bool force, Fill&& fill) {
+    if (!due(force)) return;
+    fill(&status_);
+    board_->publish(status_);
+  }
+
+ private:
+  // Whether a publish is due; when it is, samples the rates.
+  bool due(bool force);
+
+  StatusBoard* const board_;
+  LinkStatus status_;
+  int64_t last_publish_ms_ = 0;
+  RateMeter rates_;
+  uint64_t total_bytes_ = 0;
+  int64_t total_messages_ = 0;
 };
 
 }  // namespace eddy::forward

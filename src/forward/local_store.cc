@@ -60,7 +60,7 @@ bool LocalStore::on_reactor(Fn fn, R* out) {
 
 bool LocalStore::load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error) {
   for (const auto& [name, mapping] : links) {
-    LinkEntry entry{name, mapping, {}, {}};
+    LinkEntry entry{name, mapping, {}, {}, {}};
     meta::Status s = progress_->load_producer(name, &entry.producer);
     if (!s.ok() && !s.is_not_found()) {
       *error = s.message();

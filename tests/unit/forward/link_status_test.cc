@@ -76,5 +76,20 @@ TEST(StatusBoard, PublishReplacesTheLinksEntry) {
   EXPECT_EQ(snapshot[0].state, LinkState::kConnected);
 }
 
+TEST(RateMeter, AveragesOverTheLastFiveSeconds) {
+  RateMeter m;
+  m.sample(1000, 0, 0);
+  EXPECT_EQ(m.bytes_per_sec(), 0);
+  m.sample(2000, 1000, 10);
+  EXPECT_DOUBLE_EQ(m.bytes_per_sec(), 1000);
+  EXPECT_DOUBLE_EQ(m.messages_per_sec(), 10);
+  m.sample(4000, 1000, 10);  // quiet for two seconds
+  EXPECT_DOUBLE_EQ(m.bytes_per_sec(), 1000.0 / 3);
+  // Samples older than the window fall out: only the quiet time is left.
+  m.sample(7000, 1000, 10);
+  m.sample(9500, 1000, 10);
+  EXPECT_DOUBLE_EQ(m.bytes_per_sec(), 0);
+}
+
 }  // namespace
 }  // namespace eddy::forward

@@ -1,0 +1,165 @@
+#include "fake_central.h"
+
+#include "forward/send_window.h"
+#include "protocol/generated/init_producer_id.h"
+#include "protocol/generated/metadata.h"
+#include "protocol/generated/produce.h"
+#include "protocol/record_batch.h"
+
+namespace eddy::forward::testing {
+
+using protocol::ErrorCode;
+
+namespace {
+
+// The edge offset of the batch's first record: the uplink producer zeroes
+// the base offset field, the values are "<topic>-<partition>:<offset>"
+// (LocalSide::append).
+int64_t local_offset_of(const protocol::RecordBatchView& batch) {
+  protocol::RecordIterator records(batch);
+  protocol::Record first;
+  if (!records.next(&first) || !first.value) return -1;
+  std::string value(reinterpret_cast<const char*>(first.value->data()), first.value->size());
+  size_t colon = value.rfind(':');
+  return colon == std::string::npos ? -1 : std::stoll(value.substr(colon + 1));
+}
+
+}  // namespace
+
+FakeCentral::FakeCentral() {
+  broker_.on<protocol::MetadataRequest, protocol::MetadataResponse>([this](const protocol::MetadataRequest& request,
+                                                                           int16_t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cut_ = false;  // the link reconnected
+    protocol::MetadataResponse r;
+    r.brokers.push_back({1, "central", 9092, std::nullopt, {}});
+    r.controller_id = 1;
+    std::vector<std::string> names;
+    if (request.topics) {
+      for (const auto& t : *request.topics) names.push_back(t.name.value_or(""));
+    } else {
+      for (const auto& [name, count] : topics_) names.push_back(name);
+    }
+    for (const std::string& name : names) {
+      protocol::MetadataResponse::MetadataResponseTopic t;
+      t.name = name;
+      auto it = topics_.find(name);
+      if (it == topics_.end()) {
+        t.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+      } else {
+        for (int32_t p = 0; p < it->second; ++p) {
+          protocol::MetadataResponse::MetadataResponsePartition part;
+          part.partition_index = p;
+          part.leader_id = 1;
+          part.replica_nodes = {1};
+          part.isr_nodes = {1};
+          t.partitions.push_back(part);
+        }
+      }
+      r.topics.push_back(t);
+    }
+    return r;
+  });
+  broker_.on<protocol::InitProducerIdRequest, protocol::InitProducerIdResponse>(
+      [this](const protocol::InitProducerIdRequest&, int16_t) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++init_producer_id_requests_;
+        protocol::InitProducerIdResponse r;
+        r.producer_id = next_producer_id_++;
+        r.producer_epoch = 0;
+        return r;
+      });
+  broker_.on_raw(protocol::ProduceRequest::kApiKey,
+                 [this](const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
+                        protocol::OutputBuffer* out) { produce(h, frame, out); });
+}
+
+void FakeCentral::add_topic(const std::string& name, int32_t partitions) {
+  std::lock_guard<std::mutex> lock(mu_);
+  topics_[name] = partitions;
+}
+
+void FakeCentral::cut_at_produce_request(int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cut_at_ = n;
+}
+
+void FakeCentral::refuse_batches(ErrorCode error, int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refuse_with_ = error;
+  refuse_ = n;
+}
+
+void FakeCentral::produce(const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
+                          protocol::OutputBuffer* out) {
+  protocol::ProduceRequest request;
+  if (!protocol::decode_request_body(frame, h, &request).ok()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++produce_requests_;
+  if (produce_requests_ == cut_at_) cut_ = true;
+  const bool answer = !cut_;
+  protocol::ProduceResponse response;
+  for (const auto& topic : request.topic_data) {
+    protocol::ProduceResponse::TopicProduceResponse tr;
+    tr.name = topic.name;
+    for (const auto& pd : topic.partition_data) {
+      protocol::ProduceResponse::PartitionProduceResponse pr;
+      pr.index = pd.index;
+      protocol::RecordBatchView batch;
+      if (!pd.records || protocol::RecordBatchView::parse(pd.records->bytes, &batch) != protocol::BatchError::kOk) {
+        pr.error_code = protocol::to_int(ErrorCode::kCorruptMessage);
+        tr.partition_responses.push_back(pr);
+        continue;
+      }
+      Received got{topic.name,           pd.index,          local_offset_of(batch), batch.record_count(),
+                   batch.producer_id(), batch.producer_epoch(), batch.base_sequence(), false, answer};
+      int32_t& expected = next_sequence_[{topic.name, pd.index, batch.producer_id()}];
+      int64_t& end = log_end_[{topic.name, pd.index}];
+      if (refuse_ > 0) {
+        --refuse_;
+        pr.error_code = protocol::to_int(refuse_with_);
+      } else if (got.base_sequence == expected) {
+        got.written = true;
+        pr.base_offset = end;
+        end += got.records;
+        expected = increment_sequence(expected, got.records);
+      } else if (got.base_sequence < expected) {
+        pr.error_code = protocol::to_int(ErrorCode::kDuplicateSequenceNumber);
+      } else {
+        pr.error_code = protocol::to_int(ErrorCode::kOutOfOrderSequenceNumber);
+      }
+      received_.push_back(got);
+      tr.partition_responses.push_back(pr);
+    }
+    response.responses.push_back(tr);
+  }
+  if (answer) {
+    protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, out);
+  }
+}
+
+std::vector<FakeCentral::Received> FakeCentral::received() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return received_;
+}
+
+std::vector<int64_t> FakeCentral::written(const std::string& topic, int32_t partition) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int64_t> out;
+  for (const Received& r : received_) {
+    if (r.written && r.topic == topic && r.partition == partition) out.push_back(r.local_base_offset);
+  }
+  return out;
+}
+
+int FakeCentral::produce_requests() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return produce_requests_;
+}
+
+int FakeCentral::init_producer_id_requests() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return init_producer_id_requests_;
+}
+
+}  // namespace eddy::forward::testing
