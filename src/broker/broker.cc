@@ -34,6 +34,7 @@ Broker::Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta,
 Broker::~Broker() { *alive_ = false; }
 
 bool Broker::start(std::string* error) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   if (!topics_.load(error)) return false;
   if (!producer_state_error_.empty()) {
     *error = producer_state_error_;
@@ -82,6 +83,7 @@ void Broker::note_refused_batch(const Request& request, const std::string& topic
 }
 
 void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   auto request = std::make_unique<Request>();
   request->client = client;
   request->frame = std::move(frame);
@@ -169,6 +171,7 @@ void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage:
 }
 
 void Broker::on_partition_durable(const std::string& topic, int32_t partition, int64_t durable_offset) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   complete_produce_waiters(false);
   wake_fetch_waiters(topic, partition);
 }

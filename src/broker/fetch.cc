@@ -119,6 +119,7 @@ void Broker::wake_fetch_waiters(const std::string& topic, int32_t partition) {
 }
 
 void Broker::on_connection_closed(uint64_t connection_id) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   for (auto it = fetch_waiters_.begin(); it != fetch_waiters_.end();) {
     if (it->request->client.connection_id == connection_id) {
       executor_.cancel(it->timer);
@@ -131,6 +132,7 @@ void Broker::on_connection_closed(uint64_t connection_id) {
 }
 
 void Broker::drain() {
+  EDDY_DCHECK_ON_LOOP(executor_);
   drain_groups();
   for (auto it = fetch_waiters_.begin(); it != fetch_waiters_.end(); it = fetch_waiters_.erase(it)) {
     executor_.cancel(it->timer);

@@ -84,9 +84,15 @@ void Reactor::stop() { impl_->io.stop(); }
 
 bool Reactor::in_reactor_thread() const { return running_thread_.load() == std::this_thread::get_id(); }
 
+bool Reactor::on_loop_thread() const {
+  const std::thread::id running = running_thread_.load();
+  return running == std::thread::id() || running == std::this_thread::get_id();
+}
+
 void Reactor::post(std::function<void()> fn) { asio::post(impl_->io, std::move(fn)); }
 
 Reactor::TimerId Reactor::schedule_after(int64_t delay_ms, std::function<void()> fn) {
+  EDDY_DCHECK_ON_LOOP(*this);
   if (delay_ms < 0) delay_ms = 0;
   TimerId id = impl_->next_id++;
   Impl::Clock::time_point deadline = Impl::Clock::now() + std::chrono::milliseconds(delay_ms);
@@ -97,6 +103,7 @@ Reactor::TimerId Reactor::schedule_after(int64_t delay_ms, std::function<void()>
 }
 
 void Reactor::cancel(TimerId id) {
+  EDDY_DCHECK_ON_LOOP(*this);
   auto it = impl_->deadline_of.find(id);
   if (it == impl_->deadline_of.end()) return;
   impl_->by_deadline.erase(Impl::Key(it->second, id));

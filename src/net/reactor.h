@@ -43,6 +43,7 @@ class Reactor final : public broker::Executor {
   void post(std::function<void()> fn) override;
   TimerId schedule_after(int64_t delay_ms, std::function<void()> fn) override;
   void cancel(TimerId id) override;
+  bool on_loop_thread() const override;
 
   // For src/net/ only: the underlying context.
   asio::io_context& io_context();

@@ -33,6 +33,7 @@ class TestReactor final : public broker::Executor {
   void post(std::function<void()> fn) override;
   TimerId schedule_after(int64_t delay_ms, std::function<void()> fn) override;
   void cancel(TimerId id) override;
+  bool on_loop_thread() const override { return std::this_thread::get_id() == thread_id_; }
 
   // Runs fn on the reactor thread and waits for it.
   void run(const std::function<void()>& fn);
@@ -49,6 +50,7 @@ class TestReactor final : public broker::Executor {
   TimerId next_timer_ = 1;
   bool stopping_ = false;
   std::thread thread_;  // last: starts once the rest exists
+  const std::thread::id thread_id_ = thread_.get_id();
 };
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents.

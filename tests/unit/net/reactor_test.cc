@@ -33,6 +33,38 @@ TEST(Reactor, PostFromOtherThreadsRunsOnTheReactorThread) {
   runner.join();
 }
 
+TEST(Reactor, OnLoopThreadWhileNobodyRunsItAndOnlyOnTheRunnerWhileOneDoes) {
+  Reactor reactor;
+  EXPECT_TRUE(reactor.on_loop_thread());  // set-up: no thread inside run()
+  std::thread runner([&] { reactor.run(); });
+  std::promise<bool> on_runner;
+  reactor.post([&] { on_runner.set_value(reactor.on_loop_thread()); });
+  auto f = on_runner.get_future();
+  ASSERT_EQ(f.wait_for(20s), std::future_status::ready);
+  EXPECT_TRUE(f.get());
+  EXPECT_FALSE(reactor.on_loop_thread());  // this thread, while the runner runs it
+  reactor.stop();
+  runner.join();
+  EXPECT_TRUE(reactor.on_loop_thread());  // tear-down
+}
+
+#if EDDY_CHECKED
+// Checked builds (make asan): reactor-only calls from another thread abort.
+TEST(ReactorDeathTest, TimersOffTheLoopThreadAbortInCheckedBuilds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Reactor reactor;
+        std::thread runner([&] { reactor.run(); });
+        std::promise<void> running;
+        reactor.post([&] { running.set_value(); });
+        running.get_future().wait();
+        reactor.schedule_after(1000, [] {});
+      },
+      "reactor-only code called on another thread");
+}
+#endif
+
 TEST(Reactor, TimersFireInDeadlineOrderAndCancelledOnesDoNot) {
   Reactor reactor;
   std::vector<int> fired;
