@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "metrics/json_writer.h"
 #include "port/port.h"
 #include "storage/disk_budget.h"
 
@@ -10,26 +11,26 @@ namespace eddy::forward {
 
 namespace {
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
+void write_partition_json(const PartitionStatus& p, metrics::JsonWriter* j) {
+  j->begin_object();
+  j->field("topic", p.topic);
+  j->field("partition", p.partition);
+  j->field("remote_topic", p.remote_topic);
+  j->field("priority", p.priority);
+  j->field("forwarded_offset", p.forwarded_offset);
+  j->field("log_start_offset", p.log_start_offset);
+  j->field("local_end_offset", p.local_end_offset);
+  j->field("backlog_messages", p.backlog_messages);
+  j->field("backlog_bytes", p.backlog_bytes);
+  j->field("dropped_messages", p.dropped_messages);
+  j->field("rejected_appends", p.rejected_appends);
+  j->field("forwarded_messages", p.forwarded_messages);
+  j->field("forwarded_bytes", p.forwarded_bytes);
+  j->field("skipped_invalid_batches", p.skipped_invalid_batches);
+  j->field("lost_after_forwarding", p.lost_after_forwarding);
+  j->field("paused", p.paused);
+  j->field("last_error", p.last_error);
+  j->end_object();
 }
 
 std::string human_bytes(double bytes) {
@@ -119,44 +120,41 @@ std::string StatusBoard::render_text(const DiskBudgetStatus* disk) const {
 
 std::string StatusBoard::render_json(const DiskBudgetStatus* disk) const {
   std::vector<LinkStatus> links = snapshot();
-  std::string out = "{";
+  metrics::JsonWriter j;
+  j.begin_object();
   if (disk != nullptr) {
-    appendf(&out,
-            "\"disk_budget\":{\"limit_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 ",\"free_bytes\":%" PRIu64 "},",
-            disk->limit_bytes, disk->used_bytes, disk->free_bytes);
+    j.key("disk_budget");
+    j.begin_object();
+    j.field("limit_bytes", disk->limit_bytes);
+    j.field("used_bytes", disk->used_bytes);
+    j.field("free_bytes", disk->free_bytes);
+    j.end_object();
   }
-  out += "\"links\":[";
-  for (size_t i = 0; i < links.size(); ++i) {
-    const LinkStatus& l = links[i];
-    if (i > 0) out += ",";
-    out += "{\"name\":" + json_string(l.name) + ",\"bootstrap\":" + json_string(l.bootstrap) +
-           ",\"state\":" + json_string(link_state_name(l.state)) + ",\"last_error\":" + json_string(l.last_error);
-    appendf(&out,
-            ",\"retry_in_ms\":%" PRId64 ",\"producer_id\":%" PRId64 ",\"producer_epoch\":%d,\"producer_resets\":%" PRIu64
-            ",\"connects\":%" PRIu64 ",\"bandwidth_bytes_per_sec\":%" PRId64
-            ",\"rate_bytes_per_sec\":%.1f,\"rate_messages_per_sec\":%.1f,\"partitions\":[",
-            l.retry_in_ms, l.producer_id, l.producer_epoch, l.producer_resets, l.connects, l.bandwidth_bytes_per_sec,
-            l.rate_bytes_per_sec, l.rate_messages_per_sec);
-    for (size_t j = 0; j < l.partitions.size(); ++j) {
-      const PartitionStatus& p = l.partitions[j];
-      if (j > 0) out += ",";
-      out += "{\"topic\":" + json_string(p.topic);
-      appendf(&out, ",\"partition\":%d", p.partition);
-      out += ",\"remote_topic\":" + json_string(p.remote_topic);
-      appendf(&out,
-              ",\"priority\":%d,\"forwarded_offset\":%" PRId64 ",\"log_start_offset\":%" PRId64
-              ",\"local_end_offset\":%" PRId64 ",\"backlog_messages\":%" PRId64 ",\"backlog_bytes\":%" PRIu64
-              ",\"dropped_messages\":%" PRId64 ",\"rejected_appends\":%" PRIu64 ",\"forwarded_messages\":%" PRId64
-              ",\"forwarded_bytes\":%" PRIu64 ",\"skipped_invalid_batches\":%" PRIu64
-              ",\"lost_after_forwarding\":%" PRIu64,
-              p.priority, p.forwarded_offset, p.log_start_offset, p.local_end_offset, p.backlog_messages,
-              p.backlog_bytes, p.dropped_messages, p.rejected_appends, p.forwarded_messages, p.forwarded_bytes,
-              p.skipped_invalid_batches, p.lost_after_forwarding);
-      out += ",\"paused\":" + json_string(p.paused) + ",\"last_error\":" + json_string(p.last_error) + "}";
-    }
-    out += "]}";
+  j.key("links");
+  j.begin_array();
+  for (const LinkStatus& l : links) {
+    j.begin_object();
+    j.field("name", l.name);
+    j.field("bootstrap", l.bootstrap);
+    j.field("state", link_state_name(l.state));
+    j.field("last_error", l.last_error);
+    j.field("retry_in_ms", l.retry_in_ms);
+    j.field("producer_id", l.producer_id);
+    j.field("producer_epoch", static_cast<int>(l.producer_epoch));
+    j.field("producer_resets", l.producer_resets);
+    j.field("connects", l.connects);
+    j.field("bandwidth_bytes_per_sec", l.bandwidth_bytes_per_sec);
+    j.field("rate_bytes_per_sec", l.rate_bytes_per_sec);
+    j.field("rate_messages_per_sec", l.rate_messages_per_sec);
+    j.key("partitions");
+    j.begin_array();
+    for (const PartitionStatus& p : l.partitions) write_partition_json(p, &j);
+    j.end_array();
+    j.end_object();
   }
-  return out + "]}\n";
+  j.end_array();
+  j.end_object();
+  return j.take() + "\n";
 }
 
 void RateMeter::sample(int64_t now_ms, uint64_t total_bytes, int64_t total_messages) {
