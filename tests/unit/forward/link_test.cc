@@ -20,15 +20,7 @@ namespace {
 
 using testing::FakeCentral;
 using testing::LocalSide;
-
-bool eventually(const std::function<bool()>& condition, int64_t timeout_ms = 10000) {
-  const int64_t until = port::monotonic_millis() + timeout_ms;
-  while (port::monotonic_millis() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return condition();
-}
+using testing::eventually;
 
 class LinkTest : public ::testing::Test {
  protected:

@@ -171,4 +171,13 @@ int64_t LocalSide::pin(const std::string& topic, int32_t partition) {
   return pin;
 }
 
+bool eventually(const std::function<bool()>& condition, int64_t timeout_ms) {
+  const int64_t until = port::monotonic_millis() + timeout_ms;
+  while (port::monotonic_millis() < until) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return condition();
+}
+
 }  // namespace eddy::forward::testing

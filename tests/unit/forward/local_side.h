@@ -94,4 +94,8 @@ class LocalSide {
   TestReactor reactor_;
 };
 
+// Polls condition every 5 ms until it holds or timeout_ms passed; its last
+// value.
+bool eventually(const std::function<bool()>& condition, int64_t timeout_ms = 10000);
+
 }  // namespace eddy::forward::testing
