@@ -13,24 +13,6 @@ namespace eddy::group {
 using protocol::ErrorCode;
 using protocol::to_int;
 
-const char* Coordinator::state_name(State s) {
-  switch (s) {
-    case State::kEmpty: return "Empty";
-    case State::kPreparingRebalance: return "PreparingRebalance";
-    case State::kCompletingRebalance: return "CompletingRebalance";
-    case State::kStable: return "Stable";
-    case State::kDead: return "Dead";
-  }
-  return "Dead";
-}
-
-const std::vector<uint8_t>* Coordinator::Member::metadata_for(const std::string& protocol) const {
-  for (const auto& p : protocols) {
-    if (p.first == protocol) return &p.second;
-  }
-  return nullptr;
-}
-
 Coordinator::Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists,
                          CoordinatorOptions options)
     : timers_(timers), meta_(meta), partition_exists_(std::move(partition_exists)), options_(options) {}
@@ -89,36 +71,23 @@ void Coordinator::drain() {
     for (auto& [mid, m] : g->members) {
       timers_.cancel(m.session_timer);
       m.session_timer = 0;
-      if (m.join_done) {
-        protocol::JoinGroupResponse r;
-        r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
-        r.member_id = m.member_id;
-        auto done = std::move(m.join_done);
-        m.join_done = nullptr;
-        done(r);
-      }
-      if (m.sync_done) {
-        protocol::SyncGroupResponse r;
-        r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
-        auto done = std::move(m.sync_done);
-        m.sync_done = nullptr;
-        done(r);
-      }
+      m.fail_parked_join(ErrorCode::kCoordinatorNotAvailable);
+      m.fail_parked_sync(ErrorCode::kCoordinatorNotAvailable);
     }
   }
 }
 
-Coordinator::Group* Coordinator::find_group(const std::string& id) {
+Group* Coordinator::find_group(const std::string& id) {
   auto it = groups_.find(id);
   return it == groups_.end() ? nullptr : it->second.get();
 }
 
-const Coordinator::Group* Coordinator::find_group(const std::string& id) const {
+const Group* Coordinator::find_group(const std::string& id) const {
   auto it = groups_.find(id);
   return it == groups_.end() ? nullptr : it->second.get();
 }
 
-Coordinator::Group& Coordinator::get_or_create_group(const std::string& id) {
+Group& Coordinator::get_or_create_group(const std::string& id) {
   auto& slot = groups_[id];
   if (!slot) {
     slot = std::make_unique<Group>();
@@ -320,21 +289,8 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
   timers_.cancel(m.session_timer);
   m.session_timer = 0;
   // The older instance is fenced: its parked requests learn it now.
-  if (m.join_done) {
-    protocol::JoinGroupResponse r;
-    r.error_code = to_int(ErrorCode::kFencedInstanceId);
-    r.member_id = old_id;
-    auto d = std::move(m.join_done);
-    m.join_done = nullptr;
-    d(r);
-  }
-  if (m.sync_done) {
-    protocol::SyncGroupResponse r;
-    r.error_code = to_int(ErrorCode::kFencedInstanceId);
-    auto d = std::move(m.sync_done);
-    m.sync_done = nullptr;
-    d(r);
-  }
+  m.fail_parked_join(ErrorCode::kFencedInstanceId);
+  m.fail_parked_sync(ErrorCode::kFencedInstanceId);
   const std::string new_id = new_member_id(client.client_id);
   EDDY_LOG_INFO("group %s: static member %s rejoined as %s (was %s)", g.id.c_str(), req.group_instance_id->c_str(),
                 new_id.c_str(), old_id.c_str());
@@ -381,15 +337,8 @@ void Coordinator::join_existing_member(Group& g, Member& m, const protocol::Join
   switch (g.state) {
     case State::kPreparingRebalance:
       set_protocols(m, req);
-      if (m.join_done) {
-        // A retried join: the earlier one is superseded.
-        protocol::JoinGroupResponse r;
-        r.error_code = to_int(ErrorCode::kRebalanceInProgress);
-        r.member_id = m.member_id;
-        auto d = std::move(m.join_done);
-        m.join_done = nullptr;
-        d(r);
-      }
+      // A retried join: the earlier one is superseded.
+      m.fail_parked_join(ErrorCode::kRebalanceInProgress);
       m.join_done = std::move(done);
       maybe_complete_join(g);
       return;
@@ -427,13 +376,7 @@ void Coordinator::prepare_rebalance(Group& g, const char* reason) {
   if (g.state == State::kCompletingRebalance) {
     for (auto& [id, m] : g.members) {
       m.assignment.clear();
-      if (m.sync_done) {
-        protocol::SyncGroupResponse r;
-        r.error_code = to_int(ErrorCode::kRebalanceInProgress);
-        auto d = std::move(m.sync_done);
-        m.sync_done = nullptr;
-        d(r);
-      }
+      m.fail_parked_sync(ErrorCode::kRebalanceInProgress);
     }
   }
   EDDY_LOG_INFO("group %s: preparing rebalance (generation %d): %s", g.id.c_str(), g.generation, reason);
@@ -527,13 +470,7 @@ void Coordinator::complete_join(Group& g) {
   for (const auto& id : absent) {
     Member& m = g.members.at(id);
     timers_.cancel(m.session_timer);
-    if (m.sync_done) {
-      protocol::SyncGroupResponse r;
-      r.error_code = to_int(ErrorCode::kUnknownMemberId);
-      auto d = std::move(m.sync_done);
-      m.sync_done = nullptr;
-      d(r);
-    }
+    m.fail_parked_sync(ErrorCode::kUnknownMemberId);
     if (m.instance_id) {
       forget_static(g, *m.instance_id);
       g.static_members.erase(*m.instance_id);
@@ -571,10 +508,8 @@ void Coordinator::complete_join(Group& g) {
     if (it == pg->members.end() || !it->second.join_done) continue;
     Member& m = it->second;
     protocol::JoinGroupResponse r = join_response(*pg, m, pg->leader == id);
-    auto d = std::move(m.join_done);
-    m.join_done = nullptr;
     schedule_session_timeout(*pg, m);
-    d(r);
+    m.answer_parked_join(r);
   }
 }
 
@@ -607,29 +542,17 @@ void Coordinator::sync(const protocol::SyncGroupRequest& req, const ClientContex
       (req.protocol_name && *req.protocol_name != g->protocol_name))
     return fail(ErrorCode::kInconsistentGroupProtocol);
   Member& m = g->members.at(req.member_id);
-  auto answer = [&](const Member& member, SyncDone& d) {
-    protocol::SyncGroupResponse r;
-    r.protocol_type = g->protocol_type;
-    r.protocol_name = g->protocol_name;
-    r.assignment = member.assignment;
-    d(r);
-  };
   switch (g->state) {
     case State::kPreparingRebalance: return fail(ErrorCode::kRebalanceInProgress);
     case State::kEmpty:
     case State::kDead: return fail(ErrorCode::kUnknownMemberId);
     case State::kStable:
       schedule_session_timeout(*g, m);
-      answer(m, done);
+      done(sync_assignment(*g, m));
       return;
     case State::kCompletingRebalance:
-      if (m.sync_done) {
-        protocol::SyncGroupResponse r;
-        r.error_code = to_int(ErrorCode::kRebalanceInProgress);
-        auto d = std::move(m.sync_done);
-        m.sync_done = nullptr;
-        d(r);
-      }
+      // A retried sync: the earlier one is superseded.
+      m.fail_parked_sync(ErrorCode::kRebalanceInProgress);
       m.sync_done = std::move(done);
       schedule_session_timeout(*g, m);
       if (req.member_id == g->leader) {
@@ -644,6 +567,14 @@ void Coordinator::sync(const protocol::SyncGroupRequest& req, const ClientContex
   }
 }
 
+protocol::SyncGroupResponse Coordinator::sync_assignment(const Group& g, const Member& m) {
+  protocol::SyncGroupResponse r;
+  r.protocol_type = g.protocol_type;
+  r.protocol_name = g.protocol_name;
+  r.assignment = m.assignment;
+  return r;
+}
+
 void Coordinator::complete_sync(Group& g) {
   g.state = State::kStable;
   EDDY_LOG_INFO("group %s: stable at generation %d", g.id.c_str(), g.generation);
@@ -651,12 +582,7 @@ void Coordinator::complete_sync(Group& g) {
   for (auto& [id, m] : g.members) {
     if (m.instance_id) persist_static(g, m);
     if (!m.sync_done) continue;
-    protocol::SyncGroupResponse r;
-    r.protocol_type = g.protocol_type;
-    r.protocol_name = g.protocol_name;
-    r.assignment = m.assignment;
-    answers.emplace_back(std::move(m.sync_done), std::move(r));
-    m.sync_done = nullptr;
+    answers.emplace_back(m.take_parked_sync(), sync_assignment(g, m));
   }
   for (auto& [d, r] : answers) d(r);
 }

@@ -8,9 +8,7 @@
 // computes the assignment; it never looks inside assignments except to tell
 // which topics an empty group was subscribed to (OffsetDelete).
 //
-// States (Kafka's): Empty -> PreparingRebalance -> CompletingRebalance ->
-// Stable, and back to PreparingRebalance when a member joins, leaves, changes
-// its protocols or misses its session timeout.
+// States: Kafka's (group_state.h).
 //
 // Durability: committed offsets and static members go through meta (one
 // transaction per request). Dynamic members live in memory only: after a
@@ -28,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "group/group.h"
 #include "group/timers.h"
 #include "meta/meta_store.h"
 #include "protocol/errors.h"
@@ -65,11 +64,9 @@ using PartitionExists = std::function<bool(const std::string& topic, int32_t par
 
 class Coordinator {
  public:
-  using JoinDone = std::function<void(const protocol::JoinGroupResponse&)>;
-  using SyncDone = std::function<void(const protocol::SyncGroupResponse&)>;
-
-  enum class State { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
-  static const char* state_name(State s);
+  using JoinDone = group::JoinDone;
+  using SyncDone = group::SyncDone;
+  using State = GroupState;
 
   // REQUIRES: timers and meta outlive the coordinator.
   Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists, CoordinatorOptions options);
@@ -109,41 +106,6 @@ class Coordinator {
   int32_t group_generation(const std::string& group_id) const;
 
  private:
-  struct Member {
-    std::string member_id;
-    std::optional<std::string> instance_id;
-    std::string client_id;
-    std::string client_host;
-    int32_t session_timeout_ms = 0;
-    int32_t rebalance_timeout_ms = 0;
-    std::string protocol_type;
-    std::vector<std::pair<std::string, std::vector<uint8_t>>> protocols;  // in preference order
-    std::vector<uint8_t> assignment;
-    JoinDone join_done;  // set while a JoinGroup is parked
-    int16_t join_version = 0;
-    SyncDone sync_done;  // set while a SyncGroup is parked
-    Timers::Id session_timer = 0;
-
-    const std::vector<uint8_t>* metadata_for(const std::string& protocol) const;
-  };
-  struct Group {
-    std::string id;
-    State state = State::kEmpty;
-    int32_t generation = 0;
-    std::string protocol_type;
-    std::string protocol_name;  // selected when a rebalance completes
-    std::string leader;
-    std::map<std::string, Member> members;              // by member id
-    std::map<std::string, std::string> static_members;  // instance id -> member id
-    std::map<std::string, Timers::Id> pending;          // MEMBER_ID_REQUIRED handed out, awaiting rejoin
-    Timers::Id join_timer = 0;
-    // While set, the join does not complete before the timer fires
-    // (group.initial.rebalance.delay.ms).
-    bool initial_delay = false;
-    bool joined_during_delay = false;
-    int64_t delay_budget_ms = 0;  // what is left of the rebalance timeout
-  };
-
   Group* find_group(const std::string& id);
   const Group* find_group(const std::string& id) const;
   Group& get_or_create_group(const std::string& id);
@@ -165,6 +127,8 @@ class Coordinator {
   void arm_initial_delay(Group& g, int64_t delay_ms);
   void complete_join(Group& g);
   std::string select_protocol(const Group& g) const;
+  // The SyncGroup answer carrying m's assignment.
+  static protocol::SyncGroupResponse sync_assignment(const Group& g, const Member& m);
   void complete_sync(Group& g);
 
   void schedule_session_timeout(Group& g, Member& m);

@@ -263,8 +263,8 @@ protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroups
   }
   // A group known only by its committed offsets is a simple group (no
   // protocol type), as Kafka lists one created by commits or the Admin.
-  for (const auto& id : with_offsets) all[id] = {"", state_name(State::kEmpty)};
-  for (const auto& [id, g] : groups_) all[id] = {g->protocol_type, state_name(g->state)};
+  for (const auto& id : with_offsets) all[id] = {"", group_state_name(State::kEmpty)};
+  for (const auto& [id, g] : groups_) all[id] = {g->protocol_type, group_state_name(g->state)};
   for (const auto& [id, info] : all) {
     if (!req.states_filter.empty()) {
       bool match = false;
@@ -303,15 +303,15 @@ protocol::DescribeGroupsResponse Coordinator::describe_groups(const protocol::De
     const Group* g = find_group(id);
     if (id.empty()) {
       dg.error_code = to_int(ErrorCode::kInvalidGroupId);
-      dg.group_state = state_name(State::kDead);
+      dg.group_state = group_state_name(State::kDead);
     } else if (g == nullptr) {
       std::vector<meta::CommittedOffset> offsets;
       meta::Status s = meta_->offsets().fetch_all(id, &offsets);
       if (!s.ok()) dg.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
       // Kafka: a group that does not exist is described as Dead.
-      dg.group_state = state_name(s.ok() && !offsets.empty() ? State::kEmpty : State::kDead);
+      dg.group_state = group_state_name(s.ok() && !offsets.empty() ? State::kEmpty : State::kDead);
     } else {
-      dg.group_state = state_name(g->state);
+      dg.group_state = group_state_name(g->state);
       dg.protocol_type = g->protocol_type;
       dg.protocol_data = g->protocol_name;
       for (const auto& [mid, m] : g->members) {

@@ -73,17 +73,8 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
     forget_static(g, *m.instance_id);
   }
   EDDY_LOG_INFO("group %s: member %s removed: %s", g.id.c_str(), member_id.c_str(), reason);
-  if (m.join_done) {
-    protocol::JoinGroupResponse r;
-    r.error_code = to_int(parked_error);
-    r.member_id = member_id;
-    m.join_done(r);
-  }
-  if (m.sync_done) {
-    protocol::SyncGroupResponse r;
-    r.error_code = to_int(parked_error);
-    m.sync_done(r);
-  }
+  m.fail_parked_join(parked_error);
+  m.fail_parked_sync(parked_error);
   switch (g.state) {
     case State::kStable:
     case State::kCompletingRebalance:

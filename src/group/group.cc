@@ -1,0 +1,44 @@
+#include "group/group.h"
+
+namespace eddy::group {
+
+using protocol::ErrorCode;
+using protocol::to_int;
+
+const std::vector<uint8_t>* Member::metadata_for(const std::string& protocol) const {
+  for (const auto& p : protocols) {
+    if (p.first == protocol) return &p.second;
+  }
+  return nullptr;
+}
+
+void Member::fail_parked_join(ErrorCode error) {
+  if (!join_done) return;
+  protocol::JoinGroupResponse r;
+  r.error_code = to_int(error);
+  r.member_id = member_id;
+  answer_parked_join(r);
+}
+
+void Member::answer_parked_join(const protocol::JoinGroupResponse& response) {
+  if (!join_done) return;
+  JoinDone done = std::move(join_done);
+  join_done = nullptr;
+  done(response);
+}
+
+void Member::fail_parked_sync(ErrorCode error) {
+  SyncDone done = take_parked_sync();
+  if (!done) return;
+  protocol::SyncGroupResponse r;
+  r.error_code = to_int(error);
+  done(r);
+}
+
+SyncDone Member::take_parked_sync() {
+  SyncDone done = std::move(sync_done);
+  sync_done = nullptr;
+  return done;
+}
+
+}  // namespace eddy::group
