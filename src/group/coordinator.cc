@@ -33,7 +33,8 @@ meta::Status Coordinator::start() {
   meta::Status s = meta_->static_members().load_all(&stored);
   if (!s.ok()) return s;
   for (const auto& sm : stored) {
-    Group& g = get_or_create_group(sm.group_id);
+    // A reloaded group is created Stable (no transition).
+    Group& g = get_or_create_group(sm.group_id, State::kStable);
     Member m;
     m.member_id = sm.member_id;
     m.instance_id = sm.group_instance_id;
@@ -44,7 +45,6 @@ meta::Status Coordinator::start() {
     m.protocol_type = sm.protocol_type;
     m.protocols.emplace_back(sm.protocol_name, sm.subscription);
     m.assignment = sm.assignment;
-    g.state = State::kStable;
     g.generation = std::max(g.generation, sm.generation_id);
     g.protocol_type = sm.protocol_type;
     g.protocol_name = sm.protocol_name;
@@ -87,14 +87,21 @@ const Group* Coordinator::find_group(const std::string& id) const {
   return it == groups_.end() ? nullptr : it->second.get();
 }
 
-Group& Coordinator::get_or_create_group(const std::string& id) {
+Group& Coordinator::get_or_create_group(const std::string& id, State initial) {
   auto& slot = groups_[id];
-  if (!slot) {
-    slot = std::make_unique<Group>();
-    slot->id = id;
-  }
+  if (!slot) slot = std::make_unique<Group>(id, initial, &transition_observer_);
   return *slot;
 }
+
+void Coordinator::erase_group(const std::string& id) {
+  auto it = groups_.find(id);
+  if (it == groups_.end()) return;
+  it->second->set_state(State::kDead);
+  timers_.cancel(it->second->join_timer);
+  groups_.erase(it);
+}
+
+void Coordinator::observe_transitions(TransitionObserver observer) { transition_observer_ = std::move(observer); }
 
 void Coordinator::erase_group_if_unused(const std::string& id) {
   Group* g = find_group(id);
@@ -104,16 +111,15 @@ void Coordinator::erase_group_if_unused(const std::string& id) {
   // so does any empty group while more than kMaxGroupsInMemory are held (a
   // client looping over new group ids must not grow memory until the sweep).
   constexpr size_t kMaxGroupsInMemory = 1024;
-  if (g != nullptr && g->state == State::kEmpty && g->members.empty() && g->pending.empty() &&
+  if (g != nullptr && g->state() == State::kEmpty && g->members.empty() && g->pending.empty() &&
       (g->protocol_type.empty() || groups_.size() > kMaxGroupsInMemory)) {
-    timers_.cancel(g->join_timer);
-    groups_.erase(id);
+    erase_group(id);
   }
 }
 
 Coordinator::State Coordinator::group_state(const std::string& group_id) const {
   const Group* g = find_group(group_id);
-  return g == nullptr ? State::kDead : g->state;
+  return g == nullptr ? State::kDead : g->state();
 }
 
 int32_t Coordinator::group_generation(const std::string& group_id) const {
@@ -218,7 +224,7 @@ void Coordinator::join(const protocol::JoinGroupRequest& req, const ClientContex
         Group* pg = find_group(gid);
         if (pg == nullptr) return;
         pg->pending.erase(id);
-        if (pg->state == State::kPreparingRebalance) maybe_complete_join(*pg);
+        if (pg->state() == State::kPreparingRebalance) maybe_complete_join(*pg);
         erase_group_if_unused(gid);
       });
       return fail(ErrorCode::kMemberIdRequired, id);
@@ -275,7 +281,7 @@ void Coordinator::join_new_member(Group& g, const protocol::JoinGroupRequest& re
   auto [it, inserted] = g.members.emplace(id, std::move(m));
   schedule_session_timeout(g, it->second);
   if (g.initial_delay) g.joined_during_delay = true;
-  if (g.state == State::kPreparingRebalance) {
+  if (g.state() == State::kPreparingRebalance) {
     maybe_complete_join(g);
   } else {
     prepare_rebalance(g, "member joined");
@@ -311,7 +317,7 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
   // change; new metadata alone (a restarted Java consumer sends no owned
   // partitions and generation -1) keeps the assignment.
   const bool keeps_protocol =
-      g.state == State::kStable && req.protocol_type == g.protocol_type && select_protocol(g) == g.protocol_name;
+      g.state() == State::kStable && req.protocol_type == g.protocol_type && select_protocol(g) == g.protocol_name;
   if (keeps_protocol) {
     // The member gets its previous assignment from SyncGroup. A leader that
     // cannot skip the assignment (v<9) gets no member list, so its assignor
@@ -326,7 +332,7 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
   }
   member.join_done = std::move(done);
   persist_static(g, member);
-  if (g.state == State::kPreparingRebalance) {
+  if (g.state() == State::kPreparingRebalance) {
     maybe_complete_join(g);
   } else {
     prepare_rebalance(g, "static member rejoined with a change to the group's protocol");
@@ -334,7 +340,7 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
 }
 
 void Coordinator::join_existing_member(Group& g, Member& m, const protocol::JoinGroupRequest& req, JoinDone done) {
-  switch (g.state) {
+  switch (g.state()) {
     case State::kPreparingRebalance:
       set_protocols(m, req);
       // A retried join: the earlier one is superseded.
@@ -373,15 +379,15 @@ void Coordinator::join_existing_member(Group& g, Member& m, const protocol::Join
 }
 
 void Coordinator::prepare_rebalance(Group& g, const char* reason) {
-  if (g.state == State::kCompletingRebalance) {
+  if (g.state() == State::kCompletingRebalance) {
     for (auto& [id, m] : g.members) {
       m.assignment.clear();
       m.fail_parked_sync(ErrorCode::kRebalanceInProgress);
     }
   }
   EDDY_LOG_INFO("group %s: preparing rebalance (generation %d): %s", g.id.c_str(), g.generation, reason);
-  const bool was_empty = g.state == State::kEmpty;
-  g.state = State::kPreparingRebalance;
+  const bool was_empty = g.state() == State::kEmpty;
+  g.set_state(State::kPreparingRebalance);
   int32_t timeout = 0;
   for (const auto& [id, m] : g.members) timeout = std::max(timeout, m.rebalance_timeout_ms);
   timers_.cancel(g.join_timer);
@@ -397,7 +403,7 @@ void Coordinator::prepare_rebalance(Group& g, const char* reason) {
     Group* pg = find_group(gid);
     if (pg == nullptr) return;
     pg->join_timer = 0;
-    if (pg->state == State::kPreparingRebalance) complete_join(*pg);
+    if (pg->state() == State::kPreparingRebalance) complete_join(*pg);
     erase_group_if_unused(gid);
   });
   maybe_complete_join(g);
@@ -410,7 +416,7 @@ void Coordinator::arm_initial_delay(Group& g, int64_t delay_ms) {
     Group* pg = find_group(gid);
     if (pg == nullptr) return;
     pg->join_timer = 0;
-    if (pg->state != State::kPreparingRebalance || !pg->initial_delay) return;
+    if (pg->state() != State::kPreparingRebalance || !pg->initial_delay) return;
     if (pg->joined_during_delay && pg->delay_budget_ms > 0) {
       pg->joined_during_delay = false;
       arm_initial_delay(*pg, std::min<int64_t>(options_.initial_rebalance_delay_ms, pg->delay_budget_ms));
@@ -423,7 +429,7 @@ void Coordinator::arm_initial_delay(Group& g, int64_t delay_ms) {
 }
 
 void Coordinator::maybe_complete_join(Group& g) {
-  if (g.state != State::kPreparingRebalance || !g.pending.empty()) return;
+  if (g.state() != State::kPreparingRebalance || !g.pending.empty()) return;
   if (g.initial_delay) return;
   for (const auto& [id, m] : g.members) {
     if (!m.join_done) return;
@@ -480,7 +486,7 @@ void Coordinator::complete_join(Group& g) {
   }
   g.generation++;
   if (g.members.empty()) {
-    g.state = State::kEmpty;
+    g.set_state(State::kEmpty);
     g.protocol_name.clear();
     g.leader.clear();
     EDDY_LOG_INFO("group %s: empty at generation %d", g.id.c_str(), g.generation);
@@ -488,7 +494,7 @@ void Coordinator::complete_join(Group& g) {
   }
   g.protocol_name = select_protocol(g);
   if (g.members.find(g.leader) == g.members.end()) g.leader = g.members.begin()->first;
-  g.state = State::kCompletingRebalance;
+  g.set_state(State::kCompletingRebalance);
   EDDY_LOG_INFO("group %s: generation %d with %zu members, protocol %s, leader %s", g.id.c_str(), g.generation,
                 g.members.size(), g.protocol_name.c_str(), g.leader.c_str());
   const int32_t generation = g.generation;
@@ -542,7 +548,7 @@ void Coordinator::sync(const protocol::SyncGroupRequest& req, const ClientContex
       (req.protocol_name && *req.protocol_name != g->protocol_name))
     return fail(ErrorCode::kInconsistentGroupProtocol);
   Member& m = g->members.at(req.member_id);
-  switch (g->state) {
+  switch (g->state()) {
     case State::kPreparingRebalance: return fail(ErrorCode::kRebalanceInProgress);
     case State::kEmpty:
     case State::kDead: return fail(ErrorCode::kUnknownMemberId);
@@ -576,7 +582,7 @@ protocol::SyncGroupResponse Coordinator::sync_assignment(const Group& g, const M
 }
 
 void Coordinator::complete_sync(Group& g) {
-  g.state = State::kStable;
+  g.set_state(State::kStable);
   EDDY_LOG_INFO("group %s: stable at generation %d", g.id.c_str(), g.generation);
   std::vector<std::pair<SyncDone, protocol::SyncGroupResponse>> answers;
   for (auto& [id, m] : g.members) {

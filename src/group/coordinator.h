@@ -104,11 +104,15 @@ class Coordinator {
   // For tests and tools.
   State group_state(const std::string& group_id) const;
   int32_t group_generation(const std::string& group_id) const;
+  // Called on every state transition of every group from now on.
+  void observe_transitions(TransitionObserver observer);
 
  private:
   Group* find_group(const std::string& id);
   const Group* find_group(const std::string& id) const;
-  Group& get_or_create_group(const std::string& id);
+  Group& get_or_create_group(const std::string& id, State initial = State::kEmpty);
+  // Moves the group to Dead and forgets it.
+  void erase_group(const std::string& id);
   std::string new_member_id(const std::string& client_id);
 
   // Join paths.
@@ -152,6 +156,7 @@ class Coordinator {
   meta::MetaStore* meta_;
   PartitionExists partition_exists_;
   CoordinatorOptions options_;
+  TransitionObserver transition_observer_;  // every group points at it: declared before groups_
   std::map<std::string, std::unique_ptr<Group>> groups_;
   Timers::Id expiry_timer_ = 0;
   bool draining_ = false;

@@ -33,13 +33,13 @@ protocol::OffsetCommitResponse Coordinator::commit_offsets(const protocol::Offse
       auto it = g->static_members.find(*instance);
       if (it != g->static_members.end() && it->second != req.member_id) group_error = ErrorCode::kFencedInstanceId;
     }
-    if (group_error == ErrorCode::kNone && !(generation < 0 && g->state == State::kEmpty)) {
+    if (group_error == ErrorCode::kNone && !(generation < 0 && g->state() == State::kEmpty)) {
       auto it = g->members.find(req.member_id);
       if (it == g->members.end()) {
         group_error = ErrorCode::kUnknownMemberId;
       } else if (generation != g->generation) {
         group_error = ErrorCode::kIllegalGeneration;
-      } else if (g->state == State::kCompletingRebalance) {
+      } else if (g->state() == State::kCompletingRebalance) {
         group_error = ErrorCode::kRebalanceInProgress;
       } else {
         schedule_session_timeout(*g, it->second);
@@ -264,7 +264,7 @@ protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroups
   // A group known only by its committed offsets is a simple group (no
   // protocol type), as Kafka lists one created by commits or the Admin.
   for (const auto& id : with_offsets) all[id] = {"", group_state_name(State::kEmpty)};
-  for (const auto& [id, g] : groups_) all[id] = {g->protocol_type, group_state_name(g->state)};
+  for (const auto& [id, g] : groups_) all[id] = {g->protocol_type, group_state_name(g->state())};
   for (const auto& [id, info] : all) {
     if (!req.states_filter.empty()) {
       bool match = false;
@@ -311,7 +311,7 @@ protocol::DescribeGroupsResponse Coordinator::describe_groups(const protocol::De
       // Kafka: a group that does not exist is described as Dead.
       dg.group_state = group_state_name(s.ok() && !offsets.empty() ? State::kEmpty : State::kDead);
     } else {
-      dg.group_state = group_state_name(g->state);
+      dg.group_state = group_state_name(g->state());
       dg.protocol_type = g->protocol_type;
       dg.protocol_data = g->protocol_name;
       for (const auto& [mid, m] : g->members) {
@@ -320,7 +320,7 @@ protocol::DescribeGroupsResponse Coordinator::describe_groups(const protocol::De
         dm.group_instance_id = m.instance_id;
         dm.client_id = m.client_id;
         dm.client_host = m.client_host;
-        if (g->state == State::kStable) {
+        if (g->state() == State::kStable) {
           if (const auto* md = m.metadata_for(g->protocol_name)) dm.member_metadata = *md;
           dm.member_assignment = m.assignment;
         }
@@ -354,8 +354,7 @@ protocol::DeleteGroupsResponse Coordinator::delete_groups(const protocol::Delete
       if (!s.ok()) {
         dr.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
       } else if (g != nullptr) {
-        timers_.cancel(g->join_timer);
-        groups_.erase(id);
+        erase_group(id);
       }
     }
     r.results.push_back(std::move(dr));
@@ -397,15 +396,12 @@ void Coordinator::expire_offsets() {
   }
   // Empty groups without committed offsets are gone now.
   std::set<std::string> keep(with_offsets.begin(), with_offsets.end());
-  for (auto it = groups_.begin(); it != groups_.end();) {
-    const Group& g = *it->second;
-    if (g.state == State::kEmpty && g.members.empty() && g.pending.empty() && keep.count(it->first) == 0) {
-      timers_.cancel(g.join_timer);
-      it = groups_.erase(it);
-    } else {
-      ++it;
-    }
+  std::vector<std::string> gone;
+  for (const auto& [id, g] : groups_) {
+    if (g->state() == State::kEmpty && g->members.empty() && g->pending.empty() && keep.count(id) == 0)
+      gone.push_back(id);
   }
+  for (const auto& id : gone) erase_group(id);
 }
 
 }  // namespace eddy::group

@@ -22,7 +22,7 @@ protocol::HeartbeatResponse Coordinator::heartbeat(const protocol::HeartbeatRequ
     if (e != ErrorCode::kNone) return e;
     if (req.generation_id != g->generation) return ErrorCode::kIllegalGeneration;
     Member& m = g->members.at(req.member_id);
-    switch (g->state) {
+    switch (g->state()) {
       case State::kEmpty:
       case State::kDead: return ErrorCode::kUnknownMemberId;
       case State::kPreparingRebalance:
@@ -75,7 +75,7 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
   EDDY_LOG_INFO("group %s: member %s removed: %s", g.id.c_str(), member_id.c_str(), reason);
   m.fail_parked_join(parked_error);
   m.fail_parked_sync(parked_error);
-  switch (g.state) {
+  switch (g.state()) {
     case State::kStable:
     case State::kCompletingRebalance:
       // With nobody left this completes at once and the group is Empty.
@@ -136,7 +136,7 @@ protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupReques
     r.members.push_back(std::move(mr));
   }
   if (g != nullptr) {
-    if (g->state == State::kPreparingRebalance) maybe_complete_join(*g);
+    if (g->state() == State::kPreparingRebalance) maybe_complete_join(*g);
     erase_group_if_unused(req.group_id);
   }
   return r;

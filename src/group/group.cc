@@ -1,5 +1,9 @@
 #include "group/group.h"
 
+#include <cstdlib>
+
+#include "port/log.h"
+
 namespace eddy::group {
 
 using protocol::ErrorCode;
@@ -39,6 +43,18 @@ SyncDone Member::take_parked_sync() {
   SyncDone done = std::move(sync_done);
   sync_done = nullptr;
   return done;
+}
+
+void Group::set_state(GroupState next) {
+  const GroupState previous = state_;
+  if (!transition_allowed(previous, next)) {
+    EDDY_LOG_ERROR("group %s: illegal state transition %s -> %s", id.c_str(), group_state_name(previous),
+                   group_state_name(next));
+    if (kAbortOnIllegalTransition) std::abort();
+  }
+  EDDY_LOG_DEBUG("group %s: %s -> %s", id.c_str(), group_state_name(previous), group_state_name(next));
+  state_ = next;
+  if (observer_ != nullptr && *observer_) (*observer_)(id, previous, next);
 }
 
 }  // namespace eddy::group

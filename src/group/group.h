@@ -55,9 +55,22 @@ struct Member {
   SyncDone take_parked_sync();
 };
 
-struct Group {
-  std::string id;
-  GroupState state = GroupState::kEmpty;
+// Called on every state transition of every group (tests and tools).
+using TransitionObserver = std::function<void(const std::string& group_id, GroupState from, GroupState to)>;
+
+class Group {
+ public:
+  // observer: may be null; REQUIRES that it outlives the group.
+  Group(std::string group_id, GroupState initial, const TransitionObserver* observer)
+      : id(std::move(group_id)), state_(initial), observer_(observer) {}
+
+  GroupState state() const { return state_; }
+  // The only way the state changes: logs the transition (debug level) and
+  // tells the observer. REQUIRES: transition_allowed(state(), next) (see
+  // group_state.h for what an illegal one does).
+  void set_state(GroupState next);
+
+  const std::string id;
   int32_t generation = 0;
   std::string protocol_type;
   std::string protocol_name;  // selected when a rebalance completes
@@ -71,6 +84,10 @@ struct Group {
   bool initial_delay = false;
   bool joined_during_delay = false;
   int64_t delay_budget_ms = 0;  // what is left of the rebalance timeout
+
+ private:
+  GroupState state_;
+  const TransitionObserver* observer_;
 };
 
 }  // namespace eddy::group

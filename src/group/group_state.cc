@@ -13,4 +13,16 @@ const char* group_state_name(GroupState s) {
   return "Dead";
 }
 
+bool transition_allowed(GroupState from, GroupState to) {
+  switch (to) {
+    case GroupState::kPreparingRebalance:
+      return from == GroupState::kEmpty || from == GroupState::kStable || from == GroupState::kCompletingRebalance;
+    case GroupState::kCompletingRebalance: return from == GroupState::kPreparingRebalance;
+    case GroupState::kStable: return from == GroupState::kCompletingRebalance;
+    case GroupState::kEmpty: return from == GroupState::kPreparingRebalance;
+    case GroupState::kDead: return true;
+  }
+  return false;
+}
+
 }  // namespace eddy::group
