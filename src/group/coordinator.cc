@@ -15,7 +15,10 @@ using protocol::to_int;
 
 Coordinator::Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists,
                          CoordinatorOptions options)
-    : timers_(timers), meta_(meta), partition_exists_(std::move(partition_exists)), options_(options) {}
+    : timers_(timers),
+      meta_(meta),
+      options_(options),
+      offsets_(meta, std::move(partition_exists), options.offset_metadata_max_bytes, options.offsets_retention_ms) {}
 
 Coordinator::~Coordinator() {
   // Parked requests are dropped unanswered: the network may be gone already.

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "group/group.h"
+#include "group/group_offsets.h"
 #include "group/timers.h"
 #include "meta/meta_store.h"
 #include "protocol/errors.h"
@@ -57,10 +58,6 @@ struct ClientContext {
   std::string client_id;
   std::string client_host;
 };
-
-// Where the committed-offset checks look up topics: false for a topic or
-// partition that does not exist.
-using PartitionExists = std::function<bool(const std::string& topic, int32_t partition)>;
 
 class Coordinator {
  public:
@@ -147,17 +144,24 @@ class Coordinator {
   void persist_static(const Group& g, const Member& m);
   void forget_static(const Group& g, const std::string& instance_id);
 
-  // Generation/member checks shared by Heartbeat, SyncGroup, OffsetCommit.
+  // OffsetCommit's group-level answer for the sender (NONE: it may commit);
+  // a member's commit restarts its session timeout.
+  protocol::ErrorCode commit_verdict(const protocol::OffsetCommitRequest& req, int16_t version);
+  static SubscribedTopics subscribed_topics(const Group* g);
+  // The offsets sweep: empty groups without committed offsets go.
+  void erase_empty_groups_without_offsets(const std::vector<std::string>& with_offsets);
+
+  // Generation/member checks shared by Heartbeat and SyncGroup.
   protocol::ErrorCode check_member(const Group& g, const std::string& member_id,
                                    const std::optional<std::string>& instance_id) const;
   void schedule_expiry();
 
   Timers& timers_;
   meta::MetaStore* meta_;
-  PartitionExists partition_exists_;
   CoordinatorOptions options_;
   TransitionObserver transition_observer_;  // every group points at it: declared before groups_
   std::map<std::string, std::unique_ptr<Group>> groups_;
+  GroupOffsets offsets_;
   Timers::Id expiry_timer_ = 0;
   bool draining_ = false;
 };
