@@ -105,14 +105,27 @@ class Coordinator {
   void observe_transitions(TransitionObserver observer);
 
  private:
+  // Groups (coordinator.cc).
   Group* find_group(const std::string& id);
   const Group* find_group(const std::string& id) const;
   Group& get_or_create_group(const std::string& id, State initial = State::kEmpty);
   // Moves the group to Dead and forgets it.
   void erase_group(const std::string& id);
+  void erase_group_if_unused(const std::string& id);
   std::string new_member_id(const std::string& client_id);
+  // instance_id (when given) belongs to another member than member_id.
+  static bool is_fenced(const Group& g, const std::optional<std::string>& instance_id, const std::string& member_id);
+  // Generation/member checks shared by Heartbeat and SyncGroup.
+  protocol::ErrorCode check_member(const Group& g, const std::string& member_id,
+                                   const std::optional<std::string>& instance_id) const;
 
-  // Join paths.
+  // JoinGroup (coordinator_join.cc).
+  // What refuses a JoinGroup before any group is looked at (NONE: nothing).
+  protocol::ErrorCode check_join_request(const protocol::JoinGroupRequest& req) const;
+  void join_without_member_id(const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done);
+  void join_with_member_id(const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done);
+  // KIP-394: a new member id, pending until the member joins with it.
+  std::string hand_out_member_id(Group& g, const std::string& client_id, int32_t session_timeout_ms);
   void join_new_member(Group& g, const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done);
   void join_static_replacement(Group& g, const std::string& old_id, const protocol::JoinGroupRequest& req,
                                const ClientContext& client, JoinDone done);
@@ -123,38 +136,48 @@ class Coordinator {
   // with_members: the leader's response, carrying every member's metadata.
   protocol::JoinGroupResponse join_response(const Group& g, const Member& m, bool with_members) const;
 
+  // Rebalances and SyncGroup (coordinator_rebalance.cc).
+  // A member joined or changed: a rebalance in progress may now complete,
+  // otherwise one starts.
+  void start_or_continue_rebalance(Group& g, const char* reason);
   void prepare_rebalance(Group& g, const char* reason);
   void maybe_complete_join(Group& g);
   void arm_initial_delay(Group& g, int64_t delay_ms);
+  // REQUIRES: g is PreparingRebalance. Leaves it CompletingRebalance at the
+  // next generation, or Empty when no member rejoined.
   void complete_join(Group& g);
+  void remove_members_that_did_not_rejoin(Group& g);
+  void answer_parked_joins(Group& g);
   std::string select_protocol(const Group& g) const;
+  // What refuses a SyncGroup whatever the group's state; else *group is set.
+  protocol::ErrorCode check_sync_request(const protocol::SyncGroupRequest& req, Group** group);
+  // REQUIRES: g is CompletingRebalance and req is the leader's.
+  void take_leader_assignment(Group& g, const protocol::SyncGroupRequest& req);
   // The SyncGroup answer carrying m's assignment.
   static protocol::SyncGroupResponse sync_assignment(const Group& g, const Member& m);
   void complete_sync(Group& g);
 
+  // Sessions, LeaveGroup, static member persistence (coordinator_sessions.cc).
   void schedule_session_timeout(Group& g, Member& m);
   void on_session_timeout(const std::string& group_id, const std::string& member_id);
   // Removes a member (answering its parked requests with error) and moves
   // the group on. May erase nothing else; g stays valid.
   void remove_member(Group& g, const std::string& member_id, protocol::ErrorCode parked_error, const char* reason);
-  void erase_group_if_unused(const std::string& id);
-
+  // One member of a LeaveGroup: its answer.
+  protocol::ErrorCode leave_one(Group& g, const protocol::LeaveGroupRequest::MemberIdentity& who);
   // Static member persistence; failures are logged (the group still works
   // in memory; the member then loses its assignment on a restart).
   void persist_static(const Group& g, const Member& m);
   void forget_static(const Group& g, const std::string& instance_id);
 
+  // Committed offsets (coordinator_offsets.cc).
   // OffsetCommit's group-level answer for the sender (NONE: it may commit);
   // a member's commit restarts its session timeout.
   protocol::ErrorCode commit_verdict(const protocol::OffsetCommitRequest& req, int16_t version);
   static SubscribedTopics subscribed_topics(const Group* g);
+  void schedule_expiry();
   // The offsets sweep: empty groups without committed offsets go.
   void erase_empty_groups_without_offsets(const std::vector<std::string>& with_offsets);
-
-  // Generation/member checks shared by Heartbeat and SyncGroup.
-  protocol::ErrorCode check_member(const Group& g, const std::string& member_id,
-                                   const std::optional<std::string>& instance_id) const;
-  void schedule_expiry();
 
   Timers& timers_;
   meta::MetaStore* meta_;

@@ -26,10 +26,7 @@ ErrorCode Coordinator::commit_verdict(const protocol::OffsetCommitRequest& req, 
   // No live group: only a commit outside group management is accepted.
   if (g == nullptr) return generation >= 0 ? ErrorCode::kIllegalGeneration : ErrorCode::kNone;
   const std::optional<std::string> instance = version >= 7 ? req.group_instance_id : std::nullopt;
-  if (instance && !instance->empty()) {
-    auto it = g->static_members.find(*instance);
-    if (it != g->static_members.end() && it->second != req.member_id) return ErrorCode::kFencedInstanceId;
-  }
+  if (is_fenced(*g, instance, req.member_id)) return ErrorCode::kFencedInstanceId;
   // An empty group also takes commits from outside group management.
   if (generation < 0 && g->state() == State::kEmpty) return ErrorCode::kNone;
   auto it = g->members.find(req.member_id);

@@ -89,14 +89,6 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
 
 protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupRequest& req, int16_t version) {
   protocol::LeaveGroupResponse r;
-  std::vector<protocol::LeaveGroupRequest::MemberIdentity> leaving;
-  if (version < 3) {
-    protocol::LeaveGroupRequest::MemberIdentity id;
-    id.member_id = req.member_id;
-    leaving.push_back(id);
-  } else {
-    leaving = req.members;
-  }
   if (draining_) {
     r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
     return r;
@@ -105,33 +97,19 @@ protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupReques
     r.error_code = to_int(ErrorCode::kInvalidGroupId);
     return r;
   }
+  // Before v3 one member leaves, named at the top level.
+  std::vector<protocol::LeaveGroupRequest::MemberIdentity> leaving = req.members;
+  if (version < 3) {
+    protocol::LeaveGroupRequest::MemberIdentity only;
+    only.member_id = req.member_id;
+    leaving = {only};
+  }
   Group* g = find_group(req.group_id);
   for (const auto& who : leaving) {
     protocol::LeaveGroupResponse::MemberResponse mr;
     mr.member_id = who.member_id;
     mr.group_instance_id = who.group_instance_id;
-    ErrorCode e = ErrorCode::kNone;
-    std::string target = who.member_id;
-    if (g == nullptr) {
-      e = ErrorCode::kUnknownMemberId;
-    } else if (who.group_instance_id && !who.group_instance_id->empty()) {
-      auto it = g->static_members.find(*who.group_instance_id);
-      if (it == g->static_members.end()) {
-        e = ErrorCode::kUnknownMemberId;
-      } else if (!who.member_id.empty() && it->second != who.member_id) {
-        e = ErrorCode::kFencedInstanceId;
-      } else {
-        target = it->second;
-      }
-    } else if (g->pending.count(who.member_id)) {
-      timers_.cancel(g->pending[who.member_id]);
-      g->pending.erase(who.member_id);
-      target.clear();
-    } else if (g->members.find(who.member_id) == g->members.end()) {
-      e = ErrorCode::kUnknownMemberId;
-    }
-    if (e == ErrorCode::kNone && !target.empty()) remove_member(*g, target, ErrorCode::kUnknownMemberId, "left");
-    mr.error_code = to_int(e);
+    mr.error_code = to_int(g == nullptr ? ErrorCode::kUnknownMemberId : leave_one(*g, who));
     if (version < 3) r.error_code = mr.error_code;
     r.members.push_back(std::move(mr));
   }
@@ -140,6 +118,26 @@ protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupReques
     erase_group_if_unused(req.group_id);
   }
   return r;
+}
+
+ErrorCode Coordinator::leave_one(Group& g, const protocol::LeaveGroupRequest::MemberIdentity& who) {
+  std::string target = who.member_id;
+  if (who.group_instance_id && !who.group_instance_id->empty()) {
+    // A static member leaves by its instance id; a member id, if given, must be the instance's.
+    auto it = g.static_members.find(*who.group_instance_id);
+    if (it == g.static_members.end()) return ErrorCode::kUnknownMemberId;
+    if (!who.member_id.empty() && it->second != who.member_id) return ErrorCode::kFencedInstanceId;
+    target = it->second;
+  } else if (auto pending = g.pending.find(who.member_id); pending != g.pending.end()) {
+    // A member id handed out but not joined with yet.
+    timers_.cancel(pending->second);
+    g.pending.erase(pending);
+    return ErrorCode::kNone;
+  } else if (g.members.find(who.member_id) == g.members.end()) {
+    return ErrorCode::kUnknownMemberId;
+  }
+  remove_member(g, target, ErrorCode::kUnknownMemberId, "left");
+  return ErrorCode::kNone;
 }
 
 // ---- Static member persistence ------------------------------------------

@@ -16,12 +16,22 @@ const std::vector<uint8_t>* Member::metadata_for(const std::string& protocol) co
   return nullptr;
 }
 
-void Member::fail_parked_join(ErrorCode error) {
-  if (!join_done) return;
+protocol::JoinGroupResponse join_error(ErrorCode error, const std::string& member_id) {
   protocol::JoinGroupResponse r;
   r.error_code = to_int(error);
   r.member_id = member_id;
-  answer_parked_join(r);
+  return r;
+}
+
+protocol::SyncGroupResponse sync_error(ErrorCode error) {
+  protocol::SyncGroupResponse r;
+  r.error_code = to_int(error);
+  return r;
+}
+
+void Member::fail_parked_join(ErrorCode error) {
+  if (!join_done) return;
+  answer_parked_join(join_error(error, member_id));
 }
 
 void Member::answer_parked_join(const protocol::JoinGroupResponse& response) {
@@ -33,10 +43,7 @@ void Member::answer_parked_join(const protocol::JoinGroupResponse& response) {
 
 void Member::fail_parked_sync(ErrorCode error) {
   SyncDone done = take_parked_sync();
-  if (!done) return;
-  protocol::SyncGroupResponse r;
-  r.error_code = to_int(error);
-  done(r);
+  if (done) done(sync_error(error));
 }
 
 SyncDone Member::take_parked_sync() {

@@ -23,6 +23,10 @@ namespace eddy::group {
 using JoinDone = std::function<void(const protocol::JoinGroupResponse&)>;
 using SyncDone = std::function<void(const protocol::SyncGroupResponse&)>;
 
+// The error answers, with no other field set.
+protocol::JoinGroupResponse join_error(protocol::ErrorCode error, const std::string& member_id);
+protocol::SyncGroupResponse sync_error(protocol::ErrorCode error);
+
 struct Member {
   std::string member_id;
   std::optional<std::string> instance_id;
@@ -45,7 +49,7 @@ struct Member {
   // request of that kind parked (a callback reentering the coordinator
   // cannot be answered twice), and does nothing when none is parked.
   //
-  // The JoinGroup error answer: error, with the member's id.
+  // join_error(error, member_id).
   void fail_parked_join(protocol::ErrorCode error);
   void answer_parked_join(const protocol::JoinGroupResponse& response);
   void fail_parked_sync(protocol::ErrorCode error);
