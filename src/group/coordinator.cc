@@ -13,7 +13,6 @@
 namespace eddy::group {
 
 using protocol::ErrorCode;
-using protocol::to_int;
 
 Coordinator::Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists,
                          CoordinatorOptions options)

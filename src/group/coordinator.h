@@ -1,14 +1,16 @@
 // The consumer group coordinator (Kafka's "classic" group protocol):
 // JoinGroup / SyncGroup / Heartbeat / LeaveGroup membership with
 // generations, session and rebalance timeouts, static members (KIP-345),
-// and committed offsets kept in the meta store.
+// and the group side of committed offsets (who may commit; the offsets
+// themselves are GroupOffsets', group_offsets.h).
 //
 // The coordinator is protocol-agnostic: it picks the protocol (assignor) all
 // members support and hands the members' metadata to the leader, which
 // computes the assignment; it never looks inside assignments except to tell
 // which topics an empty group was subscribed to (OffsetDelete).
 //
-// States: Kafka's (group_state.h).
+// States: Kafka's (group_state.h); a group changes state only through
+// Group::set_state, which checks the transition.
 //
 // Durability: committed offsets and static members go through meta (one
 // transaction per request). Dynamic members live in memory only: after a

@@ -10,6 +10,24 @@ namespace eddy::group {
 using protocol::ErrorCode;
 using protocol::to_int;
 
+namespace {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s;
+}
+
+// ListGroups' filters: none, or one equal to value ignoring case.
+bool passes_filter(const std::vector<std::string>& filter, const std::string& value) {
+  if (filter.empty()) return true;
+  for (const auto& f : filter) {
+    if (lowercase(f) == lowercase(value)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroupsRequest& req) {
   protocol::ListGroupsResponse r;
   std::map<std::string, std::pair<std::string, std::string>> all;  // id -> (protocol type, state)
@@ -24,25 +42,8 @@ protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroups
   for (const auto& id : with_offsets) all[id] = {"", group_state_name(State::kEmpty)};
   for (const auto& [id, g] : groups_) all[id] = {g->protocol_type, group_state_name(g->state())};
   for (const auto& [id, info] : all) {
-    if (!req.states_filter.empty()) {
-      bool match = false;
-      for (const auto& f : req.states_filter) {
-        std::string a = f, b = info.second;
-        std::transform(a.begin(), a.end(), a.begin(), ::tolower);
-        std::transform(b.begin(), b.end(), b.begin(), ::tolower);
-        match = match || a == b;
-      }
-      if (!match) continue;
-    }
-    if (!req.types_filter.empty()) {
-      bool match = false;
-      for (const auto& f : req.types_filter) {
-        std::string a = f;
-        std::transform(a.begin(), a.end(), a.begin(), ::tolower);
-        match = match || a == "classic";
-      }
-      if (!match) continue;
-    }
+    // Every group is "classic".
+    if (!passes_filter(req.states_filter, info.second) || !passes_filter(req.types_filter, "classic")) continue;
     protocol::ListGroupsResponse::ListedGroup lg;
     lg.group_id = id;
     lg.protocol_type = info.first;

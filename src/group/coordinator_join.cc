@@ -9,7 +9,6 @@
 namespace eddy::group {
 
 using protocol::ErrorCode;
-using protocol::to_int;
 
 namespace {
 

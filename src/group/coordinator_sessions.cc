@@ -1,5 +1,5 @@
 // Heartbeats and session expiry, LeaveGroup, and the persistence of static
-// members (the rest of Coordinator: coordinator.cc, coordinator_offsets.cc).
+// members.
 #include "group/coordinator.h"
 #include "port/log.h"
 #include "protocol/errors.h"

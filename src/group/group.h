@@ -62,6 +62,14 @@ struct Member {
 // Called on every state transition of every group (tests and tools).
 using TransitionObserver = std::function<void(const std::string& group_id, GroupState from, GroupState to)>;
 
+// Invariants between calls into the coordinator:
+//  - a member has a parked JoinGroup only while the group is
+//    PreparingRebalance, and a parked SyncGroup only while it is
+//    CompletingRebalance (every transition out of those states answers
+//    them);
+//  - in CompletingRebalance and Stable, leader and protocol_name are those
+//    of the current generation and leader is a member;
+//  - a member id is in at most one of members and pending.
 class Group {
  public:
   // observer: may be null; REQUIRES that it outlives the group.

@@ -633,6 +633,33 @@ TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
   EXPECT_EQ(coordinator_->delete_offsets(del).error_code, code(ErrorCode::kGroupIdNotFound));
 }
 
+TEST_F(CoordinatorTest, ListGroupsFiltersIgnoreCase) {
+  std::string a;
+  join_new(&a);
+  sync(a, 1, {{a, {7}}});
+  protocol::OffsetCommitRequest c;
+  c.group_id = "simple";
+  c.generation_id_or_member_epoch = -1;
+  c.topics.resize(1);
+  c.topics[0].name = "t";
+  c.topics[0].partitions.resize(1);
+  ASSERT_EQ(coordinator_->commit_offsets(c, 8).topics.at(0).partitions.at(0).error_code, 0);
+  auto names = [&](std::vector<std::string> states, std::vector<std::string> types) {
+    protocol::ListGroupsRequest r;
+    r.states_filter = std::move(states);
+    r.types_filter = std::move(types);
+    std::vector<std::string> out;
+    for (const auto& g : coordinator_->list_groups(r).groups) out.push_back(g.group_id);
+    return out;
+  };
+  EXPECT_EQ(names({}, {}), (std::vector<std::string>{"g", "simple"}));
+  EXPECT_EQ(names({"STABLE"}, {}), (std::vector<std::string>{"g"}));
+  EXPECT_EQ(names({"empty", "Dead"}, {}), (std::vector<std::string>{"simple"}));
+  EXPECT_EQ(names({}, {"Classic"}), (std::vector<std::string>{"g", "simple"}));
+  EXPECT_TRUE(names({}, {"consumer"}).empty());
+  EXPECT_TRUE(names({"stable"}, {"consumer"}).empty());
+}
+
 // ---- State transitions ----------------------------------------------------
 
 constexpr State kEmpty = State::kEmpty;
