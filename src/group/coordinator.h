@@ -1,16 +1,16 @@
 // The consumer group coordinator (Kafka's "classic" group protocol):
 // JoinGroup / SyncGroup / Heartbeat / LeaveGroup membership with
 // generations, session and rebalance timeouts, static members (KIP-345),
-// and committed offsets kept in the meta store.
+// and the group side of committed offsets (who may commit; the offsets
+// themselves are GroupOffsets', group_offsets.h).
 //
 // The coordinator is protocol-agnostic: it picks the protocol (assignor) all
 // members support and hands the members' metadata to the leader, which
 // computes the assignment; it never looks inside assignments except to tell
 // which topics an empty group was subscribed to (OffsetDelete).
 //
-// States (Kafka's): Empty -> PreparingRebalance -> CompletingRebalance ->
-// Stable, and back to PreparingRebalance when a member joins, leaves, changes
-// its protocols or misses its session timeout.
+// States: Kafka's (group_state.h); a group changes state only through
+// Group::set_state, which checks the transition.
 //
 // Durability: committed offsets and static members go through meta (one
 // transaction per request). Dynamic members live in memory only: after a
@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "group/group.h"
+#include "group/group_offsets.h"
 #include "group/timers.h"
 #include "meta/meta_store.h"
 #include "protocol/errors.h"
@@ -59,17 +61,11 @@ struct ClientContext {
   std::string client_host;
 };
 
-// Where the committed-offset checks look up topics: false for a topic or
-// partition that does not exist.
-using PartitionExists = std::function<bool(const std::string& topic, int32_t partition)>;
-
 class Coordinator {
  public:
-  using JoinDone = std::function<void(const protocol::JoinGroupResponse&)>;
-  using SyncDone = std::function<void(const protocol::SyncGroupResponse&)>;
-
-  enum class State { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
-  static const char* state_name(State s);
+  using JoinDone = group::JoinDone;
+  using SyncDone = group::SyncDone;
+  using State = GroupState;
 
   // REQUIRES: timers and meta outlive the coordinator.
   Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists, CoordinatorOptions options);
@@ -107,49 +103,31 @@ class Coordinator {
   // For tests and tools.
   State group_state(const std::string& group_id) const;
   int32_t group_generation(const std::string& group_id) const;
+  // Called on every state transition of every group from now on.
+  void observe_transitions(TransitionObserver observer);
 
  private:
-  struct Member {
-    std::string member_id;
-    std::optional<std::string> instance_id;
-    std::string client_id;
-    std::string client_host;
-    int32_t session_timeout_ms = 0;
-    int32_t rebalance_timeout_ms = 0;
-    std::string protocol_type;
-    std::vector<std::pair<std::string, std::vector<uint8_t>>> protocols;  // in preference order
-    std::vector<uint8_t> assignment;
-    JoinDone join_done;  // set while a JoinGroup is parked
-    int16_t join_version = 0;
-    SyncDone sync_done;  // set while a SyncGroup is parked
-    Timers::Id session_timer = 0;
-
-    const std::vector<uint8_t>* metadata_for(const std::string& protocol) const;
-  };
-  struct Group {
-    std::string id;
-    State state = State::kEmpty;
-    int32_t generation = 0;
-    std::string protocol_type;
-    std::string protocol_name;  // selected when a rebalance completes
-    std::string leader;
-    std::map<std::string, Member> members;              // by member id
-    std::map<std::string, std::string> static_members;  // instance id -> member id
-    std::map<std::string, Timers::Id> pending;          // MEMBER_ID_REQUIRED handed out, awaiting rejoin
-    Timers::Id join_timer = 0;
-    // While set, the join does not complete before the timer fires
-    // (group.initial.rebalance.delay.ms).
-    bool initial_delay = false;
-    bool joined_during_delay = false;
-    int64_t delay_budget_ms = 0;  // what is left of the rebalance timeout
-  };
-
+  // Groups (coordinator.cc).
   Group* find_group(const std::string& id);
   const Group* find_group(const std::string& id) const;
-  Group& get_or_create_group(const std::string& id);
+  Group& get_or_create_group(const std::string& id, State initial = State::kEmpty);
+  // Moves the group to Dead and forgets it.
+  void erase_group(const std::string& id);
+  void erase_group_if_unused(const std::string& id);
   std::string new_member_id(const std::string& client_id);
+  // instance_id (when given) belongs to another member than member_id.
+  static bool is_fenced(const Group& g, const std::optional<std::string>& instance_id, const std::string& member_id);
+  // Generation/member checks shared by Heartbeat and SyncGroup.
+  protocol::ErrorCode check_member(const Group& g, const std::string& member_id,
+                                   const std::optional<std::string>& instance_id) const;
 
-  // Join paths.
+  // JoinGroup (coordinator_join.cc).
+  // What refuses a JoinGroup before any group is looked at (NONE: nothing).
+  protocol::ErrorCode check_join_request(const protocol::JoinGroupRequest& req) const;
+  void join_without_member_id(const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done);
+  void join_with_member_id(const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done);
+  // KIP-394: a new member id, pending until the member joins with it.
+  std::string hand_out_member_id(Group& g, const std::string& client_id, int32_t session_timeout_ms);
   void join_new_member(Group& g, const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done);
   void join_static_replacement(Group& g, const std::string& old_id, const protocol::JoinGroupRequest& req,
                                const ClientContext& client, JoinDone done);
@@ -160,35 +138,55 @@ class Coordinator {
   // with_members: the leader's response, carrying every member's metadata.
   protocol::JoinGroupResponse join_response(const Group& g, const Member& m, bool with_members) const;
 
+  // Rebalances and SyncGroup (coordinator_rebalance.cc).
+  // A member joined or changed: a rebalance in progress may now complete,
+  // otherwise one starts.
+  void start_or_continue_rebalance(Group& g, const char* reason);
   void prepare_rebalance(Group& g, const char* reason);
   void maybe_complete_join(Group& g);
   void arm_initial_delay(Group& g, int64_t delay_ms);
+  // REQUIRES: g is PreparingRebalance. Leaves it CompletingRebalance at the
+  // next generation, or Empty when no member rejoined.
   void complete_join(Group& g);
+  void remove_members_that_did_not_rejoin(Group& g);
+  void answer_parked_joins(Group& g);
   std::string select_protocol(const Group& g) const;
+  // What refuses a SyncGroup whatever the group's state; else *group is set.
+  protocol::ErrorCode check_sync_request(const protocol::SyncGroupRequest& req, Group** group);
+  // REQUIRES: g is CompletingRebalance and req is the leader's.
+  void take_leader_assignment(Group& g, const protocol::SyncGroupRequest& req);
+  // The SyncGroup answer carrying m's assignment.
+  static protocol::SyncGroupResponse sync_assignment(const Group& g, const Member& m);
   void complete_sync(Group& g);
 
+  // Sessions, LeaveGroup, static member persistence (coordinator_sessions.cc).
   void schedule_session_timeout(Group& g, Member& m);
   void on_session_timeout(const std::string& group_id, const std::string& member_id);
   // Removes a member (answering its parked requests with error) and moves
   // the group on. May erase nothing else; g stays valid.
   void remove_member(Group& g, const std::string& member_id, protocol::ErrorCode parked_error, const char* reason);
-  void erase_group_if_unused(const std::string& id);
-
+  // One member of a LeaveGroup: its answer.
+  protocol::ErrorCode leave_one(Group& g, const protocol::LeaveGroupRequest::MemberIdentity& who);
   // Static member persistence; failures are logged (the group still works
   // in memory; the member then loses its assignment on a restart).
   void persist_static(const Group& g, const Member& m);
   void forget_static(const Group& g, const std::string& instance_id);
 
-  // Generation/member checks shared by Heartbeat, SyncGroup, OffsetCommit.
-  protocol::ErrorCode check_member(const Group& g, const std::string& member_id,
-                                   const std::optional<std::string>& instance_id) const;
+  // Committed offsets (coordinator_offsets.cc).
+  // OffsetCommit's group-level answer for the sender (NONE: it may commit);
+  // a member's commit restarts its session timeout.
+  protocol::ErrorCode commit_verdict(const protocol::OffsetCommitRequest& req, int16_t version);
+  static SubscribedTopics subscribed_topics(const Group* g);
   void schedule_expiry();
+  // The offsets sweep: empty groups without committed offsets go.
+  void erase_empty_groups_without_offsets(const std::vector<std::string>& with_offsets);
 
   Timers& timers_;
   meta::MetaStore* meta_;
-  PartitionExists partition_exists_;
   CoordinatorOptions options_;
+  TransitionObserver transition_observer_;  // every group points at it: declared before groups_
   std::map<std::string, std::unique_ptr<Group>> groups_;
+  GroupOffsets offsets_;
   Timers::Id expiry_timer_ = 0;
   bool draining_ = false;
 };

@@ -1,5 +1,5 @@
 // Heartbeats and session expiry, LeaveGroup, and the persistence of static
-// members (the rest of Coordinator: coordinator.cc, coordinator_offsets.cc).
+// members.
 #include "group/coordinator.h"
 #include "port/log.h"
 #include "protocol/errors.h"
@@ -22,7 +22,7 @@ protocol::HeartbeatResponse Coordinator::heartbeat(const protocol::HeartbeatRequ
     if (e != ErrorCode::kNone) return e;
     if (req.generation_id != g->generation) return ErrorCode::kIllegalGeneration;
     Member& m = g->members.at(req.member_id);
-    switch (g->state) {
+    switch (g->state()) {
       case State::kEmpty:
       case State::kDead: return ErrorCode::kUnknownMemberId;
       case State::kPreparingRebalance:
@@ -73,18 +73,9 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
     forget_static(g, *m.instance_id);
   }
   EDDY_LOG_INFO("group %s: member %s removed: %s", g.id.c_str(), member_id.c_str(), reason);
-  if (m.join_done) {
-    protocol::JoinGroupResponse r;
-    r.error_code = to_int(parked_error);
-    r.member_id = member_id;
-    m.join_done(r);
-  }
-  if (m.sync_done) {
-    protocol::SyncGroupResponse r;
-    r.error_code = to_int(parked_error);
-    m.sync_done(r);
-  }
-  switch (g.state) {
+  m.fail_parked_join(parked_error);
+  m.fail_parked_sync(parked_error);
+  switch (g.state()) {
     case State::kStable:
     case State::kCompletingRebalance:
       // With nobody left this completes at once and the group is Empty.
@@ -98,14 +89,6 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
 
 protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupRequest& req, int16_t version) {
   protocol::LeaveGroupResponse r;
-  std::vector<protocol::LeaveGroupRequest::MemberIdentity> leaving;
-  if (version < 3) {
-    protocol::LeaveGroupRequest::MemberIdentity id;
-    id.member_id = req.member_id;
-    leaving.push_back(id);
-  } else {
-    leaving = req.members;
-  }
   if (draining_) {
     r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
     return r;
@@ -114,41 +97,47 @@ protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupReques
     r.error_code = to_int(ErrorCode::kInvalidGroupId);
     return r;
   }
+  // Before v3 one member leaves, named at the top level.
+  std::vector<protocol::LeaveGroupRequest::MemberIdentity> leaving = req.members;
+  if (version < 3) {
+    protocol::LeaveGroupRequest::MemberIdentity only;
+    only.member_id = req.member_id;
+    leaving = {only};
+  }
   Group* g = find_group(req.group_id);
   for (const auto& who : leaving) {
     protocol::LeaveGroupResponse::MemberResponse mr;
     mr.member_id = who.member_id;
     mr.group_instance_id = who.group_instance_id;
-    ErrorCode e = ErrorCode::kNone;
-    std::string target = who.member_id;
-    if (g == nullptr) {
-      e = ErrorCode::kUnknownMemberId;
-    } else if (who.group_instance_id && !who.group_instance_id->empty()) {
-      auto it = g->static_members.find(*who.group_instance_id);
-      if (it == g->static_members.end()) {
-        e = ErrorCode::kUnknownMemberId;
-      } else if (!who.member_id.empty() && it->second != who.member_id) {
-        e = ErrorCode::kFencedInstanceId;
-      } else {
-        target = it->second;
-      }
-    } else if (g->pending.count(who.member_id)) {
-      timers_.cancel(g->pending[who.member_id]);
-      g->pending.erase(who.member_id);
-      target.clear();
-    } else if (g->members.find(who.member_id) == g->members.end()) {
-      e = ErrorCode::kUnknownMemberId;
-    }
-    if (e == ErrorCode::kNone && !target.empty()) remove_member(*g, target, ErrorCode::kUnknownMemberId, "left");
-    mr.error_code = to_int(e);
+    mr.error_code = to_int(g == nullptr ? ErrorCode::kUnknownMemberId : leave_one(*g, who));
     if (version < 3) r.error_code = mr.error_code;
     r.members.push_back(std::move(mr));
   }
   if (g != nullptr) {
-    if (g->state == State::kPreparingRebalance) maybe_complete_join(*g);
+    if (g->state() == State::kPreparingRebalance) maybe_complete_join(*g);
     erase_group_if_unused(req.group_id);
   }
   return r;
+}
+
+ErrorCode Coordinator::leave_one(Group& g, const protocol::LeaveGroupRequest::MemberIdentity& who) {
+  std::string target = who.member_id;
+  if (who.group_instance_id && !who.group_instance_id->empty()) {
+    // A static member leaves by its instance id; a member id, if given, must be the instance's.
+    auto it = g.static_members.find(*who.group_instance_id);
+    if (it == g.static_members.end()) return ErrorCode::kUnknownMemberId;
+    if (!who.member_id.empty() && it->second != who.member_id) return ErrorCode::kFencedInstanceId;
+    target = it->second;
+  } else if (auto pending = g.pending.find(who.member_id); pending != g.pending.end()) {
+    // A member id handed out but not joined with yet.
+    timers_.cancel(pending->second);
+    g.pending.erase(pending);
+    return ErrorCode::kNone;
+  } else if (g.members.find(who.member_id) == g.members.end()) {
+    return ErrorCode::kUnknownMemberId;
+  }
+  remove_member(g, target, ErrorCode::kUnknownMemberId, "left");
+  return ErrorCode::kNone;
 }
 
 // ---- Static member persistence ------------------------------------------

@@ -1,182 +1,12 @@
-// The group coordinator's state machine, on a fake clock and a real meta
+// The group coordinator's membership: JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup, rebalances, static members, on a fake clock and a real meta
 // store in a temp dir.
-#include "group/coordinator.h"
-
 #include <gtest/gtest.h>
 
-#include <map>
-#include <memory>
-#include <optional>
-
-#include "protocol/consumer_protocol.h"
-#include "tests/unit/port/test_dir.h"
+#include "tests/unit/group/coordinator_fixture.h"
 
 namespace eddy::group {
 namespace {
-
-using protocol::ErrorCode;
-using State = Coordinator::State;
-
-class FakeTimers : public Timers {
- public:
-  Id schedule_after(int64_t delay_ms, std::function<void()> fn) override {
-    Id id = next_++;
-    timers_[id] = {now_ + delay_ms, std::move(fn)};
-    return id;
-  }
-  void cancel(Id id) override { timers_.erase(id); }
-  int64_t now_ms() override { return now_; }
-  // Moves the clock, running due timers in deadline order.
-  void advance(int64_t ms) {
-    const int64_t end = now_ + ms;
-    for (;;) {
-      auto due = timers_.end();
-      for (auto it = timers_.begin(); it != timers_.end(); ++it) {
-        if (it->second.first <= end && (due == timers_.end() || it->second.first < due->second.first)) due = it;
-      }
-      if (due == timers_.end()) break;
-      now_ = std::max(now_, due->second.first);
-      auto fn = std::move(due->second.second);
-      timers_.erase(due);
-      fn();
-    }
-    now_ = end;
-  }
-
- private:
-  Id next_ = 1;
-  int64_t now_ = 1'000'000;
-  std::map<Id, std::pair<int64_t, std::function<void()>>> timers_;
-};
-
-// A parked JoinGroup/SyncGroup answer.
-template <typename R>
-struct Answer {
-  std::shared_ptr<std::optional<R>> slot = std::make_shared<std::optional<R>>();
-  std::function<void(const R&)> callback() {
-    auto s = slot;
-    return [s](const R& r) { *s = r; };
-  }
-  bool ready() const { return slot->has_value(); }
-  const R& operator*() const { return **slot; }
-  const R* operator->() const { return &**slot; }
-};
-
-class CoordinatorTest : public ::testing::Test {
- protected:
-  void SetUp() override { open(); }
-
-  void open() {
-    coordinator_.reset();
-    meta_.reset();
-    ASSERT_TRUE(meta::MetaStore::open(dir_.path() + "/eddy.db", &meta_).ok());
-    CoordinatorOptions o;
-    o.offsets_retention_ms = 60'000;
-    o.offsets_retention_check_interval_ms = 10'000;
-    o.initial_rebalance_delay_ms = initial_delay_ms_;
-    coordinator_ = std::make_unique<Coordinator>(
-        timers_, meta_.get(), [](const std::string& t, int32_t p) { return t == "t" && p >= 0 && p < 6; }, o);
-    ASSERT_TRUE(coordinator_->start().ok());
-  }
-
-  protocol::JoinGroupRequest join_request(const std::string& member, std::optional<std::string> instance = {},
-                                          std::vector<uint8_t> metadata = {1, 2, 3}) {
-    protocol::JoinGroupRequest r;
-    r.group_id = "g";
-    r.session_timeout_ms = 10'000;
-    r.rebalance_timeout_ms = 30'000;
-    r.member_id = member;
-    r.group_instance_id = std::move(instance);
-    r.protocol_type = "consumer";
-    protocol::JoinGroupRequest::JoinGroupRequestProtocol p;
-    p.name = "range";
-    p.metadata = std::move(metadata);
-    r.protocols.push_back(p);
-    return r;
-  }
-
-  Answer<protocol::JoinGroupResponse> join(const protocol::JoinGroupRequest& r, int16_t version = 9) {
-    Answer<protocol::JoinGroupResponse> a;
-    coordinator_->join(r, {version, "client", "/127.0.0.1"}, a.callback());
-    return a;
-  }
-
-  // Joins a dynamic member through the MEMBER_ID_REQUIRED round trip; the
-  // answer may still be parked (rebalance in progress).
-  Answer<protocol::JoinGroupResponse> join_new(std::string* member_id) {
-    auto first = join(join_request(""));
-    EXPECT_TRUE(first.ready());
-    EXPECT_EQ(first->error_code, protocol::to_int(ErrorCode::kMemberIdRequired));
-    *member_id = first->member_id;
-    return join(join_request(*member_id));
-  }
-
-  Answer<protocol::SyncGroupResponse> sync(const std::string& member, int32_t generation,
-                                           std::vector<std::pair<std::string, std::vector<uint8_t>>> assignments = {},
-                                           std::optional<std::string> instance = {}) {
-    protocol::SyncGroupRequest r;
-    r.group_id = "g";
-    r.generation_id = generation;
-    r.member_id = member;
-    r.group_instance_id = std::move(instance);
-    for (auto& [m, a] : assignments) {
-      protocol::SyncGroupRequest::SyncGroupRequestAssignment sa;
-      sa.member_id = m;
-      sa.assignment = a;
-      r.assignments.push_back(sa);
-    }
-    Answer<protocol::SyncGroupResponse> a;
-    coordinator_->sync(r, {5, "client", "/127.0.0.1"}, a.callback());
-    return a;
-  }
-
-  int16_t heartbeat(const std::string& member, int32_t generation, std::optional<std::string> instance = {}) {
-    protocol::HeartbeatRequest r;
-    r.group_id = "g";
-    r.generation_id = generation;
-    r.member_id = member;
-    r.group_instance_id = std::move(instance);
-    return coordinator_->heartbeat(r).error_code;
-  }
-
-  int16_t commit(const std::string& member, int32_t generation, int32_t partition, int64_t offset,
-                 std::optional<std::string> instance = {}, std::string metadata = "") {
-    protocol::OffsetCommitRequest r;
-    r.group_id = "g";
-    r.generation_id_or_member_epoch = generation;
-    r.member_id = member;
-    r.group_instance_id = std::move(instance);
-    protocol::OffsetCommitRequest::OffsetCommitRequestTopic t;
-    t.name = "t";
-    protocol::OffsetCommitRequest::OffsetCommitRequestPartition p;
-    p.partition_index = partition;
-    p.committed_offset = offset;
-    p.committed_metadata = metadata;
-    t.partitions.push_back(p);
-    r.topics.push_back(t);
-    auto resp = coordinator_->commit_offsets(r, 8);
-    return resp.topics.at(0).partitions.at(0).error_code;
-  }
-
-  int64_t committed(int32_t partition) {
-    protocol::OffsetFetchRequest r;
-    r.group_id = "g";
-    protocol::OffsetFetchRequest::OffsetFetchRequestTopic t;
-    t.name = "t";
-    t.partition_indexes = {partition};
-    r.topics->push_back(t);
-    auto resp = coordinator_->fetch_offsets(r, 7);
-    return resp.topics.at(0).partitions.at(0).committed_offset;
-  }
-
-  static int16_t code(ErrorCode c) { return protocol::to_int(c); }
-
-  int32_t initial_delay_ms_ = 0;
-  eddy::testing::TempDir dir_;
-  FakeTimers timers_;
-  std::unique_ptr<meta::MetaStore> meta_;
-  std::unique_ptr<Coordinator> coordinator_;
-};
 
 TEST_F(CoordinatorTest, SingleMemberJoinsSyncsAndHeartbeats) {
   std::string id;
@@ -364,36 +194,6 @@ TEST_F(CoordinatorTest, EmptyGroupsKeptInMemoryAreBounded) {
   EXPECT_EQ(coordinator_->group_state("loop-1099"), State::kDead);   // over the bound: dropped
 }
 
-TEST_F(CoordinatorTest, OffsetCommitChecksGenerationAndMember) {
-  // Outside group management (manual assignment).
-  EXPECT_EQ(commit("", -1, 0, 10), 0);
-  EXPECT_EQ(committed(0), 10);
-  EXPECT_EQ(commit("", -1, 7, 10), code(ErrorCode::kUnknownTopicOrPartition));
-  EXPECT_EQ(commit("", -1, 0, 11, std::nullopt, std::string(5000, 'x')), code(ErrorCode::kOffsetMetadataTooLarge));
-  EXPECT_EQ(commit("someone", 3, 0, 11), code(ErrorCode::kIllegalGeneration));
-  EXPECT_EQ(committed(0), 10);
-  std::string a;
-  join_new(&a);
-  EXPECT_EQ(commit(a, 1, 0, 12), code(ErrorCode::kRebalanceInProgress));  // CompletingRebalance
-  sync(a, 1, {{a, {1}}});
-  EXPECT_EQ(commit(a, 1, 0, 12), 0);
-  EXPECT_EQ(commit(a, 0, 0, 13), code(ErrorCode::kIllegalGeneration));
-  EXPECT_EQ(commit("stranger", 1, 0, 13), code(ErrorCode::kUnknownMemberId));
-  EXPECT_EQ(commit("", -1, 0, 13), code(ErrorCode::kUnknownMemberId));  // group is not empty
-  EXPECT_EQ(committed(0), 12);
-  EXPECT_EQ(committed(1), -1);
-}
-
-TEST_F(CoordinatorTest, OffsetsSurviveRestartAndExpireWhenEmpty) {
-  EXPECT_EQ(commit("", -1, 2, 42), 0);
-  open();
-  EXPECT_EQ(committed(2), 42);
-  timers_.advance(50'000);
-  EXPECT_EQ(committed(2), 42);
-  timers_.advance(30'000);  // past retention, checked every 10 s
-  EXPECT_EQ(committed(2), -1);
-}
-
 TEST_F(CoordinatorTest, StaticMemberRejoinKeepsAssignmentWithoutRebalance) {
   auto ja = join(join_request("", "inst-a"));
   ASSERT_TRUE(ja.ready());
@@ -485,40 +285,6 @@ TEST_F(CoordinatorTest, ReloadedStaticMemberThatNeverReturnsIsRemoved) {
   EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
 }
 
-TEST_F(CoordinatorTest, DescribeListDelete) {
-  std::string a;
-  join_new(&a);
-  sync(a, 1, {{a, {7}}});
-  EXPECT_EQ(commit(a, 1, 0, 3), 0);
-  protocol::DescribeGroupsRequest d;
-  d.groups = {"g", "none"};
-  auto desc = coordinator_->describe_groups(d);
-  ASSERT_EQ(desc.groups.size(), 2u);
-  EXPECT_EQ(desc.groups[0].group_state, "Stable");
-  EXPECT_EQ(desc.groups[0].protocol_data, "range");
-  ASSERT_EQ(desc.groups[0].members.size(), 1u);
-  EXPECT_EQ(desc.groups[0].members[0].member_assignment, (std::vector<uint8_t>{7}));
-  EXPECT_EQ(desc.groups[1].group_state, "Dead");
-  auto list = coordinator_->list_groups({});
-  ASSERT_EQ(list.groups.size(), 1u);
-  EXPECT_EQ(list.groups[0].group_state, "Stable");
-  protocol::DeleteGroupsRequest del;
-  del.groups_names = {"g", "none"};
-  auto dr = coordinator_->delete_groups(del);
-  EXPECT_EQ(dr.results[0].error_code, code(ErrorCode::kNonEmptyGroup));
-  EXPECT_EQ(dr.results[1].error_code, code(ErrorCode::kGroupIdNotFound));
-  protocol::LeaveGroupRequest leave;
-  leave.group_id = "g";
-  leave.member_id = a;
-  EXPECT_EQ(coordinator_->leave(leave, 0).error_code, 0);
-  list = coordinator_->list_groups({});
-  ASSERT_EQ(list.groups.size(), 1u);
-  EXPECT_EQ(list.groups[0].group_state, "Empty");
-  dr = coordinator_->delete_groups(del);
-  EXPECT_EQ(dr.results[0].error_code, 0);
-  EXPECT_EQ(committed(0), -1);
-}
-
 TEST_F(CoordinatorTest, InitialRebalanceDelayGathersMembersStartingTogether) {
   initial_delay_ms_ = 3'000;
   open();
@@ -552,40 +318,6 @@ TEST_F(CoordinatorTest, InitialRebalanceDelayIsBoundedByTheRebalanceTimeout) {
   }
   EXPECT_GT(ready_after, 27'000);
   EXPECT_LE(ready_after, 30'000);  // the rebalance timeout
-}
-
-TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
-  protocol::ConsumerProtocolSubscription sub;
-  sub.topics = {"t"};
-  std::vector<uint8_t> bytes;
-  ASSERT_TRUE(protocol::encode_consumer_subscription(sub, 1, &bytes).ok());
-  auto r = join_request("", std::nullopt, bytes);
-  auto j = join(r, 3);
-  ASSERT_EQ(j->error_code, 0);
-  sync(j->member_id, 1, {{j->member_id, {}}});
-  ASSERT_EQ(commit(j->member_id, 1, 0, 5), 0);
-  ASSERT_EQ(commit(j->member_id, 1, 1, 6), 0);
-  protocol::OffsetDeleteRequest del;
-  del.group_id = "g";
-  protocol::OffsetDeleteRequest::OffsetDeleteRequestTopic t;
-  t.name = "t";
-  t.partitions.resize(1);
-  t.partitions[0].partition_index = 0;
-  del.topics.push_back(t);
-  auto resp = coordinator_->delete_offsets(del);
-  EXPECT_EQ(resp.error_code, 0);
-  EXPECT_EQ(resp.topics.at(0).partitions.at(0).error_code, code(ErrorCode::kGroupSubscribedToTopic));
-  EXPECT_EQ(committed(0), 5);
-  protocol::LeaveGroupRequest leave;
-  leave.group_id = "g";
-  leave.member_id = j->member_id;
-  coordinator_->leave(leave, 0);
-  resp = coordinator_->delete_offsets(del);
-  EXPECT_EQ(resp.topics.at(0).partitions.at(0).error_code, 0);
-  EXPECT_EQ(committed(0), -1);
-  EXPECT_EQ(committed(1), 6);
-  del.group_id = "unknown";
-  EXPECT_EQ(coordinator_->delete_offsets(del).error_code, code(ErrorCode::kGroupIdNotFound));
 }
 
 }  // namespace
