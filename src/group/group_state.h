@@ -28,17 +28,12 @@ const char* group_state_name(GroupState s);
 // is no transition.
 bool transition_allowed(GroupState from, GroupState to);
 
-// An illegal transition is a programming error. Debug builds and sanitizer
-// builds abort on one; release builds log it as an error and make the
-// transition anyway (the code that asked relies on the state it asked for).
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__)
+// An illegal transition is a programming error. Checked builds (Debug,
+// sanitizers, fuzzing: EDDY_CHECKED, port/check.h) abort on one; release
+// builds log it as an error and make the transition anyway (the code that
+// asked relies on the state it asked for).
+#if EDDY_CHECKED
 inline constexpr bool kAbortOnIllegalTransition = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-inline constexpr bool kAbortOnIllegalTransition = true;
-#else
-inline constexpr bool kAbortOnIllegalTransition = false;
-#endif
 #else
 inline constexpr bool kAbortOnIllegalTransition = false;
 #endif
