@@ -9,6 +9,7 @@
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+#   make thread-safety     build eddy with clang's -Wthread-safety as errors (the lock annotations)
 #   make power-cuts        100 000 simulated power cuts of a partition log (make test runs 1 000)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
 
@@ -51,7 +52,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz power-cuts bench clean
+.PHONY: deps build run test cross deb package-test size asan fuzz thread-safety power-cuts bench clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -109,6 +110,15 @@ fuzz: deps
 	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder fuzz_record_validator
 	cd build-fuzz && ctest -L fuzz --output-on-failure
 
+# The lock annotations (port/thread_annotations.h, port/mutex.h) checked by
+# clang: a thread-safety warning fails the build. Only eddy is built: every
+# annotated class is in it. Clang comes with the fuzz build's dependencies.
+thread-safety: deps
+	@scripts/install-deps.sh fuzz
+	@CC=clang CXX=clang++ cmake -S . -B build-thread-safety -DCMAKE_BUILD_TYPE=Release -DEDDY_THREAD_SAFETY=ON \
+	  -DEDDY_BUILD_TESTS=OFF >/dev/null
+	@cmake --build build-thread-safety -j$(JOBS) --target eddy
+
 # tests/unit/storage/power_cut_test.cc with POWER_CUTS cuts (about 5 ms each);
 # POWER_CUT_SEED replays a run.
 POWER_CUTS ?= 100000
@@ -129,4 +139,4 @@ bench: build
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 
 clean:
-	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-deb
+	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-deb

@@ -14,7 +14,6 @@
 #include <deque>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -26,7 +25,9 @@
 #include "client/client.h"
 #include "client/compression.h"
 #include "client/producer.h"
+#include "port/mutex.h"
 #include "port/port.h"
+#include "port/thread_annotations.h"
 
 namespace eddy::app {
 namespace {
@@ -60,29 +61,31 @@ class LineQueue {
  public:
   static constexpr size_t kMaxBytes = 8u << 20;
 
-  void push(std::string line) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return bytes_ < kMaxBytes; });
+  void push(std::string line) EXCLUDES(mu_) {
+    port::MutexLock lock(mu_);
+    while (bytes_ >= kMaxBytes) lock.wait(not_full_);
     bytes_ += line.size() + 1;
     lines_.push_back(std::move(line));
     // Only a consumer that found the queue empty can be waiting.
     if (lines_.size() == 1) not_empty_.notify_one();
   }
-  void finish() {
-    std::lock_guard lock(mu_);
+  void finish() EXCLUDES(mu_) {
+    port::MutexLock lock(mu_);
     eof_ = true;
     not_empty_.notify_one();
   }
   // Waits until a line is available, input ended, or the wait time passed
   // (wait_ms < 0: no limit); moves the available lines to *out. Returns
   // false once input has ended and every line was taken.
-  bool take(int64_t wait_ms, std::vector<std::string>* out) {
-    std::unique_lock lock(mu_);
-    auto ready = [&] { return !lines_.empty() || eof_; };
+  bool take(int64_t wait_ms, std::vector<std::string>* out) EXCLUDES(mu_) {
+    port::MutexLock lock(mu_);
     if (wait_ms < 0) {
-      not_empty_.wait(lock, ready);
+      while (lines_.empty() && !eof_) lock.wait(not_empty_);
     } else {
-      not_empty_.wait_for(lock, std::chrono::milliseconds(wait_ms), ready);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+      while (lines_.empty() && !eof_) {
+        if (lock.wait_until(not_empty_, until) == std::cv_status::timeout) break;
+      }
     }
     out->clear();
     while (!lines_.empty()) {
@@ -95,12 +98,12 @@ class LineQueue {
   }
 
  private:
-  std::mutex mu_;
+  port::Mutex mu_;
   std::condition_variable not_empty_;
   std::condition_variable not_full_;
-  std::deque<std::string> lines_;
-  size_t bytes_ = 0;
-  bool eof_ = false;
+  std::deque<std::string> lines_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;
+  bool eof_ GUARDED_BY(mu_) = false;
 };
 
 void read_lines(LineQueue* queue) {

@@ -40,7 +40,10 @@ Status Consumer::list_offsets(const std::string& topic, const std::vector<int32_
     }
     by_leader[leader].push_back(p);
   }
-  for (const auto& [leader, parts] : by_leader) {
+  for (const auto& [leader, leader_parts] : by_leader) {
+    // Not the binding itself: the lambda below captures it, which clang 14
+    // (make thread-safety) cannot do with a structured binding.
+    const std::vector<int32_t>& parts = leader_parts;
     ListOffsetsResponse response;
     Status s = client_->call<ListOffsetsRequest>(
         leader,

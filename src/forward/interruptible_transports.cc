@@ -34,19 +34,19 @@ client::TransportFactory InterruptibleTransports::wrap(client::TransportFactory 
 }
 
 void InterruptibleTransports::interrupt_all() {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   interrupted_ = true;
   for (client::Transport* t : live_) t->interrupt();
 }
 
 void InterruptibleTransports::add(client::Transport* t) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   live_.insert(t);
   if (interrupted_) t->interrupt();
 }
 
 void InterruptibleTransports::remove(client::Transport* t) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   live_.erase(t);
 }
 

@@ -7,10 +7,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <set>
 
 #include "client/transport.h"
+#include "port/mutex.h"
+#include "port/thread_annotations.h"
 
 namespace eddy::forward {
 
@@ -19,16 +20,16 @@ class InterruptibleTransports : public std::enable_shared_from_this<Interruptibl
   // A factory making what inner makes, registered here while they live.
   // The transports keep this registry alive.
   client::TransportFactory wrap(client::TransportFactory inner);
-  void interrupt_all();
+  void interrupt_all() EXCLUDES(mu_);
 
  private:
   friend class RegisteredTransport;
-  void add(client::Transport* t);
-  void remove(client::Transport* t);
+  void add(client::Transport* t) EXCLUDES(mu_);
+  void remove(client::Transport* t) EXCLUDES(mu_);
 
-  std::mutex mu_;
-  std::set<client::Transport*> live_;
-  bool interrupted_ = false;
+  port::Mutex mu_;
+  std::set<client::Transport*> live_ GUARDED_BY(mu_);
+  bool interrupted_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace eddy::forward

@@ -63,7 +63,7 @@ void Link::start() { thread_ = std::thread([this] { run(); }); }
 void Link::request_stop() {
   stop_.store(true);
   transports_->interrupt_all();
-  std::lock_guard<std::mutex> lock(sleep_mu_);
+  port::MutexLock lock(sleep_mu_);
   sleep_cv_.notify_all();
 }
 
@@ -72,8 +72,11 @@ void Link::join() {
 }
 
 void Link::sleep_ms(int64_t ms) {
-  std::unique_lock<std::mutex> lock(sleep_mu_);
-  sleep_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
+  port::MutexLock lock(sleep_mu_);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!stop_.load()) {
+    if (lock.wait_until(sleep_cv_, until) == std::cv_status::timeout) break;
+  }
 }
 
 void Link::run() {

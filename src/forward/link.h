@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <span>
 #include <string>
@@ -39,6 +38,8 @@
 #include "forward/token_bucket.h"
 #include "forward/topic_mapping.h"
 #include "meta/forward_progress.h"
+#include "port/mutex.h"
+#include "port/thread_annotations.h"
 #include "protocol/record_validator.h"
 
 namespace eddy::forward {
@@ -55,7 +56,7 @@ class Link {
   void start();
   // Thread-safe, does not block: the thread ends promptly (blocked network
   // calls are interrupted). join() waits for it.
-  void request_stop();
+  void request_stop() EXCLUDES(sleep_mu_);
   void join();
 
   const LinkOptions& options() const { return options_; }
@@ -171,7 +172,7 @@ class Link {
   // Forgets everything in flight; every partition resends from its cursor.
   void rewind();
   void fail(const std::string& why);
-  void sleep_ms(int64_t ms);
+  void sleep_ms(int64_t ms) EXCLUDES(sleep_mu_);
   void publish(bool force);
 
   const LinkOptions options_;
@@ -181,7 +182,10 @@ class Link {
 
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::mutex sleep_mu_;
+  // sleep_mu_ guards no state (stop_ is atomic): request_stop() takes it to
+  // notify, so that a sleep_ms() between its look at stop_ and its wait
+  // cannot miss the wake-up.
+  port::Mutex sleep_mu_;
   std::condition_variable sleep_cv_;
 
   // Transports of the current client, so that request_stop() can interrupt them.

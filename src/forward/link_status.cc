@@ -65,12 +65,12 @@ const char* link_state_name(LinkState state) {
 }
 
 void StatusBoard::publish(LinkStatus status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   links_[status.name] = std::move(status);
 }
 
 std::vector<LinkStatus> StatusBoard::snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   std::vector<LinkStatus> out;
   for (const auto& entry : links_) out.push_back(entry.second);
   return out;

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "port/mutex.h"
+#include "port/thread_annotations.h"
 
 namespace eddy::forward {
 
@@ -66,19 +68,19 @@ struct DiskBudgetStatus {
 
 class StatusBoard {
  public:
-  void publish(LinkStatus status);
-  std::vector<LinkStatus> snapshot() const;
+  void publish(LinkStatus status) EXCLUDES(mu_);
+  std::vector<LinkStatus> snapshot() const EXCLUDES(mu_);
 
   // For people: the disk budget (when given), one block per link, one row
   // per partition.
-  std::string render_text(const DiskBudgetStatus* disk = nullptr) const;
+  std::string render_text(const DiskBudgetStatus* disk = nullptr) const EXCLUDES(mu_);
   // For programs: {"disk_budget":{...},"links":[{...,"partitions":[...]}]}
   // ("disk_budget" only when given).
-  std::string render_json(const DiskBudgetStatus* disk = nullptr) const;
+  std::string render_json(const DiskBudgetStatus* disk = nullptr) const EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, LinkStatus> links_;
+  mutable port::Mutex mu_;
+  std::map<std::string, LinkStatus> links_ GUARDED_BY(mu_);
 };
 
 // Bytes and messages per second over the last five seconds, from cumulative

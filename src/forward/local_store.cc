@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 
 #include "forward/topic_mapping.h"
 #include "port/log.h"
+#include "port/mutex.h"
+#include "port/thread_annotations.h"
 
 namespace eddy::forward {
 
@@ -34,25 +35,25 @@ LocalStore::LocalStore(broker::Executor& executor, broker::TopicTable& topics, m
 template <typename R, typename Fn>
 bool LocalStore::on_reactor(Fn fn, R* out) {
   struct Call {
-    std::mutex mu;
+    port::Mutex mu;
     std::condition_variable cv;
-    bool done = false;
-    R result{};
+    bool done GUARDED_BY(mu) = false;
+    R result GUARDED_BY(mu){};
   };
   if (stopping_.load()) return false;
   auto call = std::make_shared<Call>();
   executor_.post([call, fn = std::move(fn)]() mutable {
     R result{};
     fn(&result);
-    std::lock_guard<std::mutex> lock(call->mu);
+    port::MutexLock lock(call->mu);
     call->result = std::move(result);
     call->done = true;
     call->cv.notify_all();
   });
-  std::unique_lock<std::mutex> lock(call->mu);
+  port::MutexLock lock(call->mu);
   while (!call->done) {
     if (stopping_.load()) return false;
-    call->cv.wait_for(lock, std::chrono::milliseconds(100));
+    lock.wait_for(call->cv, std::chrono::milliseconds(100));
   }
   *out = std::move(call->result);
   return true;

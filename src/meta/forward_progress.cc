@@ -40,13 +40,13 @@ ForwardProgress::~ForwardProgress() {
 }
 
 Status ForwardProgress::close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   return db_ == nullptr ? Status() : db_->close();  // closing twice does nothing
 }
 
 Status ForwardProgress::save(const std::string& link, const std::vector<ForwardCursor>& cursors,
                              const ForwardProducer* producer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   if (producer != nullptr && (producer->producer_id < 0 || producer->producer_epoch < 0)) {
     return Status::invalid_argument("invalid uplink producer for link '" + link + "'");
   }
@@ -88,7 +88,7 @@ Status ForwardProgress::save(const std::string& link, const std::vector<ForwardC
 }
 
 Status ForwardProgress::load(const std::string& link, std::vector<ForwardCursor>* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   out->clear();
   Statement st;
   Status s = db_->prepare(std::string("SELECT ") + kColumns +
@@ -103,7 +103,7 @@ Status ForwardProgress::load(const std::string& link, std::vector<ForwardCursor>
 
 Status ForwardProgress::get(const std::string& link, const std::string& topic, int32_t partition,
                              ForwardCursor* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   Statement st;
   Status s = db_->prepare(std::string("SELECT ") + kColumns +
                               " FROM forward_cursors WHERE link = ? AND topic = ? AND partition = ?",
@@ -123,7 +123,7 @@ Status ForwardProgress::get(const std::string& link, const std::string& topic, i
 }
 
 Status ForwardProgress::save_producer(const std::string& link, const ForwardProducer& producer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   return save_producer_locked(link, producer);
 }
 
@@ -144,7 +144,7 @@ Status ForwardProgress::save_producer_locked(const std::string& link, const Forw
 }
 
 Status ForwardProgress::load_producer(const std::string& link, ForwardProducer* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   Statement st;
   Status s = db_->prepare("SELECT producer_id, producer_epoch FROM forward_links WHERE link = ?", &st);
   if (!s.ok()) return s;
@@ -159,7 +159,7 @@ Status ForwardProgress::load_producer(const std::string& link, ForwardProducer* 
 }
 
 Status ForwardProgress::list_links(std::vector<std::string>* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   out->clear();
   Statement st;
   Status s = db_->prepare(
@@ -171,7 +171,7 @@ Status ForwardProgress::list_links(std::vector<std::string>* out) {
 }
 
 Status ForwardProgress::remove_cursor(const std::string& link, const std::string& topic, int32_t partition) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   Statement st;
   Status s = db_->prepare("DELETE FROM forward_cursors WHERE link = ? AND topic = ? AND partition = ?", &st);
   if (!s.ok()) return s;
@@ -182,7 +182,7 @@ Status ForwardProgress::remove_cursor(const std::string& link, const std::string
 }
 
 Status ForwardProgress::remove_link(const std::string& link) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   Transaction tx(db_.get());
   Status s = tx.begin();
   if (!s.ok()) return s;

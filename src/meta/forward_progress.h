@@ -20,12 +20,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "meta/sqlite_db.h"
 #include "meta/status.h"
+#include "port/mutex.h"
+#include "port/thread_annotations.h"
 
 namespace eddy::meta {
 
@@ -57,41 +58,44 @@ class ForwardProgress {
   ~ForwardProgress();
   ForwardProgress(const ForwardProgress&) = delete;
   ForwardProgress& operator=(const ForwardProgress&) = delete;
-  const std::string& path() const { return db_->path(); }
+  const std::string& path() const { return path_; }
 
   // Inserts or replaces the cursors of link and, when not null, its
   // producer, in one transaction. invalid_argument for a negative partition,
   // offset, sequence or count, or a negative producer id or epoch.
   Status save(const std::string& link, const std::vector<ForwardCursor>& cursors,
-              const ForwardProducer* producer = nullptr);
+              const ForwardProducer* producer = nullptr) EXCLUDES(mu_);
   // Every cursor of link, sorted by topic then partition.
-  Status load(const std::string& link, std::vector<ForwardCursor>* out);
+  Status load(const std::string& link, std::vector<ForwardCursor>* out) EXCLUDES(mu_);
   // One cursor; not_found when none was saved.
-  Status get(const std::string& link, const std::string& topic, int32_t partition, ForwardCursor* out);
+  Status get(const std::string& link, const std::string& topic, int32_t partition, ForwardCursor* out)
+      EXCLUDES(mu_);
 
   // The link's uplink producer; not_found when none was saved.
-  Status save_producer(const std::string& link, const ForwardProducer& producer);
-  Status load_producer(const std::string& link, ForwardProducer* out);
+  Status save_producer(const std::string& link, const ForwardProducer& producer) EXCLUDES(mu_);
+  Status load_producer(const std::string& link, ForwardProducer* out) EXCLUDES(mu_);
 
   // Links having cursors or a producer, sorted (to find links no longer configured).
-  Status list_links(std::vector<std::string>* out);
+  Status list_links(std::vector<std::string>* out) EXCLUDES(mu_);
   // Removes the link's cursors and producer.
-  Status remove_link(const std::string& link);
+  Status remove_link(const std::string& link) EXCLUDES(mu_);
   // Removes one cursor (the local partition is gone).
-  Status remove_cursor(const std::string& link, const std::string& topic, int32_t partition);
+  Status remove_cursor(const std::string& link, const std::string& topic, int32_t partition) EXCLUDES(mu_);
 
   // Checkpoints and closes; the destructor does it too.
-  Status close();
+  Status close() EXCLUDES(mu_);
 
   // For tests: the raw connection. REQUIRES no concurrent use.
   Database* database() { return db_.get(); }
 
  private:
-  explicit ForwardProgress(std::unique_ptr<Database> db) : db_(std::move(db)) {}
-  Status save_producer_locked(const std::string& link, const ForwardProducer& producer);
+  explicit ForwardProgress(std::unique_ptr<Database> db) : path_(db->path()), db_(std::move(db)) {}
+  Status save_producer_locked(const std::string& link, const ForwardProducer& producer) REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::unique_ptr<Database> db_;
+  const std::string path_;
+  port::Mutex mu_;
+  // The connection is used with mu_ held (database() aside, for tests).
+  std::unique_ptr<Database> db_ PT_GUARDED_BY(mu_);
 };
 
 }  // namespace eddy::meta

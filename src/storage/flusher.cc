@@ -19,7 +19,7 @@ SyncState::SyncState(std::string directory, int64_t durable_offset)
 
 bool SyncState::note_append(const std::shared_ptr<SegmentFile>& file, int64_t segment_base, int64_t end_offset,
                             int64_t now_ms, bool urgent) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   if (unsynced_.empty() || unsynced_.back().segment_base != segment_base) {
     unsynced_.push_back(Unsynced{file, segment_base, end_offset, nullptr, {}});
   } else {
@@ -35,7 +35,7 @@ bool SyncState::note_append(const std::shared_ptr<SegmentFile>& file, int64_t se
 }
 
 void SyncState::note_sealed(int64_t segment_base, std::shared_ptr<const SegmentIndex> index, std::string index_path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   for (Unsynced& u : unsynced_) {
     if (u.segment_base == segment_base) {
       u.sealed_index = std::move(index);
@@ -51,40 +51,42 @@ void SyncState::note_sealed(int64_t segment_base, std::shared_ptr<const SegmentI
 }
 
 void SyncState::note_retired_below(int64_t base) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   retired_below_ = std::max(retired_below_, base);
 }
 
 void SyncState::note_directory_changed() {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   directory_dirty_ = true;
 }
 
 void SyncState::request_sync() {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   urgent_ = true;
 }
 
 void SyncState::set_flush_interval_ms(int64_t interval_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   flush_interval_ms_ = interval_ms;
 }
 
 void SyncState::set_listener(DurabilityListener listener) {
   auto shared = listener ? std::make_shared<const DurabilityListener>(std::move(listener)) : nullptr;
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   listener_ = std::move(shared);
 }
 
 bool SyncState::wait_durable(int64_t offset, int64_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return durable_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
-    return durable_offset() >= offset || failed_.load(std::memory_order_acquire);
-  }) && durable_offset() >= offset;
+  port::MutexLock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (durable_offset() < offset && !failed_.load(std::memory_order_acquire)) {
+    if (lock.wait_until(durable_cv_, deadline) == std::cv_status::timeout) break;
+  }
+  return durable_offset() >= offset;
 }
 
 bool SyncState::due(int64_t now_ms, int64_t* next_deadline_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   if (urgent_) return true;
   if (directory_dirty_ && unsynced_.empty()) return true;
   if (first_unsynced_ms_ < 0 || flush_interval_ms_ >= kNever - first_unsynced_ms_) return false;
@@ -95,7 +97,7 @@ bool SyncState::due(int64_t now_ms, int64_t* next_deadline_ms) {
 }
 
 bool SyncState::take_work(Work* work) {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   work->segments.assign(unsynced_.begin(), unsynced_.end());
   work->directory = directory_dirty_;
   work->taken_ms = port::monotonic_millis();
@@ -130,7 +132,7 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
   std::shared_ptr<const DurabilityListener> listener;
   int64_t durable = durable_offset();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    port::MutexLock lock(mu_);
     listener = listener_;
     if (status != Status::kOk) {
       failed_.store(true, std::memory_order_release);
@@ -166,7 +168,7 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
       // late is always caught here.
       bool retired = false;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        port::MutexLock lock(mu_);
         retired = u.segment_base < retired_below_;
       }
       if (retired) port::remove_file(u.index_path);
@@ -191,7 +193,7 @@ Flusher::Flusher() = default;
 Flusher::~Flusher() { stop(); }
 
 void Flusher::start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   if (thread_.joinable()) return;
   stopping_ = false;
   thread_ = std::thread([this] { run(); });
@@ -199,7 +201,7 @@ void Flusher::start() {
 
 void Flusher::stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    port::MutexLock lock(mu_);
     if (!thread_.joinable()) return;
     stopping_ = true;
   }
@@ -209,7 +211,7 @@ void Flusher::stop() {
 
 void Flusher::add(std::shared_ptr<SyncState> state) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    port::MutexLock lock(mu_);
     state->registered_ = true;
     states_.push_back(std::move(state));
     woken_ = true;
@@ -218,15 +220,15 @@ void Flusher::add(std::shared_ptr<SyncState> state) {
 }
 
 void Flusher::remove(const std::shared_ptr<SyncState>& state) {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return busy_ != state.get(); });
+  port::MutexLock lock(mu_);
+  while (busy_ == state.get()) lock.wait(idle_cv_);
   state->registered_ = false;
   states_.erase(std::remove(states_.begin(), states_.end(), state), states_.end());
 }
 
 void Flusher::wake() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    port::MutexLock lock(mu_);
     if (woken_) return;
     woken_ = true;
   }
@@ -234,7 +236,7 @@ void Flusher::wake() {
 }
 
 void Flusher::run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  port::MutexLock lock(mu_);
   for (;;) {
     bool stopping = stopping_;
     woken_ = false;
@@ -259,10 +261,13 @@ void Flusher::run() {
     if (stopping) return;
     if (woken_ || stopping_) continue;
     if (next_deadline == kNever) {
-      wake_cv_.wait(lock, [&] { return woken_ || stopping_; });
+      while (!woken_ && !stopping_) lock.wait(wake_cv_);
     } else {
       auto wait = std::chrono::milliseconds(std::max<int64_t>(next_deadline - port::monotonic_millis(), 1));
-      wake_cv_.wait_for(lock, wait, [&] { return woken_ || stopping_; });
+      const auto until = std::chrono::steady_clock::now() + wait;
+      while (!woken_ && !stopping_) {
+        if (lock.wait_until(wake_cv_, until) == std::cv_status::timeout) break;
+      }
     }
   }
 }

@@ -18,12 +18,13 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "metrics/histogram.h"
+#include "port/mutex.h"
+#include "port/thread_annotations.h"
 #include "storage/segment.h"
 #include "storage/segment_index.h"
 #include "storage/status.h"
@@ -48,24 +49,25 @@ class SyncState {
   // Returns true when the flusher must be woken (urgent, or a flush.ms
   // deadline starts).
   bool note_append(const std::shared_ptr<SegmentFile>& file, int64_t segment_base, int64_t end_offset,
-                   int64_t now_ms, bool urgent);
+                   int64_t now_ms, bool urgent) EXCLUDES(mu_);
   // The segment segment_base receives no more appends. Once its data is
   // durable the flusher writes index (immutable from now on) to index_path.
-  void note_sealed(int64_t segment_base, std::shared_ptr<const SegmentIndex> index, std::string index_path);
+  void note_sealed(int64_t segment_base, std::shared_ptr<const SegmentIndex> index, std::string index_path)
+      EXCLUDES(mu_);
   // Segments below base are gone (recycled or dropped) and the owner is about
   // to remove their index files: one the flusher writes for them afterwards
   // is removed again, so that no stale index file outlives its segment.
   // base never decreases.
-  void note_retired_below(int64_t base);
+  void note_retired_below(int64_t base) EXCLUDES(mu_);
   // A file was created or renamed in the directory: sync it before the next
   // durability report.
-  void note_directory_changed();
+  void note_directory_changed() EXCLUDES(mu_);
   // Asks for a sync of everything appended so far.
-  void request_sync();
-  void set_flush_interval_ms(int64_t interval_ms);
+  void request_sync() EXCLUDES(mu_);
+  void set_flush_interval_ms(int64_t interval_ms) EXCLUDES(mu_);
   // Syncs everything still unsynced on the calling thread. REQUIRES the state
   // is not registered with a running flusher (clean shutdown).
-  Status sync_now();
+  Status sync_now() EXCLUDES(mu_);
 
   // ---- Any thread ----
   int64_t durable_offset() const { return durable_offset_.load(std::memory_order_acquire); }
@@ -73,8 +75,8 @@ class SyncState {
   Status failure() const { return failed_.load(std::memory_order_acquire) ? Status::kIoError : Status::kOk; }
   // Blocks until durable_offset() >= offset or the timeout; false on timeout
   // or failure. Not for the reactor: tests, tools, shutdown.
-  bool wait_durable(int64_t offset, int64_t timeout_ms);
-  void set_listener(DurabilityListener listener);
+  bool wait_durable(int64_t offset, int64_t timeout_ms) EXCLUDES(mu_);
+  void set_listener(DurabilityListener listener) EXCLUDES(mu_);
   // fdatasync calls made for this partition.
   uint64_t syncs() const { return syncs_.load(std::memory_order_relaxed); }
 
@@ -97,30 +99,32 @@ class SyncState {
   // Flusher side. run_work times each fdatasync into fsync_latency when
   // given (the flusher's histogram; nullptr from sync_now, whose thread is
   // not that histogram's writer).
-  bool due(int64_t now_ms, int64_t* next_deadline_ms);
-  bool take_work(Work* work);
-  Status run_work(const Work& work, metrics::LatencyHistogram* fsync_latency);
+  bool due(int64_t now_ms, int64_t* next_deadline_ms) EXCLUDES(mu_);
+  bool take_work(Work* work) EXCLUDES(mu_);
+  Status run_work(const Work& work, metrics::LatencyHistogram* fsync_latency) EXCLUDES(mu_);
 
   const std::string directory_;
-  mutable std::mutex mu_;
+  mutable port::Mutex mu_;
   std::condition_variable durable_cv_;
   // Guarded by mu_. Invariant: every segment holding an offset in
   // [durable_offset, last appended offset] appears in unsynced_, in offset
   // order, with the end of what was appended to it; the flusher removes an
   // entry only after syncing it up to that end.
-  std::deque<Unsynced> unsynced_;
-  bool directory_dirty_ = false;
-  bool urgent_ = false;
+  std::deque<Unsynced> unsynced_ GUARDED_BY(mu_);
+  bool directory_dirty_ GUARDED_BY(mu_) = false;
+  bool urgent_ GUARDED_BY(mu_) = false;
   // Index files of segments with a smaller base are stale.
-  int64_t retired_below_ = std::numeric_limits<int64_t>::min();
-  int64_t first_unsynced_ms_ = -1;  // -1: nothing unsynced
-  int64_t flush_interval_ms_;
-  std::shared_ptr<const DurabilityListener> listener_;
+  int64_t retired_below_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::min();
+  int64_t first_unsynced_ms_ GUARDED_BY(mu_) = -1;  // -1: nothing unsynced
+  int64_t flush_interval_ms_ GUARDED_BY(mu_);
+  std::shared_ptr<const DurabilityListener> listener_ GUARDED_BY(mu_);
 
   std::atomic<int64_t> durable_offset_;
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> syncs_{0};
-  bool registered_ = false;  // guarded by the Flusher's mutex
+  // Guarded by the Flusher's mutex, which GUARDED_BY cannot name from here:
+  // only Flusher touches it, in add(), remove() and run(), with its mu_ held.
+  bool registered_ = false;
 };
 
 class Flusher {
@@ -130,17 +134,17 @@ class Flusher {
   Flusher(const Flusher&) = delete;
   Flusher& operator=(const Flusher&) = delete;
 
-  void start();
+  void start() EXCLUDES(mu_);
   // Syncs what is pending, then joins the thread. Idempotent.
-  void stop();
+  void stop() EXCLUDES(mu_);
 
-  void add(std::shared_ptr<SyncState> state);
+  void add(std::shared_ptr<SyncState> state) EXCLUDES(mu_);
   // After remove() returns the flusher no longer touches state (an ongoing
   // flush of it is waited for).
-  void remove(const std::shared_ptr<SyncState>& state);
+  void remove(const std::shared_ptr<SyncState>& state) EXCLUDES(mu_);
   // An urgent sync was requested (SyncState::note_append/request_sync call
   // this through the owner).
-  void wake();
+  void wake() EXCLUDES(mu_);
 
   uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
   // How long each fdatasync of a segment took (written by the flusher
@@ -148,16 +152,16 @@ class Flusher {
   const metrics::LatencyHistogram& fsync_latency() const { return fsync_latency_; }
 
  private:
-  void run();
+  void run() EXCLUDES(mu_);
 
-  std::mutex mu_;
+  port::Mutex mu_;
   std::condition_variable wake_cv_;
   std::condition_variable idle_cv_;
   // Guarded by mu_.
-  std::vector<std::shared_ptr<SyncState>> states_;
-  const SyncState* busy_ = nullptr;  // being flushed, outside mu_
-  bool woken_ = false;
-  bool stopping_ = false;
+  std::vector<std::shared_ptr<SyncState>> states_ GUARDED_BY(mu_);
+  const SyncState* busy_ GUARDED_BY(mu_) = nullptr;  // being flushed, outside mu_
+  bool woken_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
   std::atomic<uint64_t> rounds_{0};
   metrics::LatencyHistogram fsync_latency_;
