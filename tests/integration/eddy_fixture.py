@@ -1,13 +1,16 @@
-"""Shared helpers for Eddy's integration tests (run under /usr/bin/python3).
+"""Shared helpers for Eddy's integration tests (run under /usr/bin/python3
+-m pytest; conftest.py turns them into fixtures).
 
 A Broker is one `eddy serve` process on 127.0.0.1 with an ephemeral port and
-a data directory in a temporary directory; it can be stopped (SIGTERM, exit
-code 0 expected) or killed (SIGKILL) and started again on the same data
-directory. Checks counts named checks and ends a test with
-'N passed, N failed' and the matching exit code.
+a data directory in a temporary directory (the test's tmp_path_factory
+directory; temp_dir() for callers outside pytest, the benchmarks); it can be
+stopped (SIGTERM, exit code 0 expected) or killed (SIGKILL) and started
+again on the same data directory.
 
 Synchronisation is always "wait for a condition with a deadline"
-(wait_until), never a fixed sleep.
+(wait_until), never a fixed sleep; "nothing happens for N ms" is
+stays_true_for() / nothing_happens_for(), the one place a test watches the
+clock instead of an event.
 """
 
 import os
@@ -40,6 +43,38 @@ def wait_until(condition, timeout, what, interval=0.02):
         time.sleep(interval)
 
 
+def stays_true_for(condition, ms, what, interval=0.02):
+    """Polls condition() for ms milliseconds; raises AssertionError naming
+    `what` the first time it is false. For "this keeps holding" (a paused
+    accept queue stays paused, a connection stays open)."""
+    deadline = time.monotonic() + ms / 1000.0
+    started = time.monotonic()
+    while True:
+        if not condition():
+            raise AssertionError("%s: stopped holding after %d of %d ms"
+                                 % (what, (time.monotonic() - started) * 1000, ms))
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(interval)
+
+
+def nothing_happens_for(event, ms, what, interval=0.02):
+    """Proves event() stays false for ms milliseconds (no reply arrives, no
+    message is forwarded); raises AssertionError naming `what` otherwise."""
+    stays_true_for(lambda: not event(), ms, "nothing happens: " + what, interval)
+
+
+def temp_dir(prefix):
+    """A fresh temporary directory for callers outside pytest (the
+    benchmarks); tests get theirs from tmp_path_factory (conftest.py)."""
+    return tempfile.mkdtemp(prefix=prefix)
+
+
+# Every Broker not yet closed, so that conftest.py can attach their logs to a
+# failing test's report.
+LIVE = []
+
+
 def port_accepts(port, host="127.0.0.1"):
     try:
         with socket.create_connection((host, port), timeout=1):
@@ -59,7 +94,7 @@ class Broker:
     NO_CONFIG. wrapper: a command prefix (e.g. strace ...); the eddy process
     is then a child of the wrapper and signals go to eddy itself."""
 
-    def __init__(self, overrides=None, config=None, wrapper=None, keep=None):
+    def __init__(self, overrides=None, config=None, wrapper=None, keep=None, tmp=None):
         self.bin = os.environ.get("EDDY_BIN")
         self.src = os.environ.get("EDDY_SOURCE_DIR")
         if not self.bin or not self.src:
@@ -68,13 +103,15 @@ class Broker:
         self.overrides = dict(overrides or {})
         self.wrapper = list(wrapper or [])
         self.env = {}  # extra environment variables for eddy
-        self.tmp = tempfile.mkdtemp(prefix="eddy-it-")
+        self.tmp = str(tmp) if tmp is not None else temp_dir("eddy-it-")
+        os.makedirs(self.tmp, exist_ok=True)
         self.data_dir = os.path.join(self.tmp, "data")
         self.keep = os.environ.get("EDDY_KEEP_TMP") == "1" if keep is None else keep
         self.proc = None
         self.port = None
         self.starts = 0
         self.log_path = None
+        LIVE.append(self)
 
     # -- lifecycle -------------------------------------------------------
 
@@ -181,6 +218,8 @@ class Broker:
         return self.log_bytes().decode("utf-8", "replace")
 
     def close(self):
+        if self in LIVE:
+            LIVE.remove(self)
         if self.proc is not None:
             try:
                 self.proc.kill()

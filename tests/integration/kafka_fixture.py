@@ -132,10 +132,12 @@ class KafkaCluster:
 
     CLUSTER_ID = "EddyTestKafkaCluster0"[:22]
 
-    def __init__(self, nodes=1, broker_configs=None, heap_mb=384, external=None):
+    def __init__(self, nodes=1, broker_configs=None, heap_mb=384, external=None, tmp=None):
         self.n = nodes
         self.cp = classpath()
-        self.tmp = tempfile.mkdtemp(prefix="eddy-kafka-")
+        # tmp: the test's directory (conftest.py's kafka fixture).
+        self.tmp = str(tmp) if tmp is not None else eddy_fixture.temp_dir("eddy-kafka-")
+        os.makedirs(self.tmp, exist_ok=True)
         self.heap_mb = heap_mb
         self.extra = dict(broker_configs or {})
         self.ports = {i: free_port() for i in range(1, nodes + 1)}
