@@ -277,6 +277,14 @@ class Checks:
         sys.exit(0 if self.failed == 0 and self.passed > 0 else 1)
 
 
+def assert_no_closed_connection(broker):
+    """The broker closed no client connection for a bad or unsupported
+    request. Its log is the only place that says so: no metric counts these
+    closes."""
+    closed = [line for line in broker.log_text().splitlines() if "closing connection" in line]
+    assert closed == [], "broker closed connections as bad requests:\n" + "\n".join(closed)[-3000:]
+
+
 def check_numbered_log(checks, port, topic, count, partitions, label):
     """The log of topic holds each number 0..count-1 (values "%09d" of
     rdkafka_idempotence.c) once, in order within each partition, in the

@@ -8,6 +8,8 @@ producer.id.expiration.ms."""
 
 import struct
 
+import pytest
+
 import eddy_fixture
 import kafka_wire as w
 
@@ -56,7 +58,19 @@ def log_end(conn, partition=0):
     return offset
 
 
-def body(broker, checks):
+@pytest.fixture(scope="module")
+def broker(eddy):
+    return eddy
+
+
+@pytest.fixture(scope="module")
+def state():
+    """Producer ids, epochs and offsets the earlier tests left."""
+    return {}
+
+
+def test_init_producer_id_sequences_and_epochs(broker, state):
+
     with w.Connection(broker.port) as conn:
         from kafka.protocol.admin import CreateTopicsResponse
         conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
@@ -123,7 +137,11 @@ def body(broker, checks):
         end += 1
         # pid (epoch 1) has sequences 0-1 at end-3.. ; pid2 has seq 0.
         e1_base = end - 3
+    state.update(pid=pid, pid2=pid2, other=other, end=end, e1_base=e1_base)
 
+
+def test_state_survives_a_clean_restart(broker, state):
+    pid, other, end, e1_base = state["pid"], state["other"], state["end"], state["e1_base"]
     # Clean restart: the state comes back from the snapshot.
     rc = broker.restart()
     assert rc == 0, "clean stop exits 0"
@@ -145,7 +163,11 @@ def body(broker, checks):
         assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 0, 4)) == (NONE, end), "epoch 3 at seq 0"
         last_base = end
         end += 4
+    state.update(pid3=pid3, end=end, last_base=last_base)
 
+
+def test_state_survives_sigkill(broker, state):
+    pid, pid2, end, last_base = state["pid"], state["pid2"], state["end"], state["last_base"]
     # SIGKILL: no snapshot since the last batch; the log is replayed.
     broker.restart(eddy_fixture.signal.SIGKILL)
     with w.Connection(broker.port) as conn:
@@ -165,53 +187,49 @@ def body(broker, checks):
         assert values == ["m-0", "m-1", "m-2", "m-3", "m-4", "m-0", "e1-0", "e1-1", "plain", "m-2",
                       "m-0", "m-1", "m-2", "m-3", "m-4"], \
             "the log holds each batch once, in order"
-    closed = [line for line in broker.log_text().splitlines() if "closing connection" in line]
-    assert closed == [], "Eddy closed no connection"
-    periodic_snapshots_and_expiry(checks)
+    state.update(end=end)
+
+def test_no_connection_closed(broker):
+    eddy_fixture.assert_no_closed_connection(broker)
 
 
-def periodic_snapshots_and_expiry(checks):
-    broker = eddy_fixture.Broker(overrides={"producer.id.expiration.ms": 3000,
-                                            "eddy.producer.snapshot.interval.ms": 200,
-                                            "eddy.log.level": "debug"})
+def test_periodic_snapshots_and_expiry(eddy_factory):
+    """Only the (debug) log tells when a snapshot was saved, how the state
+    was rebuilt and when a producer expired: no API or metric reports
+    producer state."""
+    broker = eddy_factory({"producer.id.expiration.ms": 3000, "eddy.producer.snapshot.interval.ms": 200,
+                           "eddy.log.level": "debug"})
+    with w.Connection(broker.port) as conn:
+        from kafka.protocol.admin import CreateTopicsResponse
+        conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
+        _e, pid, _ep = init_producer_id(conn, 0)
+        for i in range(3):
+            w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, i * 2, 2))
+        written = log_end(conn)
+        mark = len(broker.log_text())
+    # acks=-1 answered after the batches were durable: the next periodic
+    # snapshot covers them all.
+    eddy_fixture.wait_until(lambda: "producer state of 1 partitions saved" in broker.log_text()[mark:], 10,
+                            "a periodic snapshot")
+    broker.restart(eddy_fixture.signal.SIGKILL)
     try:
-        broker.start()
-        with w.Connection(broker.port) as conn:
-            from kafka.protocol.admin import CreateTopicsResponse
-            conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
-            _e, pid, _ep = init_producer_id(conn, 0)
-            for i in range(3):
-                w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, i * 2, 2))
-            written = log_end(conn)
-            mark = len(broker.log_text())
-        # acks=-1 answered after the batches were durable: the next periodic
-        # snapshot covers them all.
-        eddy_fixture.wait_until(lambda: "producer state of 1 partitions saved" in broker.log_text()[mark:], 10,
-                                "a periodic snapshot")
-        broker.restart(eddy_fixture.signal.SIGKILL)
-        try:
-            eddy_fixture.wait_until(lambda: "producer state from" in broker.log_text(), 10, "the state rebuilt")
-        except eddy_fixture.FixtureError:
-            pass
-        assert "idem-0: producer state from 1 snapshot rows and 0 batches" in broker.log_text(), \
-            "after SIGKILL the state comes from the periodic snapshot, nothing replayed: %r" % ([line for line in broker.log_text().splitlines() if "producer state from" in line],)
-        with w.Connection(broker.port) as conn:
-            assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 4, 2)) == (NONE, 4), \
-                "the snapshotted last batch's duplicate gets its original offset"
-            assert log_end(conn) == written, "nothing written"
-            eddy_fixture.wait_until(lambda: "forgot 1 idle producer ids" in broker.log_text(), 15,
-                                    "the producer to expire (producer.id.expiration.ms=3000)")
-            err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 6, 1))
-            assert err == UNKNOWN_PRODUCER_ID, "an expired producer continuing its sequence: UNKNOWN_PRODUCER_ID"
-            assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 1)) == (NONE, written), \
-                "an expired producer starting again at 0 is accepted"
-        broker.restart()
-        with w.Connection(broker.port) as conn:
-            assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 1, 1)) == (NONE, written + 1), \
-                "after a restart the expired producer's new state holds"
-    finally:
-        broker.close()
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+        eddy_fixture.wait_until(lambda: "producer state from" in broker.log_text(), 10, "the state rebuilt")
+    except eddy_fixture.FixtureError:
+        pass
+    assert "idem-0: producer state from 1 snapshot rows and 0 batches" in broker.log_text(), \
+        "after SIGKILL the state comes from the periodic snapshot, nothing replayed: %r" \
+        % ([line for line in broker.log_text().splitlines() if "producer state from" in line],)
+    with w.Connection(broker.port) as conn:
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 4, 2)) == (NONE, 4), \
+            "the snapshotted last batch's duplicate gets its original offset"
+        assert log_end(conn) == written, "nothing written"
+        eddy_fixture.wait_until(lambda: "forgot 1 idle producer ids" in broker.log_text(), 15,
+                                "the producer to expire (producer.id.expiration.ms=3000)")
+        err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 6, 1))
+        assert err == UNKNOWN_PRODUCER_ID, "an expired producer continuing its sequence: UNKNOWN_PRODUCER_ID"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 1)) == (NONE, written), \
+            "an expired producer starting again at 0 is accepted"
+    broker.restart()
+    with w.Connection(broker.port) as conn:
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 1, 1)) == (NONE, written + 1), \
+            "after a restart the expired producer's new state holds"

@@ -108,4 +108,4 @@ def test_regex_subscription(eddy, client):
 
 
 def test_no_connection_closed_as_bad_request(eddy):
-    nc.assert_no_closed_connection(eddy)
+    eddy_fixture.assert_no_closed_connection(eddy)

@@ -12,6 +12,7 @@ The tests share one eddy and run in file order."""
 
 import pytest
 
+import eddy_fixture
 import newest_clients as nc
 
 
@@ -41,4 +42,4 @@ def test_metadata(eddy, client):
 
 
 def test_no_connection_closed_as_bad_request(eddy):
-    nc.assert_no_closed_connection(eddy)
+    eddy_fixture.assert_no_closed_connection(eddy)

@@ -14,6 +14,7 @@ import os
 
 import pytest
 
+import eddy_fixture
 import newest_clients as nc
 
 
@@ -48,4 +49,4 @@ def test_metadata(eddy, client_env):
 
 
 def test_no_connection_closed_as_bad_request(eddy):
-    nc.assert_no_closed_connection(eddy)
+    eddy_fixture.assert_no_closed_connection(eddy)

@@ -5,7 +5,8 @@ connections for a bad or unsupported request."""
 
 import subprocess
 
-import newest_clients as nc
+import eddy_fixture
+
 
 COUNT = 20000
 
@@ -17,4 +18,4 @@ def test_rdkafka_roundtrip(eddy, program):
         print("rdkafka_roundtrip stderr:\n" + result.stderr[-3000:])
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     assert result.returncode == 0, "rdkafka_roundtrip exit code (%s)" % summary
-    nc.assert_no_closed_connection(eddy)
+    eddy_fixture.assert_no_closed_connection(eddy)
