@@ -35,7 +35,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 

@@ -297,6 +297,3 @@ def test_topics_survive_a_restart(broker):
     assert topic_configs(admin, admin2_topic).get("retention.ms") == ("123456", TOPIC_CONFIG_SOURCE), \
         "after restart: adm-persist retention.ms"
     admin.close()
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)

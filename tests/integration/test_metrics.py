@@ -6,7 +6,6 @@ methods, too many connections) answered or closed without disturbing
 Kafka clients. One broker for the module; the tests run in file order
 (the later ones count the traffic of the earlier ones)."""
 
-import os
 import socket
 import time
 
