@@ -7,9 +7,13 @@ entry per file, tests/integration/CMakeLists.txt).
                     a module overrides its --override settings by defining
                     an `eddy_overrides` fixture (a dict).
     eddy_factory    make_eddy(overrides=None, start=True, **Broker args) for
-                    more brokers (or other configurations) in a module.
+                    more brokers (or other configurations) in a module;
+                    test_eddy_factory: the same, finished with the test.
     fault_proxy     make_proxy(upstream_port, **FaultProxy args), closed at
-                    the end of the test.
+                    the end of the module (an eddy_overrides fixture may
+                    advertise a proxy's port).
+    forward_rig     make_rig(**ForwardRig args): Kafka behind fault proxies
+                    and an edge eddy forwarding to it (forward_fixture.py).
     kafka           a started Apache Kafka (kafka_fixture.KafkaCluster), one
                     JVM per test module; a module overrides its arguments
                     with a `kafka_options` fixture (a dict).
@@ -117,6 +121,14 @@ def eddy_factory(tmp_path_factory):
     factory.finish()
 
 
+@pytest.fixture
+def test_eddy_factory(tmp_path_factory):
+    """eddy_factory whose brokers end with the test, not the module."""
+    factory = BrokerFactory(tmp_path_factory)
+    yield factory
+    factory.finish()
+
+
 @pytest.fixture(scope="module")
 def eddy_overrides():
     return {}
@@ -129,7 +141,7 @@ def eddy(eddy_factory, eddy_overrides):
 
 # -- fault proxy ----------------------------------------------------------
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def fault_proxy():
     from fault_proxy import FaultProxy
     made = []
@@ -162,6 +174,27 @@ def kafka(tmp_path_factory, kafka_options):
         cluster.close()
 
 
+@pytest.fixture
+def forward_rig(tmp_path_factory):
+    """make_rig(**forward_fixture.ForwardRig args): a started store-and-
+    forward rig (Kafka behind fault proxies, an edge eddy). At teardown every
+    Kafka node the test did not stop must still run, and the edge must stop
+    cleanly (forward_fixture.finish_rig_problems)."""
+    import forward_fixture
+    made = []
+
+    def make(**rig_args):
+        rig = forward_fixture.ForwardRig(tmp_path_factory=tmp_path_factory, **rig_args)
+        made.append(rig)
+        rig.start()
+        return rig
+    yield make
+    problems = []
+    for rig in made:
+        problems += forward_fixture.finish_rig_problems(rig)
+    assert not problems, "\n".join(problems)
+
+
 # -- reports --------------------------------------------------------------
 
 @pytest.hookimpl(hookwrapper=True)
@@ -169,10 +202,18 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if report.failed:
+        import kafka_fixture
+        for cluster in list(kafka_fixture.LIVE):
+            for i in sorted(cluster.procs):
+                report.sections.append(("kafka node %d log (last 2500 characters)" % i, cluster.log_text(i)[-2500:]))
         for broker in list(eddy_fixture.LIVE):
             if broker.log_path:
-                report.sections.append(("eddy log %s (last 6000 characters)" % broker.log_path,
-                                        broker.log_text()[-6000:]))
+                text = broker.log_text()
+                link_lines = [line for line in text[:-6000].splitlines() if "forward link" in line]
+                if link_lines:
+                    report.sections.append(("eddy log %s: forward link lines before the tail (last 60)"
+                                            % broker.log_path, "\n".join(link_lines[-60:])))
+                report.sections.append(("eddy log %s (last 6000 characters)" % broker.log_path, text[-6000:]))
 
 
 def pytest_sessionfinish(session, exitstatus):

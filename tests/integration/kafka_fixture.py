@@ -126,6 +126,11 @@ logger.state.level = WARN
 """
 
 
+# Every KafkaCluster not yet closed (conftest.py reports their logs on a
+# failure).
+LIVE = []
+
+
 class KafkaCluster:
     """n Kafka nodes (combined broker+controller). broker_configs: extra
     server.properties entries for every node."""
@@ -155,6 +160,7 @@ class KafkaCluster:
         for i in self.ports:
             self._write_config(i)
         self.started = False
+        LIVE.append(self)
 
     # -- configuration ---------------------------------------------------
 
@@ -318,6 +324,8 @@ class KafkaCluster:
         self.stop_node(i, signal.SIGKILL)
 
     def close(self):
+        if self in LIVE:
+            LIVE.remove(self)
         for i in list(self.procs):
             self.stop_node(i, signal.SIGKILL if os.environ.get("EDDY_KAFKA_FAST_CLOSE", "1") == "1" else signal.SIGTERM)
         if os.environ.get("EDDY_KEEP_TMP") != "1":
