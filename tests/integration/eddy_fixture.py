@@ -238,6 +238,16 @@ class Broker:
         self.close()
 
 
+def assert_no_closed_connection(broker):
+    """The broker closed no client connection for a bad or unsupported
+    request. Its log is the only place that says so: no metric counts these
+    closes (eddy_requests_refused_total counts refused requests, not frames
+    closed as garbage or cut short, and the tests run without the metrics
+    listener)."""
+    closed = [line for line in broker.log_text().splitlines() if "closing connection" in line]
+    assert closed == [], "broker closed connections as bad requests:\n" + "\n".join(closed)[-3000:]
+
+
 def numbered_log_counts(port, topic, count, partitions):
     """Reads topic raw: (distinct numbers seen, duplicates, out of order,
     misplaced, records) for the values "%09d" of rdkafka_idempotence.c,

@@ -162,7 +162,8 @@ def test_alter_configs(broker, admin):
                                                    {"retention.ms": "1000", "segment.index.bytes": "65536"})])
     assert [r[:1] for r in response.resources] == [(0,)], "alter_configs (AlterConfigs) adm-a: no error"
     configs = topic_configs(admin, "adm-a")
-    assert (configs.get("retention.ms"), configs.get("segment.index.bytes")) == (("1000", TOPIC_CONFIG_SOURCE), ("65536", TOPIC_CONFIG_SOURCE)), \
+    assert (configs.get("retention.ms"), configs.get("segment.index.bytes")) == \
+        (("1000", TOPIC_CONFIG_SOURCE), ("65536", TOPIC_CONFIG_SOURCE)), \
         "AlterConfigs set retention.ms and segment.index.bytes"
     assert configs.get("max.message.bytes", ("", TOPIC_CONFIG_SOURCE))[1] != TOPIC_CONFIG_SOURCE, \
         "AlterConfigs reset max.message.bytes (not named) to its default: %r" % (configs,)
@@ -208,8 +209,8 @@ def test_incremental_alter_configs(broker, admin):
     assert topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas") == ("0:1,1:1", TOPIC_CONFIG_SOURCE), \
         "... the list has both items"
     result = incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", SUBTRACT, "0:1")])])
-    assert (
-        [r[:2] for r in result], topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas")) == ([("adm-a", 0)], ("1:1", TOPIC_CONFIG_SOURCE)), \
+    assert ([r[:2] for r in result], topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas")) == \
+        ([("adm-a", 0)], ("1:1", TOPIC_CONFIG_SOURCE)), \
         "incremental alter SUBTRACT from a LIST config"
     result = incremental_alter(broker.port, [(2, "adm-none", [("retention.ms", SET, "1")])])
     assert [r[:2] for r in result] == [("adm-none", 3)], \

@@ -184,9 +184,9 @@ def producer_expiry(rig, program):
         first_diff = next((i for i, (a, b) in enumerate(zip(got[p], resent)) if a != b), None)
         # Exactly once (a link that finds out what made it) is fine too.
         assert got[p] == resent or got[p] == numbers, \
-            "%s: %s" % (("central %s-%d: the log is local[0:%d] + local[%d:] (at most the %d unacknowledged records "
-                     "twice, nothing else)" % (TOPIC, p, ends[p], cursors[p], in_flight[p])), ("got %d records, want %d; first difference at offset %s" % (len(got[p]), len(resent),
-                                                                                first_diff)))
+            "central %s-%d: the log is local[0:%d] + local[%d:] (at most the %d unacknowledged records twice, " \
+            "nothing else): got %d records, want %d; first difference at offset %s" \
+            % (TOPIC, p, ends[p], cursors[p], in_flight[p], len(got[p]), len(resent), first_diff)
     duplicates = sum(p["duplicates"] for p in result["partitions"])
     print("duplicates %d (unacknowledged at the cut: %d)" % (duplicates, sum(in_flight)))
     # Kafka 4.4 accepts any sequence from a producer it holds no state for,

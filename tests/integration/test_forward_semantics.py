@@ -96,8 +96,8 @@ def fidelity(rig):
         by_partition[m["partition"]].append((m["partition"], m["key"], m["value"], m["headers"], m["timestamp"]))
     expected = {0: [s for s in sent if s[0] == 0], 1: [s for s in sent if s[0] == 1]}
     assert by_partition == expected, \
-        "keys, values, headers and timestamps are preserved, in order, per partition: %r" % (("first difference: %s" % next(((a, b) for p in (0, 1) for a, b in zip(by_partition[p], expected[p])
-                                                if a != b), None)),)
+        "keys, values, headers and timestamps are preserved, in order, per partition: first difference: %s" \
+        % (next(((a, b) for p in (0, 1) for a, b in zip(by_partition[p], expected[p]) if a != b), None),)
     assert all(m["timestamp_type"] == "CreateTime" for m in got), \
         "timestamps are CreateTime: %r" % ({m["timestamp_type"] for m in got},)
     # The stored batches went as they were: gzip on both sides, same record counts.

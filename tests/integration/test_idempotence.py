@@ -6,6 +6,7 @@ checked unchanged: nothing written. Then the state across a clean restart
 intervals, a restart served from a periodic snapshot without replay, and
 producer.id.expiration.ms."""
 
+import signal
 import struct
 
 import pytest
@@ -169,7 +170,7 @@ def test_state_survives_a_clean_restart(broker, state):
 def test_state_survives_sigkill(broker, state):
     pid, pid2, end, last_base = state["pid"], state["pid2"], state["end"], state["last_base"]
     # SIGKILL: no snapshot since the last batch; the log is replayed.
-    broker.restart(eddy_fixture.signal.SIGKILL)
+    broker.restart(signal.SIGKILL)
     with w.Connection(broker.port) as conn:
         assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 0, 4)) == (NONE, last_base), \
             "after SIGKILL the last batch's duplicate gets its original offset"
@@ -211,7 +212,7 @@ def test_periodic_snapshots_and_expiry(eddy_factory):
     # snapshot covers them all.
     eddy_fixture.wait_until(lambda: "producer state of 1 partitions saved" in broker.log_text()[mark:], 10,
                             "a periodic snapshot")
-    broker.restart(eddy_fixture.signal.SIGKILL)
+    broker.restart(signal.SIGKILL)
     try:
         eddy_fixture.wait_until(lambda: "producer state from" in broker.log_text(), 10, "the state rebuilt")
     except eddy_fixture.FixtureError:

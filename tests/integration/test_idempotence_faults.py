@@ -14,6 +14,7 @@ usage: python3 -m pytest test_idempotence_faults.py --program RDKAFKA_IDEMPOTENC
 
 import os
 import random
+import signal
 import subprocess
 import threading
 import time
@@ -109,7 +110,7 @@ def test_librdkafka_through_faults_and_kills(eddy, proxy, program):
                                     "%d deliveries" % target, interval=0.05)
             if producer.poll() is not None:
                 break
-            broker.restart(eddy_fixture.signal.SIGKILL)
+            broker.restart(signal.SIGKILL)
             proxy.set_upstream(broker.port)
             kills += 1
             print("SIGKILL + restart at %d deliveries (%.1f s)" % (progress["delivered"], time.monotonic() - started),

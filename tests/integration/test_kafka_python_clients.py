@@ -128,7 +128,8 @@ def test_large_records(broker):
     consumer.seek_to_beginning(tp)
     records = poll_records(consumer, 2)
     assert [(r.key, r.value) for r in records] == [(b"big", big), (b"random", incompressible)], \
-        "large records (768 KB gzip, 900 KB incompressible) come back intact: %r" % ([(r.key, len(r.value)) for r in records],)
+        "large records (768 KB gzip, 900 KB incompressible) come back intact: %r" \
+        % ([(r.key, len(r.value)) for r in records],)
     consumer.close()
 
 
@@ -176,5 +177,6 @@ def test_log_append_time(broker):
     assert (len(records) == 100 and all(r.timestamp_type == 1 and r.timestamp == a.timestamp
                                              and r.value == b"stamped %d" % i
                                              for i, (r, a) in enumerate(zip(records, acked)))), \
-        "LogAppendTime: records read back (CRC valid) with type LogAppendTime and the acked time: %r" % ([(r.timestamp_type, r.timestamp) for r in records[:3]],)
+        "LogAppendTime: records read back (CRC valid) with type LogAppendTime and the acked time: %r" \
+        % ([(r.timestamp_type, r.timestamp) for r in records[:3]],)
     consumer.close()
