@@ -315,14 +315,16 @@ def forward_status(edge, json_output=True):
     args = [edge.bin, "forward", "status", "--data-dir", edge.data_dir]
     if json_output:
         args.append("--json")
-    deadline = time.monotonic() + 10
-    while True:
+
+    def answered():
         r = subprocess.run(args, capture_output=True, text=True, timeout=20)
         if r.returncode == 0:
-            return json.loads(r.stdout) if json_output else r.stdout
-        if "no eddy is running" not in r.stderr or not edge.alive() or time.monotonic() > deadline:
+            return r
+        if "no eddy is running" not in r.stderr or not edge.alive():
             raise eddy_fixture.FixtureError("eddy forward status: exit %d: %s" % (r.returncode, r.stderr))
-        time.sleep(0.05)
+        return None  # the control socket is not up yet (eddy is starting)
+    r = eddy_fixture.wait_until(answered, 10, "eddy forward status to answer", interval=0.05)
+    return json.loads(r.stdout) if json_output else r.stdout
 
 
 def local_ends(edge, topic, partitions):

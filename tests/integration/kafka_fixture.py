@@ -456,13 +456,13 @@ def numbered_check(bootstrap, topic, count, partitions, dump=None, timeout_ms=60
     return result
 
 
-def dump_records(bootstrap, topics, timeout_ms=60000):
+def dump_records(bootstrap, topics, tmp, timeout_ms=60000):
     """Every record of topics ({name: partitions}) read with Kafka's Java
     consumer, in offset order per partition: dicts with topic, partition,
     offset, timestamp, timestamp_type ("CreateTime"...), key and value
-    (bytes or None) and headers (list of (key, bytes))."""
-    fd, path = tempfile.mkstemp(prefix="eddy-records-", suffix=".jsonl")
-    os.close(fd)
+    (bytes or None) and headers (list of (key, bytes)). tmp: the test's
+    directory, for the program's output file."""
+    path = os.path.join(str(tmp), "records-%d.jsonl" % time.monotonic_ns())
     try:
         proc = run_java_program("NumberedCheck", ["records", bootstrap, path] +
                                 ["%s:%d" % (t, n) for t, n in sorted(topics.items())],
@@ -478,7 +478,8 @@ def dump_records(bootstrap, topics, timeout_ms=60000):
                 out.append(r)
         return out
     finally:
-        os.unlink(path)
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 def describe_producers(bootstrap, topic, partitions, until_gone=False, timeout_ms=60000):

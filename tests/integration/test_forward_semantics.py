@@ -48,7 +48,7 @@ def kafka_producer(bootstrap, **kw):
 def central_records(rig, topics):
     """Every record of the central topics ({name: partitions}), read with
     Kafka's Java consumer, in offset order per partition."""
-    return kafka_fixture.dump_records(rig.kafka.bootstrap, topics)
+    return kafka_fixture.dump_records(rig.kafka.bootstrap, topics, rig.edge.tmp)
 
 
 def central_values(rig, topic, partitions=1):
@@ -255,16 +255,14 @@ def priorities(rig):
         "priorities shown"
     rig.link_up()
     samples = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def bulk_drained():
         # Both from one status snapshot: two calls would let bulk start
         # between them and look as if it went before the last alarm.
         forwarded = {p["topic"]: p["forwarded_offset"] for p in rig.link_status()["partitions"]}
-        a, b = {"forwarded_offset": forwarded["alarms"]}, {"forwarded_offset": forwarded["bulk"]}
-        samples.append((a["forwarded_offset"], b["forwarded_offset"]))
-        if b["forwarded_offset"] == 600:
-            break
-        time.sleep(0.05)
+        samples.append((forwarded["alarms"], forwarded["bulk"]))
+        return forwarded["bulk"] == 600
+    eddy_fixture.wait_until(bulk_drained, 60, "bulk to drain", interval=0.05)
     early = [s for s in samples if s[0] < 300]
     print("samples (alarms, bulk forwarded): %s ... %s" % (samples[:3], samples[-3:]))
     assert len(early) >= 3, "the drain took a while (several samples while alarms drained): %r" % (len(early),)

@@ -29,6 +29,7 @@ from kafka import KafkaConsumer
 
 import pytest
 
+import eddy_fixture
 import kafka_fixture
 import kafka_wire as w
 
@@ -203,16 +204,14 @@ RETRIABLE_WHILE_CREATED = (3, 6)
 
 
 def produce_to(port, topic, batch, client_id="eddy-it", timeout=30):
-    deadline = time.monotonic() + timeout
-    while True:
+    def answer():
         with w.Connection(port) as conn:
             cid = conn.send(0, 8, w.produce_v3(topic, 0, batch), client_id=client_id)
             got, data = conn.receive()
             assert got == cid
-        answer = decode_produce_v8(data)
-        if answer[0] not in RETRIABLE_WHILE_CREATED or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.2)
+        decoded = decode_produce_v8(data)
+        return None if decoded[0] in RETRIABLE_WHILE_CREATED else decoded
+    return eddy_fixture.wait_until(answer, timeout, "%s to have a leader (produce answered)" % topic, interval=0.2)
 
 
 def test_timestamps(ports):
