@@ -42,11 +42,12 @@ apt_install() {
 # the host, cross and fuzz builds alike.
 HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev libgtest-dev googletest
   zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev)
-# Real clients for the integration tests (not linked into eddy); the metrics
+# Real clients for the integration tests (not linked into eddy), which run
+# under Debian's python3-pytest (tests/integration/conftest.py); the metrics
 # tests parse /metrics with prometheus_client and render the status page in
 # headless chromium.
 HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace
-  openjdk-17-jdk-headless maven python3-venv python3-prometheus-client chromium)
+  openjdk-17-jdk-headless maven python3-venv python3-prometheus-client chromium python3-pytest)
 # Apache Kafka itself (broker, tools, Java clients) comes from Maven Central
 # and the newest clients from PyPI, npm and the Go module proxy: the tests
 # fetch those into ~/.cache/eddy-test on first use (tests/integration/

@@ -1,13 +1,16 @@
-"""Shared helpers for Eddy's integration tests (run under /usr/bin/python3).
+"""Shared helpers for Eddy's integration tests (run under /usr/bin/python3
+-m pytest; conftest.py turns them into fixtures).
 
 A Broker is one `eddy serve` process on 127.0.0.1 with an ephemeral port and
-a data directory in a temporary directory; it can be stopped (SIGTERM, exit
-code 0 expected) or killed (SIGKILL) and started again on the same data
-directory. Checks counts named checks and ends a test with
-'N passed, N failed' and the matching exit code.
+a data directory in a temporary directory (the test's tmp_path_factory
+directory; temp_dir() for callers outside pytest, the benchmarks); it can be
+stopped (SIGTERM, exit code 0 expected) or killed (SIGKILL) and started
+again on the same data directory.
 
 Synchronisation is always "wait for a condition with a deadline"
-(wait_until), never a fixed sleep.
+(wait_until), never a fixed sleep; "nothing happens for N ms" is
+stays_true_for() / nothing_happens_for(), the one place a test watches the
+clock instead of an event.
 """
 
 import os
@@ -16,7 +19,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -40,6 +42,38 @@ def wait_until(condition, timeout, what, interval=0.02):
         time.sleep(interval)
 
 
+def stays_true_for(condition, ms, what, interval=0.02):
+    """Polls condition() for ms milliseconds; raises AssertionError naming
+    `what` the first time it is false. For "this keeps holding" (a paused
+    accept queue stays paused, a connection stays open)."""
+    deadline = time.monotonic() + ms / 1000.0
+    started = time.monotonic()
+    while True:
+        if not condition():
+            raise AssertionError("%s: stopped holding after %d of %d ms"
+                                 % (what, (time.monotonic() - started) * 1000, ms))
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(interval)
+
+
+def nothing_happens_for(event, ms, what, interval=0.02):
+    """Proves event() stays false for ms milliseconds (no reply arrives, no
+    message is forwarded); raises AssertionError naming `what` otherwise."""
+    stays_true_for(lambda: not event(), ms, "nothing happens: " + what, interval)
+
+
+def temp_dir(prefix):
+    """A fresh temporary directory for callers outside pytest (the
+    benchmarks); tests get theirs from tmp_path_factory (conftest.py)."""
+    return tempfile.mkdtemp(prefix=prefix)
+
+
+# Every Broker not yet closed, so that conftest.py can attach their logs to a
+# failing test's report.
+LIVE = []
+
+
 def port_accepts(port, host="127.0.0.1"):
     try:
         with socket.create_connection((host, port), timeout=1):
@@ -59,7 +93,7 @@ class Broker:
     NO_CONFIG. wrapper: a command prefix (e.g. strace ...); the eddy process
     is then a child of the wrapper and signals go to eddy itself."""
 
-    def __init__(self, overrides=None, config=None, wrapper=None, keep=None):
+    def __init__(self, overrides=None, config=None, wrapper=None, keep=None, tmp=None):
         self.bin = os.environ.get("EDDY_BIN")
         self.src = os.environ.get("EDDY_SOURCE_DIR")
         if not self.bin or not self.src:
@@ -68,13 +102,15 @@ class Broker:
         self.overrides = dict(overrides or {})
         self.wrapper = list(wrapper or [])
         self.env = {}  # extra environment variables for eddy
-        self.tmp = tempfile.mkdtemp(prefix="eddy-it-")
+        self.tmp = str(tmp) if tmp is not None else temp_dir("eddy-it-")
+        os.makedirs(self.tmp, exist_ok=True)
         self.data_dir = os.path.join(self.tmp, "data")
         self.keep = os.environ.get("EDDY_KEEP_TMP") == "1" if keep is None else keep
         self.proc = None
         self.port = None
         self.starts = 0
         self.log_path = None
+        LIVE.append(self)
 
     # -- lifecycle -------------------------------------------------------
 
@@ -181,6 +217,8 @@ class Broker:
         return self.log_bytes().decode("utf-8", "replace")
 
     def close(self):
+        if self in LIVE:
+            LIVE.remove(self)
         if self.proc is not None:
             try:
                 self.proc.kill()
@@ -200,48 +238,20 @@ class Broker:
         self.close()
 
 
-class Checks:
-    """Named checks: check() prints ok/FAIL and counts; finish() prints
-    'N passed, N failed' and exits 0 only when nothing failed and at least
-    one check ran."""
-
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-        self.started = time.monotonic()
-
-    def check(self, name, condition, detail=""):
-        if condition:
-            self.passed += 1
-            print("ok   %s" % name, flush=True)
-        else:
-            self.failed += 1
-            print("FAIL %s%s" % (name, (": " + str(detail)) if detail != "" else ""), flush=True)
-        return bool(condition)
-
-    def equal(self, name, actual, expected):
-        if actual == expected:
-            return self.check(name, True)
-        a, e = repr(actual), repr(expected)
-        if len(a) > 300:
-            a = a[:300] + "..."
-        if len(e) > 300:
-            e = e[:300] + "..."
-        return self.check(name, False, "got %s, want %s" % (a, e))
-
-    def fail(self, name, detail):
-        return self.check(name, False, detail)
-
-    def finish(self):
-        print("took %.1f s" % (time.monotonic() - self.started))
-        print("%d passed, %d failed" % (self.passed, self.failed), flush=True)
-        sys.exit(0 if self.failed == 0 and self.passed > 0 else 1)
+def assert_no_closed_connection(broker):
+    """The broker closed no client connection for a bad or unsupported
+    request. Its log is the only place that says so: no metric counts these
+    closes (eddy_requests_refused_total counts refused requests, not frames
+    closed as garbage or cut short, and the tests run without the metrics
+    listener)."""
+    closed = [line for line in broker.log_text().splitlines() if "closing connection" in line]
+    assert closed == [], "broker closed connections as bad requests:\n" + "\n".join(closed)[-3000:]
 
 
-def check_numbered_log(checks, port, topic, count, partitions, label):
-    """The log of topic holds each number 0..count-1 (values "%09d" of
-    rdkafka_idempotence.c) once, in order within each partition, in the
-    partition number % partitions."""
+def numbered_log_counts(port, topic, count, partitions):
+    """Reads topic raw: (distinct numbers seen, duplicates, out of order,
+    misplaced, records) for the values "%09d" of rdkafka_idempotence.c,
+    number n expected in partition n % partitions, in order."""
     import kafka_wire as w
     seen = set()
     duplicates = disorder = misplaced = total = 0
@@ -260,39 +270,16 @@ def check_numbered_log(checks, port, topic, count, partitions, label):
                     if n % partitions != p:
                         misplaced += 1
                     previous = n
-    if len(seen) != count:
-        missing = sorted(set(range(count)) - seen)
-        print("%s: %d numbers missing, e.g. %s" % (label, len(missing), missing[:30]))
-    checks.equal("%s: no number twice" % label, duplicates, 0)
-    checks.equal("%s: numbers in order in each partition" % label, disorder, 0)
-    checks.equal("%s: each number in its partition" % label, misplaced, 0)
-    checks.equal("%s: every number present" % label, len(seen), count)
-    checks.equal("%s: records in the log" % label, total, count)
+    return seen, duplicates, disorder, misplaced, total
 
 
-def run_test(body, broker_overrides=None, **broker_args):
-    """Runs body(broker, checks) with a started broker; an exception fails
-    the test (with the broker's log), a broker that did not survive fails it
-    too. Ends the process with Checks.finish()."""
-    checks = Checks()
-    broker = Broker(overrides=broker_overrides, **broker_args)
-    try:
-        broker.start()
-        body(broker, checks)
-    except Exception as e:  # noqa: BLE001 - any escape is a test failure
-        import traceback
-        traceback.print_exc()
-        checks.fail("test body completed", "%s: %s" % (type(e).__name__, e))
-        print("---- eddy stderr ----\n" + broker.log_text()[-6000:])
-    finally:
-        if broker.proc is not None:
-            alive = broker.alive()
-            checks.check("broker still running at the end", alive, broker.log_text()[-3000:])
-            if alive:
-                try:
-                    rc = broker.stop()
-                    checks.equal("broker stops cleanly on SIGTERM (exit code)", rc, 0)
-                except FixtureError as e:
-                    checks.fail("broker stops cleanly on SIGTERM", e)
-        broker.close()
-    checks.finish()
+def assert_numbered_log(port, topic, count, partitions, label):
+    """The log of topic holds each number 0..count-1 once, in order within
+    each partition, in the partition number % partitions."""
+    seen, duplicates, disorder, misplaced, total = numbered_log_counts(port, topic, count, partitions)
+    missing = sorted(set(range(count)) - seen)
+    assert duplicates == 0, "%s: no number twice" % label
+    assert disorder == 0, "%s: numbers in order in each partition" % label
+    assert misplaced == 0, "%s: each number in its partition" % label
+    assert len(seen) == count, "%s: every number present (%d missing, e.g. %s)" % (label, len(missing), missing[:30])
+    assert total == count, "%s: records in the log" % label

@@ -9,8 +9,11 @@ through the proxies.
     rig.link_down() / rig.link_up()
     rig.status()                     # `eddy forward status --json` of the edge
     rig.wait_drained("numbers", 4)
-    check_numbers(checks, rig.kafka, "numbers", count, 4)   # Kafka's Java consumer
+    assert_numbers(rig.kafka, "numbers", count, 4)   # Kafka's Java consumer
     rig.close()
+
+In tests the forward_rig fixture (conftest.py) makes, starts and finishes
+rigs: forward_rig(edge_overrides=..., ...).
 
 Every Kafka node has two client listeners (kafka_fixture, external=): the
 EXTERNAL one is advertised as the address of that node's proxy, so every
@@ -86,19 +89,21 @@ class ForwardRig:
     extra server.properties for every Kafka node."""
 
     def __init__(self, edge_overrides=None, central_configs=None, topics="numbers", central_nodes=1,
-                 central_overrides=None):
+                 central_overrides=None, tmp_path_factory=None):
         central_configs = dict(central_overrides or {}, **(central_configs or {}))
         self.proxies = {i: CentralProxy(upstream_port=1).start() for i in range(1, central_nodes + 1)}
         self.kafka = None
         if central_nodes:
-            self.kafka = kafka_fixture.KafkaCluster(central_nodes, broker_configs=central_configs,
-                                                    external={i: p.port for i, p in self.proxies.items()})
+            self.kafka = kafka_fixture.KafkaCluster(
+                central_nodes, broker_configs=central_configs, external={i: p.port for i, p in self.proxies.items()},
+                tmp=tmp_path_factory.mktemp("kafka") if tmp_path_factory else None)
             for i, proxy in self.proxies.items():
                 proxy.set_upstream(self.kafka.external_ports[i])
         bootstrap = ",".join("127.0.0.1:%d" % p.port for p in self.proxies.values()) or "127.0.0.1:1"
         edge = edge_link_overrides(bootstrap, topics)
         edge.update(edge_overrides or {})
-        self.edge = eddy_fixture.Broker(overrides=edge)
+        self.edge = eddy_fixture.Broker(overrides=edge,
+                                        tmp=tmp_path_factory.mktemp("edge") if tmp_path_factory else None)
         self.down = False
         self.central_stopped = set()  # Kafka nodes a scenario stopped on purpose
 
@@ -310,14 +315,16 @@ def forward_status(edge, json_output=True):
     args = [edge.bin, "forward", "status", "--data-dir", edge.data_dir]
     if json_output:
         args.append("--json")
-    deadline = time.monotonic() + 10
-    while True:
+
+    def answered():
         r = subprocess.run(args, capture_output=True, text=True, timeout=20)
         if r.returncode == 0:
-            return json.loads(r.stdout) if json_output else r.stdout
-        if "no eddy is running" not in r.stderr or not edge.alive() or time.monotonic() > deadline:
+            return r
+        if "no eddy is running" not in r.stderr or not edge.alive():
             raise eddy_fixture.FixtureError("eddy forward status: exit %d: %s" % (r.returncode, r.stderr))
-        time.sleep(0.05)
+        return None  # the control socket is not up yet (eddy is starting)
+    r = eddy_fixture.wait_until(answered, 10, "eddy forward status to answer", interval=0.05)
+    return json.loads(r.stdout) if json_output else r.stdout
 
 
 def local_ends(edge, topic, partitions):
@@ -375,79 +382,49 @@ def finish_producer(proc, timeout=300):
     return proc.returncode, out.strip().splitlines()[-1:], err.strip().splitlines()[-5:]
 
 
-def check_numbers(checks, target, topic, count, partitions, label=None):
+def assert_numbers(target, topic, count, partitions, label=None):
     """Every number 0..count-1 of rdkafka_idempotence exactly once, in order,
     in its partition (number % partitions). target: the central
     KafkaCluster (read with Kafka's Java consumer, NumberedCheck.java) or an
     eddy Broker (the edge, read with raw fetches)."""
     if isinstance(target, eddy_fixture.Broker):
-        eddy_fixture.check_numbered_log(checks, target.port, topic, count, partitions, label or "edge")
+        eddy_fixture.assert_numbered_log(target.port, topic, count, partitions, label or "edge")
         return None
     label = label or "central"
     result = kafka_fixture.numbered_check(target.bootstrap, topic, count, partitions)
     print(result["text"])
     parts = result["partitions"]
-    checks.equal("%s: no number twice" % label, sum(p["duplicates"] for p in parts), 0)
-    checks.equal("%s: numbers in order in each partition" % label, sum(p["out_of_order"] for p in parts), 0)
-    checks.equal("%s: no gap in any partition" % label, sum(p["gaps"] for p in parts), 0)
-    checks.equal("%s: each number in its partition" % label, sum(p["misplaced"] for p in parts), 0)
-    checks.equal("%s: every number present (missing e.g. %s)" % (label, result["missing_examples"][:5]),
-                 result["distinct"], count)
-    checks.equal("%s: records in the topic" % label, result["records"], count)
+    assert sum(p["duplicates"] for p in parts) == 0, "%s: no number twice" % label
+    assert sum(p["out_of_order"] for p in parts) == 0, "%s: numbers in order in each partition" % label
+    assert sum(p["gaps"] for p in parts) == 0, "%s: no gap in any partition" % label
+    assert sum(p["misplaced"] for p in parts) == 0, "%s: each number in its partition" % label
+    assert result["distinct"] == count, \
+        "%s: every number present (missing e.g. %s)" % (label, result["missing_examples"][:5])
+    assert result["records"] == count, "%s: records in the topic" % label
     return result
 
 
-def run(body, **rig_args):
-    """Runs body(rig, checks) on a started rig; the edge and every Kafka node
-    the scenario did not stop must survive, and the edge must stop cleanly.
-    Exits with the checks' verdict."""
-    checks = eddy_fixture.Checks()
-    rig = None
+def finish_rig_problems(rig):
+    """What the end of a test requires of a rig, as a list of problems:
+    every Kafka node the test did not stop still runs, the edge still runs
+    and stops cleanly on SIGTERM. Closes the rig."""
+    problems = []
     try:
-        rig = ForwardRig(**rig_args)
-        rig.start()
-        body(rig, checks)
-    except Exception as e:  # noqa: BLE001 - any escape is a test failure
-        import traceback
-        traceback.print_exc()
-        checks.fail("test body completed", "%s: %s" % (type(e).__name__, e))
-        if rig is not None:
-            if rig.kafka is not None:
-                for i in sorted(rig.kafka.ports):
-                    print("---- kafka node %d log ----\n%s" % (i, rig.kafka.log_text(i)[-2500:]))
+        if rig.kafka is not None and rig.kafka.started:
+            for i, proc in sorted(rig.kafka.procs.items()):
+                if i not in rig.central_stopped and proc.poll() is not None:
+                    problems.append("kafka node %d was not running at the end:\n%s"
+                                    % (i, rig.kafka.log_text(i)[-2000:]))
+        if rig.edge.proc is not None:
+            if not rig.edge.alive():
+                problems.append("the edge was not running at the end:\n" + rig.edge.log_text()[-3000:])
+            else:
+                try:
+                    rc = rig.edge.stop()
+                    if rc != 0:
+                        problems.append("the edge exited with %s on SIGTERM, want 0" % rc)
+                except eddy_fixture.FixtureError as e:
+                    problems.append("the edge did not stop: %s" % e)
     finally:
-        if rig is not None:
-            finish_rig(rig, checks)
-    checks.finish()
-
-
-def print_edge_log(edge):
-    """On a failed check: the edge's forward link log lines, and the tail of
-    its log."""
-    text = edge.log_text()
-    tail = text[-3000:]
-    link_lines = [line for line in text[:-3000].splitlines() if "forward link" in line]
-    if link_lines:
-        print("---- edge forward link log before the tail (last 60 lines) ----\n" + "\n".join(link_lines[-60:]))
-    print("---- edge log (tail) ----\n" + tail)
-
-
-def finish_rig(rig, checks):
-    if checks.failed and rig.edge.proc is not None:
-        print_edge_log(rig.edge)
-    if rig.kafka is not None and rig.kafka.started:
-        for i, proc in sorted(rig.kafka.procs.items()):
-            if i in rig.central_stopped:
-                continue
-            checks.check("kafka node %d still running at the end" % i, proc.poll() is None,
-                         rig.kafka.log_text(i)[-2000:] if proc.poll() is not None else "")
-    if rig.edge.proc is not None:
-        alive = rig.edge.alive()
-        checks.check("edge still running at the end", alive, rig.edge.log_text()[-3000:])
-        if alive:
-            try:
-                rc = rig.edge.stop()
-                checks.equal("edge stops cleanly on SIGTERM (exit code)", rc, 0)
-            except eddy_fixture.FixtureError as e:
-                checks.fail("edge stops cleanly on SIGTERM", e)
-    rig.close()
+        rig.close()
+    return problems

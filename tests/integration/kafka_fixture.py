@@ -126,16 +126,23 @@ logger.state.level = WARN
 """
 
 
+# Every KafkaCluster not yet closed (conftest.py reports their logs on a
+# failure).
+LIVE = []
+
+
 class KafkaCluster:
     """n Kafka nodes (combined broker+controller). broker_configs: extra
     server.properties entries for every node."""
 
     CLUSTER_ID = "EddyTestKafkaCluster0"[:22]
 
-    def __init__(self, nodes=1, broker_configs=None, heap_mb=384, external=None):
+    def __init__(self, nodes=1, broker_configs=None, heap_mb=384, external=None, tmp=None):
         self.n = nodes
         self.cp = classpath()
-        self.tmp = tempfile.mkdtemp(prefix="eddy-kafka-")
+        # tmp: the test's directory (conftest.py's kafka fixture).
+        self.tmp = str(tmp) if tmp is not None else eddy_fixture.temp_dir("eddy-kafka-")
+        os.makedirs(self.tmp, exist_ok=True)
         self.heap_mb = heap_mb
         self.extra = dict(broker_configs or {})
         self.ports = {i: free_port() for i in range(1, nodes + 1)}
@@ -153,6 +160,7 @@ class KafkaCluster:
         for i in self.ports:
             self._write_config(i)
         self.started = False
+        LIVE.append(self)
 
     # -- configuration ---------------------------------------------------
 
@@ -316,6 +324,8 @@ class KafkaCluster:
         self.stop_node(i, signal.SIGKILL)
 
     def close(self):
+        if self in LIVE:
+            LIVE.remove(self)
         for i in list(self.procs):
             self.stop_node(i, signal.SIGKILL if os.environ.get("EDDY_KAFKA_FAST_CLOSE", "1") == "1" else signal.SIGTERM)
         if os.environ.get("EDDY_KEEP_TMP") != "1":
@@ -446,13 +456,13 @@ def numbered_check(bootstrap, topic, count, partitions, dump=None, timeout_ms=60
     return result
 
 
-def dump_records(bootstrap, topics, timeout_ms=60000):
+def dump_records(bootstrap, topics, tmp, timeout_ms=60000):
     """Every record of topics ({name: partitions}) read with Kafka's Java
     consumer, in offset order per partition: dicts with topic, partition,
     offset, timestamp, timestamp_type ("CreateTime"...), key and value
-    (bytes or None) and headers (list of (key, bytes))."""
-    fd, path = tempfile.mkstemp(prefix="eddy-records-", suffix=".jsonl")
-    os.close(fd)
+    (bytes or None) and headers (list of (key, bytes)). tmp: the test's
+    directory, for the program's output file."""
+    path = os.path.join(str(tmp), "records-%d.jsonl" % time.monotonic_ns())
     try:
         proc = run_java_program("NumberedCheck", ["records", bootstrap, path] +
                                 ["%s:%d" % (t, n) for t, n in sorted(topics.items())],
@@ -468,7 +478,8 @@ def dump_records(bootstrap, topics, timeout_ms=60000):
                 out.append(r)
         return out
     finally:
-        os.unlink(path)
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 def describe_producers(bootstrap, topic, partitions, until_gone=False, timeout_ms=60000):

@@ -35,7 +35,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 
@@ -227,15 +226,14 @@ def franz_go():
 
 
 def provision(what, fn):
-    """fn() or, on a ProvisionError, the test's failure: 'FAIL ...' and
-    '0 passed, 1 failed', exit code 1."""
+    """fn() or, on a ProvisionError, the test's failure (call it from a
+    fixture)."""
+    import pytest
     started = time.monotonic()
     try:
         value = fn()
     except ProvisionError as e:
-        print("FAIL provisioning %s: %s" % (what, e), flush=True)
-        print("0 passed, 1 failed", flush=True)
-        sys.exit(1)
+        pytest.fail("provisioning %s: %s" % (what, e), pytrace=False)
     print("%s ready (%.1f s)" % (what, time.monotonic() - started), flush=True)
     return value
 
@@ -377,14 +375,14 @@ def batch_headers(broker, topic, partitions):
     return out
 
 
-def check_idempotent_log(checks, label, broker, topic, partitions, expected_records):
+def assert_idempotent_log(label, broker, topic, partitions, expected_records):
     """Every batch carries a producer id, and each producer's sequence
     numbers run from 0 without a gap or repeat in each partition."""
     headers = batch_headers(broker, topic, partitions)
     total = sum(count for rows in headers.values() for _b, count, _pid, _e, _s in rows)
-    checks.equal("%s: records in the log" % label, total, expected_records)
+    assert total == expected_records, "%s: records in the log" % label
     no_pid = [(p, b) for p, rows in headers.items() for b, _c, pid, _e, _s in rows if pid < 0]
-    checks.equal("%s: every batch has a producer id (idempotent)" % label, no_pid, [])
+    assert no_pid == [], "%s: every batch has a producer id (idempotent)" % label
     bad = []
     for p, rows in headers.items():
         nxt = {}
@@ -396,7 +394,7 @@ def check_idempotent_log(checks, label, broker, topic, partitions, expected_reco
                 bad.append("partition %d offset %d: producer %d epoch %d sequence %d, expected %d"
                            % (p, base, pid, epoch, seq, want))
             nxt[(pid, epoch)] = seq + count
-    checks.equal("%s: sequence numbers contiguous per producer and partition" % label, bad[:5], [])
+    assert bad[:5] == [], "%s: sequence numbers contiguous per producer and partition" % label
     return headers
 
 
@@ -417,99 +415,83 @@ def committed_offsets(broker, group):
         admin.close()
 
 
-def _run_or_fail(checks, cmd, log_dir, label, timeout, env):
+def run_for_result(cmd, log_dir, label, timeout, env=None):
+    """run_client() that asserts the client printed a result."""
     result, run = run_client(cmd, log_dir, label, timeout, env=env)
-    if not checks.check("%s: printed a result (exit code %s)" % (label, run.proc.returncode),
-                        result is not None, run.tail()):
-        return None, run
+    assert result is not None, "%s: printed no result (exit code %s):\n%s" % (label, run.proc.returncode, run.tail())
     return result, run
 
 
-def produce_step(checks, client, env, broker, log_dir, label, topic, first, count):
-    result, run = _run_or_fail(checks, client + ["produce", broker.bootstrap, topic, str(first), str(count)],
-                               log_dir, label, 120, env)
-    if result is None:
-        return False
-    ok = checks.equal("%s: delivery errors" % label, result.get("errors"), [])
-    ok &= checks.equal("%s: messages acknowledged" % label, result.get("delivered"), count)
+def produce_step(client, env, broker, log_dir, label, topic, first, count):
+    result, run = run_for_result(client + ["produce", broker.bootstrap, topic, str(first), str(count)],
+                                 log_dir, label, 120, env)
+    tail = run.tail()
+    assert result.get("errors") == [], "%s: delivery errors\n%s" % (label, tail)
+    assert result.get("delivered") == count, "%s: messages acknowledged\n%s" % (label, tail)
     for key in ("undelivered", "flush_error", "producer_id_error"):
         if key in result:
-            ok &= checks.equal("%s: %s" % (label, key), result[key], 0 if key == "undelivered" else None)
+            assert result[key] == (0 if key == "undelivered" else None), "%s: %s\n%s" % (label, key, tail)
     if "client_errors" in result:
-        ok &= checks.equal("%s: client errors (error_cb)" % label, result["client_errors"], [])
-    if not ok:
-        print(run.tail())
-    return ok
+        assert result["client_errors"] == [], "%s: client errors (error_cb)\n%s" % (label, tail)
 
 
-def consume_step(checks, client, env, broker, log_dir, label, group, topic, expected_values, timeout=60):
+def consume_step(client, env, broker, log_dir, label, group, topic, expected_values, timeout=60):
     """One consumer group member run: it subscribes, reads until it has
     len(expected_values) records (or timeout), commits and leaves. The
     records must be exactly expected_values, each once."""
-    result, run = _run_or_fail(checks, client + ["consume", broker.bootstrap, group, topic,
-                                                 str(len(expected_values)), str(timeout)],
-                               log_dir, label, timeout + 60, env)
-    if result is None:
-        return None
+    result, run = run_for_result(client + ["consume", broker.bootstrap, group, topic,
+                                           str(len(expected_values)), str(timeout)],
+                                 log_dir, label, timeout + 60, env)
+    tail = run.tail()
     records = result.get("records", [])
     values = [r[3] for r in records]
-    ok = checks.equal("%s: records read" % label, len(values), len(expected_values))
-    ok &= checks.equal("%s: exactly the expected values, each once" % label,
-                       sorted(values) == sorted(expected_values) and len(set(values)) == len(values), True)
-    if sorted(values) != sorted(expected_values):
-        unexpected = sorted(set(values) - set(expected_values))
-        missing = sorted(set(expected_values) - set(values))
-        print("%s: %d unexpected (e.g. %s), %d missing (e.g. %s)"
-              % (label, len(unexpected), unexpected[:5], len(missing), missing[:5]))
+    assert len(values) == len(expected_values), "%s: records read\n%s" % (label, tail)
+    unexpected = sorted(set(values) - set(expected_values))
+    missing = sorted(set(expected_values) - set(values))
+    assert sorted(values) == sorted(expected_values) and len(set(values)) == len(values), \
+        "%s: exactly the expected values, each once: %d unexpected (e.g. %s), %d missing (e.g. %s)" \
+        % (label, len(unexpected), unexpected[:5], len(missing), missing[:5])
     disorder = []
     last = {}
     for t, p, off, _v in records:
         if last.get((t, p), -1) >= off:
             disorder.append((t, p, off))
         last[(t, p)] = off
-    ok &= checks.equal("%s: offsets increase within each partition" % label, disorder[:5], [])
-    ok &= checks.equal("%s: commit error" % label, result.get("commit_error"), None)
-    ok &= checks.equal("%s: consumer errors" % label, result.get("errors"), [])
+    assert disorder[:5] == [], "%s: offsets increase within each partition" % label
+    assert result.get("commit_error") is None, "%s: commit error\n%s" % (label, tail)
+    assert result.get("errors") == [], "%s: consumer errors\n%s" % (label, tail)
     if "client_errors" in result:
-        ok &= checks.equal("%s: client errors (error_cb)" % label, result["client_errors"], [])
-    checks.check("%s: an assignment was reported" % label, run.event(lambda e: e.get("event") == "assigned"),
-                 run.tail())
-    if not ok:
-        print(run.tail())
+        assert result["client_errors"] == [], "%s: client errors (error_cb)\n%s" % (label, tail)
+    assert run.event(lambda e: e.get("event") == "assigned"), "%s: an assignment was reported\n%s" % (label, tail)
     return result
 
 
-def group_scenario(checks, client, env, broker, log_dir, name, first_count=300, second_count=120):
+def group_scenario(client, env, broker, log_dir, name, first_count=300, second_count=120):
     """Idempotent produce, then a consumer group reading it all and
     committing, more produced, and a second run of the same group reading
     only the new records (it resumes from the committed offsets)."""
     topic, group, partitions = name + "-events", name + "-group", 3
     create_topic(broker, topic, partitions)
-    if not produce_step(checks, client, env, broker, log_dir, "produce 1", topic, 0, first_count):
-        return
-    check_idempotent_log(checks, "produce 1", broker, topic, partitions, first_count)
+    produce_step(client, env, broker, log_dir, "produce 1", topic, 0, first_count)
+    assert_idempotent_log("produce 1", broker, topic, partitions, first_count)
     first = [value_of(i) for i in range(first_count)]
-    if consume_step(checks, client, env, broker, log_dir, "consume 1", group, topic, first) is None:
-        return
+    consume_step(client, env, broker, log_dir, "consume 1", group, topic, first)
     ends = end_offsets(broker, topic, partitions)
-    checks.equal("consume 1: committed offsets (broker side) are the end offsets",
-                 committed_offsets(broker, group), {(topic, p): ends[p] for p in range(partitions)})
-    if not produce_step(checks, client, env, broker, log_dir, "produce 2", topic, first_count, second_count):
-        return
-    check_idempotent_log(checks, "produce 2", broker, topic, partitions, first_count + second_count)
+    assert committed_offsets(broker, group) == {(topic, p): ends[p] for p in range(partitions)}, \
+        "consume 1: committed offsets (broker side) are the end offsets"
+    produce_step(client, env, broker, log_dir, "produce 2", topic, first_count, second_count)
+    assert_idempotent_log("produce 2", broker, topic, partitions, first_count + second_count)
     second = [value_of(i) for i in range(first_count, first_count + second_count)]
-    if consume_step(checks, client, env, broker, log_dir, "consume 2 (resumes)", group, topic, second) is None:
-        return
+    consume_step(client, env, broker, log_dir, "consume 2 (resumes)", group, topic, second)
     ends = end_offsets(broker, topic, partitions)
-    checks.equal("consume 2: committed offsets (broker side) are the end offsets",
-                 committed_offsets(broker, group), {(topic, p): ends[p] for p in range(partitions)})
+    assert committed_offsets(broker, group) == {(topic, p): ends[p] for p in range(partitions)}, \
+        "consume 2: committed offsets (broker side) are the end offsets"
 
 
-def check_topics(checks, label, topics, expected):
+def assert_topics(label, topics, expected):
     """topics: {name: partitions or {"partitions": n, ...}}; expected:
     {name: partitions} that must be among them."""
     got = {}
     for name, v in (topics or {}).items():
         got[name] = v["partitions"] if isinstance(v, dict) else v
-    checks.equal("%s: topics present with their partition counts" % label,
-                 {n: got.get(n) for n in expected}, expected)
+    assert {n: got.get(n) for n in expected} == expected, "%s: topics present with their partition counts" % label

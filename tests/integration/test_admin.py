@@ -3,7 +3,8 @@ validate_only, and the errors Kafka gives for bad requests), list_topics,
 describe_configs for a topic and the broker, IncrementalAlterConfigs (sent
 with a request class defined here: kafka-python 2.0.2 only has the old
 AlterConfigs), AlterConfigs,
-create_partitions and delete_topics."""
+create_partitions and delete_topics. The tests run in file order on one
+eddy, each on the topics the earlier ones left."""
 
 import time
 
@@ -14,7 +15,8 @@ from kafka.protocol.api import Request, Response
 from kafka.protocol.metadata import MetadataResponse
 from kafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
 
-import eddy_fixture
+import pytest
+
 import kafka_wire
 
 TOPIC_CONFIG_SOURCE = 1  # DescribeConfigs config_source: DYNAMIC_TOPIC_CONFIG
@@ -61,14 +63,14 @@ def topic_configs(admin, topic):
     return {e[0]: (e[1], e[3]) for e in entries}  # (name, value, read_only, source, ...)
 
 
-def expect_error(checks, name, error_class, call):
+def expect_error(name, error_class, call):
     try:
         call()
     except error_class:
-        return checks.check(name, True)
+        return
     except Exception as e:  # noqa: BLE001
-        return checks.fail(name, "raised %s: %s, want %s" % (type(e).__name__, e, error_class.__name__))
-    return checks.fail(name, "no error, want %s" % error_class.__name__)
+        raise AssertionError("%s: raised %s: %s, want %s" % (name, type(e).__name__, e, error_class.__name__))
+    raise AssertionError("%s: no error, want %s" % (name, error_class.__name__))
 
 
 def partition_count(port, topic):
@@ -78,156 +80,175 @@ def partition_count(port, topic):
     return error_code, len(partitions)
 
 
-def body(broker, checks):
+@pytest.fixture(scope="module")
+def broker(eddy):
+    return eddy
+
+
+@pytest.fixture(scope="module")
+def admin(broker):
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    yield admin
+    admin.close()
+
+
+def test_create_topics(broker, admin):
+
 
     # -- create_topics ------------------------------------------------------
     response = admin.create_topics([NewTopic("adm-a", 2, 1, topic_configs={
         "retention.ms": "3600000", "max.message.bytes": "200000"})], timeout_ms=5000)
-    checks.equal("create adm-a (2 partitions, configs)", [tuple(t[:2]) for t in response.topic_errors],
-                 [("adm-a", 0)])
+    assert [tuple(t[:2]) for t in response.topic_errors] == [("adm-a", 0)], "create adm-a (2 partitions, configs)"
     admin.create_topics([NewTopic("adm-validate", 3, 1)], validate_only=True)
-    checks.check("validate_only creates nothing", "adm-validate" not in admin.list_topics(), admin.list_topics())
-    checks.check("list_topics shows adm-a", "adm-a" in admin.list_topics(), admin.list_topics())
-    checks.equal("adm-a has 2 partitions (Metadata)", partition_count(broker.port, "adm-a"), (0, 2))
+    assert "adm-validate" not in admin.list_topics(), "validate_only creates nothing: %r" % (admin.list_topics(),)
+    assert "adm-a" in admin.list_topics(), "list_topics shows adm-a: %r" % (admin.list_topics(),)
+    assert partition_count(broker.port, "adm-a") == (0, 2), "adm-a has 2 partitions (Metadata)"
 
-    expect_error(checks, "create an existing topic: TopicAlreadyExistsError", Errors.TopicAlreadyExistsError,
+    expect_error("create an existing topic: TopicAlreadyExistsError", Errors.TopicAlreadyExistsError,
                  lambda: admin.create_topics([NewTopic("adm-a", 1, 1)]))
-    expect_error(checks, "replication factor 3 on one node: InvalidReplicationFactorError",
+    expect_error("replication factor 3 on one node: InvalidReplicationFactorError",
                  Errors.InvalidReplicationFactorError, lambda: admin.create_topics([NewTopic("adm-rf", 1, 3)]))
-    expect_error(checks, "0 partitions: InvalidPartitionsError", Errors.InvalidPartitionsError,
+    expect_error("0 partitions: InvalidPartitionsError", Errors.InvalidPartitionsError,
                  lambda: admin.create_topics([NewTopic("adm-zero", 0, 1)]))
-    expect_error(checks, "retention.ms=soon: InvalidConfigurationError", Errors.InvalidConfigurationError,
+    expect_error("retention.ms=soon: InvalidConfigurationError", Errors.InvalidConfigurationError,
                  lambda: admin.create_topics([NewTopic("adm-badcfg", 1, 1, topic_configs={"retention.ms": "soon"})]))
-    expect_error(checks, "unknown topic config: InvalidConfigurationError", Errors.InvalidConfigurationError,
+    expect_error("unknown topic config: InvalidConfigurationError", Errors.InvalidConfigurationError,
                  lambda: admin.create_topics([NewTopic("adm-badkey", 1, 1, topic_configs={"no.such": "1"})]))
-    expect_error(checks, "validate_only with a bad config fails too", Errors.InvalidConfigurationError,
+    expect_error("validate_only with a bad config fails too", Errors.InvalidConfigurationError,
                  lambda: admin.create_topics([NewTopic("adm-v2", 1, 1, topic_configs={"segment.bytes": "1"})],
                                              validate_only=True))
-    expect_error(checks, "invalid topic name: InvalidTopicError", Errors.InvalidTopicError,
+    expect_error("invalid topic name: InvalidTopicError", Errors.InvalidTopicError,
                  lambda: admin.create_topics([NewTopic("bad/name", 1, 1)]))
     listed = admin.list_topics()
-    checks.check("failed creations left no topic",
-                 not any(t in listed for t in ("adm-rf", "adm-zero", "adm-badcfg", "adm-badkey", "adm-v2")), listed)
+    assert not any(t in listed for t in ("adm-rf", "adm-zero", "adm-badcfg", "adm-badkey", "adm-v2")), \
+        "failed creations left no topic: %r" % (listed,)
 
+
+def test_describe_configs(broker, admin):
     # -- describe_configs -----------------------------------------------------
     configs = topic_configs(admin, "adm-a")
-    checks.check("describe adm-a: retention.ms=3600000 from the topic",
-                 isinstance(configs, dict) and configs.get("retention.ms") == ("3600000", TOPIC_CONFIG_SOURCE), configs)
-    checks.check("describe adm-a: max.message.bytes=200000 from the topic",
-                 isinstance(configs, dict) and configs.get("max.message.bytes") == ("200000", TOPIC_CONFIG_SOURCE),
-                 configs)
-    checks.check("describe adm-a: segment.bytes is a default (not the topic's)",
-                 isinstance(configs, dict) and "segment.bytes" in configs
-                 and configs["segment.bytes"][1] != TOPIC_CONFIG_SOURCE, configs)
+    assert isinstance(configs, dict) and configs.get("retention.ms") == ("3600000", TOPIC_CONFIG_SOURCE), \
+        "describe adm-a: retention.ms=3600000 from the topic: %r" % (configs,)
+    assert isinstance(configs, dict) and configs.get("max.message.bytes") == ("200000", TOPIC_CONFIG_SOURCE), \
+        "describe adm-a: max.message.bytes=200000 from the topic: %r" % (configs,)
+    assert (isinstance(configs, dict) and "segment.bytes" in configs
+                 and configs["segment.bytes"][1] != TOPIC_CONFIG_SOURCE), \
+        "describe adm-a: segment.bytes is a default (not the topic's): %r" % (configs,)
     response = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")])[0]
     error_code, _msg, _type, name, entries = response.resources[0]
     broker_configs = {e[0]: e[1] for e in entries}
-    checks.equal("describe broker 1: no error", (error_code, name), (0, "1"))
-    checks.equal("describe broker 1: log.segment.bytes from gateway.properties",
-                 broker_configs.get("log.segment.bytes"), "8388608")
-    checks.equal("describe broker 1: socket.request.max.bytes", broker_configs.get("socket.request.max.bytes"),
-                 "16777216")
-    checks.equal("describe unknown topic: UNKNOWN_TOPIC_OR_PARTITION", topic_configs(admin, "adm-none"), 3)
+    assert (error_code, name) == (0, "1"), "describe broker 1: no error"
+    assert broker_configs.get("log.segment.bytes") == "8388608", \
+        "describe broker 1: log.segment.bytes from gateway.properties"
+    assert broker_configs.get("socket.request.max.bytes") == "16777216", "describe broker 1: socket.request.max.bytes"
+    assert topic_configs(admin, "adm-none") == 3, "describe unknown topic: UNKNOWN_TOPIC_OR_PARTITION"
 
+
+def test_topic_max_message_bytes_enforced(broker, admin):
     # The topic's max.message.bytes (200000) is enforced.
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
-    expect_error(checks, "a 300 KB record to adm-a: MessageSizeTooLargeError", Errors.MessageSizeTooLargeError,
+    expect_error("a 300 KB record to adm-a: MessageSizeTooLargeError", Errors.MessageSizeTooLargeError,
                  lambda: producer.send("adm-a", value=b"x" * 300_000, partition=0).get(timeout=30))
     meta = producer.send("adm-a", value=b"y" * 150_000, partition=1).get(timeout=30)
-    checks.equal("a 150 KB record to adm-a is accepted", (meta.partition, meta.offset), (1, 0))
+    assert (meta.partition, meta.offset) == (1, 0), "a 150 KB record to adm-a is accepted"
     producer.close()
 
+
+def test_alter_configs(broker, admin):
     # -- AlterConfigs (the old, non-incremental API) -------------------------
     # The given configs replace all of the topic's overrides, as in Kafka:
     # max.message.bytes (set at creation) goes back to its default.
     response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
                                                    {"retention.ms": "1000", "segment.index.bytes": "65536"})])
-    checks.equal("alter_configs (AlterConfigs) adm-a: no error", [r[:1] for r in response.resources], [(0,)])
+    assert [r[:1] for r in response.resources] == [(0,)], "alter_configs (AlterConfigs) adm-a: no error"
     configs = topic_configs(admin, "adm-a")
-    checks.equal("AlterConfigs set retention.ms and segment.index.bytes",
-                 (configs.get("retention.ms"), configs.get("segment.index.bytes")),
-                 (("1000", TOPIC_CONFIG_SOURCE), ("65536", TOPIC_CONFIG_SOURCE)))
-    checks.check("AlterConfigs reset max.message.bytes (not named) to its default",
-                 configs.get("max.message.bytes", ("", TOPIC_CONFIG_SOURCE))[1] != TOPIC_CONFIG_SOURCE, configs)
+    assert (configs.get("retention.ms"), configs.get("segment.index.bytes")) == \
+        (("1000", TOPIC_CONFIG_SOURCE), ("65536", TOPIC_CONFIG_SOURCE)), \
+        "AlterConfigs set retention.ms and segment.index.bytes"
+    assert configs.get("max.message.bytes", ("", TOPIC_CONFIG_SOURCE))[1] != TOPIC_CONFIG_SOURCE, \
+        "AlterConfigs reset max.message.bytes (not named) to its default: %r" % (configs,)
     response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
                                                    {"retention.ms": "soon"})])
-    checks.equal("AlterConfigs with a bad value: INVALID_CONFIG", [r[0] for r in response.resources], [40])
+    assert [r[0] for r in response.resources] == [40], "AlterConfigs with a bad value: INVALID_CONFIG"
     response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "adm-a",
                                                    {"retention.ms": "3600000", "max.message.bytes": "200000"})])
-    checks.equal("AlterConfigs back to the creation configs", [r[0] for r in response.resources], [0])
-    checks.equal("retention.ms after AlterConfigs", topic_configs(admin, "adm-a").get("retention.ms"),
-                 ("3600000", TOPIC_CONFIG_SOURCE))
+    assert [r[0] for r in response.resources] == [0], "AlterConfigs back to the creation configs"
+    assert topic_configs(admin, "adm-a").get("retention.ms") == ("3600000", TOPIC_CONFIG_SOURCE), \
+        "retention.ms after AlterConfigs"
 
+
+def test_incremental_alter_configs(broker, admin):
     # -- IncrementalAlterConfigs ---------------------------------------------
     result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "7200000"),
                                                           ("max.message.bytes", DELETE, None)])],
                                validate_only=True)
-    checks.equal("incremental alter, validate_only: no error", [r[:2] for r in result], [("adm-a", 0)])
-    checks.equal("validate_only changed nothing", topic_configs(admin, "adm-a").get("retention.ms"),
-                 ("3600000", TOPIC_CONFIG_SOURCE))
+    assert [r[:2] for r in result] == [("adm-a", 0)], "incremental alter, validate_only: no error"
+    assert topic_configs(admin, "adm-a").get("retention.ms") == ("3600000", TOPIC_CONFIG_SOURCE), \
+        "validate_only changed nothing"
     result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "7200000"),
                                                           ("max.message.bytes", DELETE, None),
                                                           ("segment.bytes", SET, "1048576")])])
-    checks.equal("incremental alter SET/DELETE: no error", [r[:2] for r in result], [("adm-a", 0)])
+    assert [r[:2] for r in result] == [("adm-a", 0)], "incremental alter SET/DELETE: no error"
     configs = topic_configs(admin, "adm-a")
-    checks.equal("retention.ms is now 7200000", configs.get("retention.ms"), ("7200000", TOPIC_CONFIG_SOURCE))
-    checks.check("max.message.bytes back to its default", configs.get("max.message.bytes", ("", 1))[1] != 1, configs)
-    checks.equal("segment.bytes is now 1048576", configs.get("segment.bytes"), ("1048576", TOPIC_CONFIG_SOURCE))
+    assert configs.get("retention.ms") == ("7200000", TOPIC_CONFIG_SOURCE), "retention.ms is now 7200000"
+    assert configs.get("max.message.bytes", ("", 1))[1] != 1, "max.message.bytes back to its default: %r" % (configs,)
+    assert configs.get("segment.bytes") == ("1048576", TOPIC_CONFIG_SOURCE), "segment.bytes is now 1048576"
     result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "later")])])
-    checks.equal("incremental alter with a bad value: INVALID_CONFIG", [r[:2] for r in result], [("adm-a", 40)])
+    assert [r[:2] for r in result] == [("adm-a", 40)], "incremental alter with a bad value: INVALID_CONFIG"
     result = incremental_alter(broker.port, [(2, "adm-a", [("cleanup.policy", APPEND, "compact")])])
-    checks.equal("incremental alter APPEND compact to cleanup.policy: INVALID_CONFIG (no compaction)",
-                 [r[:2] for r in result], [("adm-a", 40)])
+    assert [r[:2] for r in result] == [("adm-a", 40)], \
+        "incremental alter APPEND compact to cleanup.policy: INVALID_CONFIG (no compaction)"
     result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", APPEND, "1")])])
-    checks.equal("incremental alter APPEND to a LONG config: INVALID_CONFIG", [r[:2] for r in result],
-                 [("adm-a", 40)])
+    assert [r[:2] for r in result] == [("adm-a", 40)], "incremental alter APPEND to a LONG config: INVALID_CONFIG"
     result = incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", APPEND, "0:1"),
                                                           ("leader.replication.throttled.replicas", APPEND, "1:1")])])
-    checks.equal("incremental alter naming a config twice: INVALID_REQUEST", [r[:2] for r in result],
-                 [("adm-a", 42)])
+    assert [r[:2] for r in result] == [("adm-a", 42)], "incremental alter naming a config twice: INVALID_REQUEST"
     result = incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", APPEND, "0:1")])])
     result += incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", APPEND, "1:1")])])
-    checks.equal("incremental alter APPEND to a LIST config: no error", [r[:2] for r in result], [("adm-a", 0)] * 2)
-    checks.equal("... the list has both items", topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas"),
-                 ("0:1,1:1", TOPIC_CONFIG_SOURCE))
+    assert [r[:2] for r in result] == [("adm-a", 0)] * 2, "incremental alter APPEND to a LIST config: no error"
+    assert topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas") == ("0:1,1:1", TOPIC_CONFIG_SOURCE), \
+        "... the list has both items"
     result = incremental_alter(broker.port, [(2, "adm-a", [("leader.replication.throttled.replicas", SUBTRACT, "0:1")])])
-    checks.equal("incremental alter SUBTRACT from a LIST config", (
-        [r[:2] for r in result], topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas")),
-        ([("adm-a", 0)], ("1:1", TOPIC_CONFIG_SOURCE)))
+    assert ([r[:2] for r in result], topic_configs(admin, "adm-a").get("leader.replication.throttled.replicas")) == \
+        ([("adm-a", 0)], ("1:1", TOPIC_CONFIG_SOURCE)), \
+        "incremental alter SUBTRACT from a LIST config"
     result = incremental_alter(broker.port, [(2, "adm-none", [("retention.ms", SET, "1")])])
-    checks.equal("incremental alter of an unknown topic: UNKNOWN_TOPIC_OR_PARTITION", [r[:2] for r in result],
-                 [("adm-none", 3)])
+    assert [r[:2] for r in result] == [("adm-none", 3)], \
+        "incremental alter of an unknown topic: UNKNOWN_TOPIC_OR_PARTITION"
     result = incremental_alter(broker.port, [(4, "1", [("log.retention.ms", SET, "1")])])
-    checks.check("incremental alter of the broker: refused with a message",
-                 len(result) == 1 and result[0][1] != 0 and result[0][2], result)
-    checks.equal("retention.ms still 7200000 after the failed alters",
-                 topic_configs(admin, "adm-a").get("retention.ms"), ("7200000", TOPIC_CONFIG_SOURCE))
+    assert len(result) == 1 and result[0][1] != 0 and result[0][2], \
+        "incremental alter of the broker: refused with a message: %r" % (result,)
+    assert topic_configs(admin, "adm-a").get("retention.ms") == ("7200000", TOPIC_CONFIG_SOURCE), \
+        "retention.ms still 7200000 after the failed alters"
 
+
+def test_create_partitions(broker, admin):
     # -- create_partitions ---------------------------------------------------
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     producer.send("adm-a", value=b"before growth", partition=0).get(timeout=30)
     response = admin.create_partitions({"adm-a": NewPartitions(4)})
-    checks.equal("create_partitions adm-a to 4", [tuple(t[:2]) for t in response.topic_errors], [("adm-a", 0)])
-    checks.equal("adm-a has 4 partitions (Metadata)", partition_count(broker.port, "adm-a"), (0, 4))
+    assert [tuple(t[:2]) for t in response.topic_errors] == [("adm-a", 0)], "create_partitions adm-a to 4"
+    assert partition_count(broker.port, "adm-a") == (0, 4), "adm-a has 4 partitions (Metadata)"
     admin.create_partitions({"adm-a": NewPartitions(6)}, validate_only=True)
-    checks.equal("create_partitions validate_only: still 4", partition_count(broker.port, "adm-a"), (0, 4))
-    expect_error(checks, "shrinking to 3 partitions: InvalidPartitionsError", Errors.InvalidPartitionsError,
+    assert partition_count(broker.port, "adm-a") == (0, 4), "create_partitions validate_only: still 4"
+    expect_error("shrinking to 3 partitions: InvalidPartitionsError", Errors.InvalidPartitionsError,
                  lambda: admin.create_partitions({"adm-a": NewPartitions(3)}))
-    expect_error(checks, "create_partitions on an unknown topic: UnknownTopicOrPartitionError",
+    expect_error("create_partitions on an unknown topic: UnknownTopicOrPartitionError",
                  Errors.UnknownTopicOrPartitionError, lambda: admin.create_partitions({"adm-none": NewPartitions(3)}))
     # The producer learns of the new partitions when its metadata is refreshed.
     producer.close()
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     meta = producer.send("adm-a", value=b"in partition 3", partition=3).get(timeout=30)
-    checks.equal("produce to new partition 3", (meta.partition, meta.offset), (3, 0))
+    assert (meta.partition, meta.offset) == (3, 0), "produce to new partition 3"
     producer.close()
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False)
     tps = [TopicPartition("adm-a", p) for p in range(4)]
-    checks.equal("end offsets after growth (old data kept)", consumer.end_offsets(tps),
-                 {tps[0]: 1, tps[1]: 1, tps[2]: 0, tps[3]: 1})
+    assert consumer.end_offsets(tps) == {tps[0]: 1, tps[1]: 1, tps[2]: 0, tps[3]: 1}, \
+        "end offsets after growth (old data kept)"
     consumer.close()
 
+
+def test_delete_topics(broker, admin):
     # -- delete_topics -------------------------------------------------------
     # A long-poll fetch parked on the topic is answered when it is deleted.
     parked = kafka_wire.Connection(broker.port)
@@ -238,43 +259,42 @@ def body(broker, checks):
     parked.receive()  # ApiVersions answered: the fetch behind it is parked
     started = time.monotonic()
     response = admin.delete_topics(["adm-a"], timeout_ms=5000)
-    checks.equal("delete adm-a", [tuple(t[:2]) for t in response.topic_error_codes], [("adm-a", 0)])
+    assert [tuple(t[:2]) for t in response.topic_error_codes] == [("adm-a", 0)], "delete adm-a"
     cid, payload = parked.receive()
     parked.close()
     (_t, ((_p, error_code, *_rest),)), = FetchResponse[4].decode(payload).topics
-    checks.equal("the parked fetch is answered with UNKNOWN_TOPIC_OR_PARTITION", (cid, error_code), (2, 3))
-    checks.check("... at once, not after max_wait_ms", time.monotonic() - started < 30, time.monotonic() - started)
-    checks.check("list_topics no longer shows adm-a", "adm-a" not in admin.list_topics(), admin.list_topics())
-    checks.equal("describe deleted topic: UNKNOWN_TOPIC_OR_PARTITION", topic_configs(admin, "adm-a"), 3)
-    expect_error(checks, "delete an unknown topic: UnknownTopicOrPartitionError", Errors.UnknownTopicOrPartitionError,
+    assert (cid, error_code) == (2, 3), "the parked fetch is answered with UNKNOWN_TOPIC_OR_PARTITION"
+    assert time.monotonic() - started < 30, "... at once, not after max_wait_ms: %r" % (time.monotonic() - started,)
+    assert "adm-a" not in admin.list_topics(), "list_topics no longer shows adm-a: %r" % (admin.list_topics(),)
+    assert topic_configs(admin, "adm-a") == 3, "describe deleted topic: UNKNOWN_TOPIC_OR_PARTITION"
+    expect_error("delete an unknown topic: UnknownTopicOrPartitionError", Errors.UnknownTopicOrPartitionError,
                  lambda: admin.delete_topics(["adm-a"]))
 
+
+def test_recreated_topic_starts_empty(broker, admin):
     # Re-created under the same name, the topic starts empty with its own
     # (default) configs.
     admin.create_topics([NewTopic("adm-a", 1, 1)])
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False)
     tp = TopicPartition("adm-a", 0)
-    checks.equal("re-created adm-a is empty", consumer.end_offsets([tp]), {tp: 0})
+    assert consumer.end_offsets([tp]) == {tp: 0}, "re-created adm-a is empty"
     consumer.close()
     configs = topic_configs(admin, "adm-a")
-    checks.check("re-created adm-a has default retention.ms",
-                 isinstance(configs, dict) and configs.get("retention.ms", ("", 1))[1] != TOPIC_CONFIG_SOURCE, configs)
-    admin.close()
+    assert isinstance(configs, dict) and configs.get("retention.ms", ("", 1))[1] != TOPIC_CONFIG_SOURCE, \
+        "re-created adm-a has default retention.ms: %r" % (configs,)
 
+
+def test_topics_survive_a_restart(broker):
     # Topics and configs survive a restart (they live in the meta store).
     admin2_topic = "adm-persist"
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     admin.create_topics([NewTopic(admin2_topic, 3, 1, topic_configs={"retention.ms": "123456"})])
     admin.close()
-    checks.equal("SIGTERM exit code", broker.restart(), 0)
+    assert broker.restart() == 0, "SIGTERM exit code"
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
-    checks.check("after restart: topics listed", {"adm-a", admin2_topic} <= set(admin.list_topics()),
-                 admin.list_topics())
-    checks.equal("after restart: adm-persist has 3 partitions", partition_count(broker.port, admin2_topic), (0, 3))
-    checks.equal("after restart: adm-persist retention.ms", topic_configs(admin, admin2_topic).get("retention.ms"),
-                 ("123456", TOPIC_CONFIG_SOURCE))
+    assert {"adm-a", admin2_topic} <= set(admin.list_topics()), \
+        "after restart: topics listed: %r" % (admin.list_topics(),)
+    assert partition_count(broker.port, admin2_topic) == (0, 3), "after restart: adm-persist has 3 partitions"
+    assert topic_configs(admin, admin2_topic).get("retention.ms") == ("123456", TOPIC_CONFIG_SOURCE), \
+        "after restart: adm-persist retention.ms"
     admin.close()
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)

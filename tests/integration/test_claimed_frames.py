@@ -17,7 +17,10 @@ eddy.request.read.timeout.ms, giving its memory to the frame waiting for it.
 RSS and its peak are read from /proc."""
 
 import socket
+import threading
 import time
+
+import pytest
 
 import eddy_fixture
 import kafka_wire as w
@@ -59,38 +62,53 @@ def settle(broker):
                             interval=0.05)
 
 
-def still_served(broker, checks, case):
+def still_served(broker, case):
     with w.Connection(broker.port) as conn:
         payload = conn.request(18, 0, b"")
-        checks.check("%s: ApiVersions still answered on a new connection" % case, len(payload) > 0)
+        assert len(payload) > 0, "%s: ApiVersions still answered on a new connection" % case
 
 
-def body(broker, checks):
-    pid = broker.proc.pid
-    still_served(broker, checks, "start")
+@pytest.fixture(scope="module")
+def eddy_overrides():
+    # No queued.max.request.bytes here (a claim reserves its whole size
+    # there, so five 50 MB claims would hold the bound): what is measured is
+    # that memory follows the bytes sent, not the claims.
+    return {"socket.request.max.bytes": "104857600", "queued.max.request.bytes": "-1"}
+
+
+BOUND_MIB = 16
+
+
+@pytest.fixture(scope="module")
+def bounded(eddy_factory):
+    """The second broker: queued.max.request.bytes=16 MiB."""
+    return eddy_factory({"queued.max.request.bytes": str(BOUND_MIB * MiB), "socket.request.max.bytes": "104857600",
+                         "eddy.request.read.timeout.ms": "2000"})
+
+
+def test_memory_follows_bytes_sent_not_claims(eddy):
+    pid = eddy.proc.pid
+    still_served(eddy, "start")
     base = rss_mib(pid)
-    sockets = [claim(broker.port, 50_000_000, 1000) for _ in range(5)]
-    settle(broker)
+    sockets = [claim(eddy.port, 50_000_000, 1000) for _ in range(5)]
+    settle(eddy)
     grown = rss_mib(pid) - base
     print("5 x claim 50 MB, send 1000 B: RSS %.1f -> +%.1f MiB" % (base, grown))
-    checks.check("5 connections claiming 50 MB frames cost < 8 MiB of RSS", grown < 8, "+%.1f MiB" % grown)
-    still_served(broker, checks, "5 large claims")
+    assert grown < 8, "5 connections claiming 50 MB frames cost < 8 MiB of RSS (+%.1f MiB)" % grown
+    still_served(eddy, "5 large claims")
 
-    more = [claim(broker.port, 1_000_000, 500_000) for _ in range(40)]
-    settle(broker)
+    more = [claim(eddy.port, 1_000_000, 500_000) for _ in range(40)]
+    settle(eddy)
     grown = rss_mib(pid) - base
     print("+ 40 x claim 1 MB, send 500 KB: +%.1f MiB" % grown)
     # What they sent is 19 MiB; growth is bounded by twice that.
-    checks.check("40 connections that sent 500 KB of 1 MB frames cost < 2 x what they sent", grown < 2 * 40 * 0.5,
-                 "+%.1f MiB" % grown)
+    assert grown < 2 * 40 * 0.5, \
+        "40 connections that sent 500 KB of 1 MB frames cost < 2 x what they sent (+%.1f MiB)" % grown
 
     for s in sockets + more:
         s.close()
-    still_served(broker, checks, "after closing")
+    still_served(eddy, "after closing")
     print("after close: +%.1f MiB (what the allocator keeps is not checked here)" % (rss_mib(pid) - base))
-
-
-    bounded_request_memory(checks)
 
 
 def peak_mib(pid):
@@ -101,13 +119,84 @@ def peak_mib(pid):
     raise eddy_fixture.FixtureError("no VmHWM for pid %d" % pid)
 
 
-def stalled_claim_times_out(broker, checks):
+def test_bounded_request_memory(bounded):
+    other = bounded
+    pid = other.proc.pid
+    with w.Connection(other.port) as conn:
+        conn.request(19, 1, w.create_topics_v1("beside", 1))
+    peak0 = peak_mib(pid)
+    rss0 = rss_mib(pid)
+    frame = 12 * MiB
+    senders = []
+    done = []
+
+    def send_whole_frame():
+        s = socket.create_connection(("127.0.0.1", other.port), timeout=60)
+        try:
+            s.sendall(frame.to_bytes(4, "big") + b"\x01" * frame)
+            s.settimeout(60)
+            done.append(s.recv(1) == b"")  # eddy reads it all, then closes (not a request)
+        except OSError:
+            done.append(True)
+        finally:
+            s.close()
+
+    for _ in range(SENDERS):
+        t = threading.Thread(target=send_whole_frame, daemon=True)
+        t.start()
+        senders.append(t)
+    # Meanwhile another client is served.
+    record = w.record_batch([(b"k", b"while large frames wait", ())])
+    with w.Connection(other.port) as conn:
+        code, offset = w.produce(conn, "beside", 0, record)
+        assert (code, offset) == (0, 0), "a produce beside %d MiB of large frames: accepted" % (SENDERS * 12)
+        fetched = w.fetch_all(conn, "beside", 0)
+        assert len(fetched) == 1, "... and fetched back: %r" % fetched
+    for t in senders:
+        t.join(120)
+    grown = peak_mib(pid) - peak0
+    print("%d x a whole 12 MiB frame (%d MiB) with queued.max.request.bytes=%d MiB: peak RSS +%.1f MiB" % (
+        SENDERS, SENDERS * 12, BOUND_MIB, grown))
+    assert len(done) == SENDERS, "all %d large frames were read in the end" % SENDERS
+    # The last frames are freed just after their connections close.
+    try:
+        eddy_fixture.wait_until(lambda: rss_mib(pid) < rss0 + 4, 5, "RSS to come down", interval=0.1)
+    except eddy_fixture.FixtureError:
+        pass
+    after = rss_mib(pid)
+    print("RSS before the large frames %.1f MiB, after they were answered and closed %.1f MiB" % (rss0, after))
+    assert after < rss0 + 4, \
+        "the memory of the large frames went back to the system (RSS within 4 MiB of before): %.1f -> %.1f MiB" \
+        % (rss0, after)
+    # The bound counts frame buffers; a frame's buffer grows with what
+    # arrives, and while it moves to a larger one both exist (up to
+    # 8 + 12 MiB here): twice the bound is the ceiling checked.
+    assert grown < 2 * BOUND_MIB + 8, \
+        "peak RSS grew by less than twice the bound + 8 MiB (not %d MiB): +%.1f MiB" % (SENDERS * 12, grown)
+
+
+def test_claim_over_the_bound_closes(bounded):
+    s = claim(bounded.port, 20 * MiB, 100)
+    s.settimeout(10)
+    try:
+        closed = s.recv(1) == b""
+    except ConnectionResetError:
+        closed = True
+    s.close()
+    assert closed, "a frame claiming more than queued.max.request.bytes closes its connection"
+    # The reason is only in the log (no metric counts closed connections by cause).
+    eddy_fixture.wait_until(lambda: "queued.max.request.bytes" in bounded.log_text(), 5, "the reason in the log")
+    with w.Connection(bounded.port) as conn:
+        assert len(conn.request(18, 0, b"")) > 0, "the broker still answers"
+
+
+def test_stalled_claim_times_out(bounded):
     """A client that starts a 12 MiB frame and stalls holds 12 of the 16 MiB
     of request memory: another whole 12 MiB frame waits for it. After
     eddy.request.read.timeout.ms (2 s here) the stalled connection is
     closed and the waiting frame goes through; without the timeout it would
     wait for connections.max.idle.ms (10 minutes)."""
-    import threading
+    broker = bounded
     stalled = claim(broker.port, 12 * MiB, 1000)
     settle(broker)
     started = time.monotonic()
@@ -137,93 +226,8 @@ def stalled_claim_times_out(broker, checks):
     t.join(60)
     print("a stalled 12 MiB claim closed after %.1f s; the frame waiting behind it read after %.1f s" % (
         stalled_after, result.get("seconds", -1)))
-    checks.check("a frame begun and stalled is closed after eddy.request.read.timeout.ms (2 s)",
-                 closed and 1.5 < stalled_after < 6, (closed, stalled_after))
-    checks.check("the frame that waited for its request memory went through then", result.get("closed") is True
-                 and result["seconds"] < 15, result)
+    assert closed and 1.5 < stalled_after < 6, \
+        "a frame begun and stalled is closed after eddy.request.read.timeout.ms (2 s): %r" % ((closed, stalled_after),)
+    assert result.get("closed") is True and result["seconds"] < 15, \
+        "the frame that waited for its request memory went through then: %r" % result
     eddy_fixture.wait_until(lambda: "eddy.request.read.timeout.ms" in broker.log_text(), 5, "the reason in the log")
-
-
-def bounded_request_memory(checks):
-    import threading
-    bound_mib = 16
-    other = eddy_fixture.Broker(overrides={"queued.max.request.bytes": str(bound_mib * MiB),
-                                           "socket.request.max.bytes": "104857600",
-                                           "eddy.request.read.timeout.ms": "2000"})
-    try:
-        other.start()
-        pid = other.proc.pid
-        with w.Connection(other.port) as conn:
-            conn.request(19, 1, w.create_topics_v1("beside", 1))
-        peak0 = peak_mib(pid)
-        rss0 = rss_mib(pid)
-        frame = 12 * MiB
-        senders = []
-        done = []
-
-        def send_whole_frame():
-            s = socket.create_connection(("127.0.0.1", other.port), timeout=60)
-            try:
-                s.sendall(frame.to_bytes(4, "big") + b"\x01" * frame)
-                s.settimeout(60)
-                done.append(s.recv(1) == b"")  # eddy reads it all, then closes (not a request)
-            except OSError:
-                done.append(True)
-            finally:
-                s.close()
-
-        for _ in range(SENDERS):
-            t = threading.Thread(target=send_whole_frame, daemon=True)
-            t.start()
-            senders.append(t)
-        # Meanwhile another client is served.
-        record = w.record_batch([(b"k", b"while large frames wait", ())])
-        with w.Connection(other.port) as conn:
-            code, offset = w.produce(conn, "beside", 0, record)
-            checks.equal("a produce beside %d MiB of large frames: accepted" % (SENDERS * 12), (code, offset), (0, 0))
-            fetched = w.fetch_all(conn, "beside", 0)
-            checks.check("... and fetched back", len(fetched) == 1, fetched)
-        for t in senders:
-            t.join(120)
-        grown = peak_mib(pid) - peak0
-        print("%d x a whole 12 MiB frame (%d MiB) with queued.max.request.bytes=%d MiB: peak RSS +%.1f MiB" % (
-            SENDERS, SENDERS * 12, bound_mib, grown))
-        checks.equal("all %d large frames were read in the end" % SENDERS, len(done), SENDERS)
-        # The last frames are freed just after their connections close.
-        try:
-            eddy_fixture.wait_until(lambda: rss_mib(pid) < rss0 + 4, 5, "RSS to come down", interval=0.1)
-        except eddy_fixture.FixtureError:
-            pass
-        after = rss_mib(pid)
-        print("RSS before the large frames %.1f MiB, after they were answered and closed %.1f MiB" % (rss0, after))
-        checks.check("the memory of the large frames went back to the system (RSS within 4 MiB of before)",
-                     after < rss0 + 4, "%.1f -> %.1f MiB" % (rss0, after))
-        # The bound counts frame buffers; a frame's buffer grows with what
-        # arrives, and while it moves to a larger one both exist (up to
-        # 8 + 12 MiB here): twice the bound is the ceiling checked.
-        checks.check("peak RSS grew by less than twice the bound + 8 MiB (not %d MiB)" % (SENDERS * 12),
-                     grown < 2 * bound_mib + 8, "+%.1f MiB" % grown)
-        s = claim(other.port, 20 * MiB, 100)
-        s.settimeout(10)
-        try:
-            closed = s.recv(1) == b""
-        except ConnectionResetError:
-            closed = True
-        s.close()
-        checks.check("a frame claiming more than queued.max.request.bytes closes its connection", closed)
-        eddy_fixture.wait_until(lambda: "queued.max.request.bytes" in other.log_text(), 5, "the reason in the log")
-        with w.Connection(other.port) as conn:
-            checks.check("the broker still answers", len(conn.request(18, 0, b"")) > 0)
-        stalled_claim_times_out(other, checks)
-    finally:
-        if other.proc is not None:
-            checks.equal("the second broker stops cleanly", other.stop(), 0)
-        other.close()
-
-
-if __name__ == "__main__":
-    # The first broker has no queued.max.request.bytes (a claim reserves its
-    # whole size there, so five 50 MB claims would hold the bound): what is
-    # measured is that memory follows the bytes sent, not the claims.
-    eddy_fixture.run_test(body, broker_overrides={"socket.request.max.bytes": "104857600",
-                                                  "queued.max.request.bytes": "-1"})

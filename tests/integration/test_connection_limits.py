@@ -7,11 +7,16 @@
   (another source address on loopback) still gets in.
 - max.connections=1005: at 1 005 open the listener stops accepting: the
   next client connects (kernel backlog) but gets no answer until a
-  connection closes, then it is served."""
+  connection closes, then it is served.
+The tests run in file order on one eddy, each adding connections to those
+of the tests before it (module fixture `conns`)."""
 
 import resource
+import select
 import socket
 import time
+
+import pytest
 
 import eddy_fixture
 import kafka_wire as w
@@ -70,50 +75,74 @@ def rss_kib(pid):
     return 0
 
 
-def body(broker, checks):
+@pytest.fixture(scope="module")
+def eddy_overrides():
+    return {"max.connections": str(MAX), "max.connections.per.ip": str(PER_IP)}
+
+
+@pytest.fixture(scope="module")
+def conns():
+    """The test's open connections: {"local": [from 127.0.0.1], "other": [from 127.0.0.2]}."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
-    port = broker.port
-    socks = []
+    opened = {"local": [], "other": []}
+    yield opened
+    for socks in opened.values():
+        for s in socks:
+            s.close()
+
+
+def readable(sock):
+    return bool(select.select([sock], [], [], 0)[0])
+
+
+def test_thousand_connections_answered(eddy, conns):
+    rss0 = rss_kib(eddy.proc.pid)
+    for i in range(1000):
+        s = connect(eddy.port)
+        conns["local"].append(s)
+        assert api_versions(s, i + 1), "connection %d answered ApiVersions" % (i + 1)
+    rss1 = rss_kib(eddy.proc.pid)
+    print("RSS with no client %d KiB, with 1 000 connections %d KiB (%.1f KiB per connection)" % (
+        rss0, rss1, (rss1 - rss0) / 1000.0))
+    assert api_versions(conns["local"][0], 5000), "... and the first one still answers"
+
+
+def test_per_ip_limit(eddy, conns):
+    socks = conns["local"]
+    for i in range(PER_IP - len(socks)):
+        s = connect(eddy.port)
+        socks.append(s)
+        assert api_versions(s, 7000 + i), "connection %d from 127.0.0.1 answered" % len(socks)
+    extra = connect(eddy.port)
+    assert closed_at_once(extra), \
+        "connection %d from 127.0.0.1 is closed at once (max.connections.per.ip=%d)" % (PER_IP + 1, PER_IP)
+    extra.close()
+    # The refusal's log line is the operator's interface (no metric counts it).
+    eddy_fixture.wait_until(lambda: "max.connections.per.ip=%d" % PER_IP in eddy.log_text(), 5,
+                            "the refusal in the log, naming the address and the limit")
+
+
+def test_other_address_not_limited(eddy, conns):
+    """Another source address is not limited by 127.0.0.1's count."""
+    for i in range(MAX - PER_IP):
+        s = connect(eddy.port, "127.0.0.2")
+        conns["other"].append(s)
+        assert api_versions(s, 8000 + i), "connection %d (from 127.0.0.2) answered" % (PER_IP + len(conns["other"]))
+
+
+def test_max_connections_pauses_accept(eddy, conns):
+    """At max.connections the next one waits in the backlog, unanswered,
+    until a connection closes."""
+    assert len(conns["local"]) + len(conns["other"]) == MAX, "the earlier tests opened max.connections"
+    waiting = connect(eddy.port, "127.0.0.2")
     try:
-        rss0 = rss_kib(broker.proc.pid)
-        for i in range(1000):
-            s = connect(port)
-            socks.append(s)
-            if not api_versions(s, i + 1):
-                checks.fail("connection %d answered ApiVersions" % (i + 1), "no answer")
-                return
-        rss1 = rss_kib(broker.proc.pid)
-        print("RSS with no client %d KiB, with 1 000 connections %d KiB (%.1f KiB per connection)" % (
-            rss0, rss1, (rss1 - rss0) / 1000.0))
-        checks.check("1 000 connections each answered ApiVersions", True)
-        checks.check("... and the first one still answers", api_versions(socks[0], 5000))
-        # Up to the per-address limit.
-        for i in range(PER_IP - 1000):
-            s = connect(port)
-            socks.append(s)
-            checks.check("connection %d from 127.0.0.1 answered" % len(socks), api_versions(s, 7000 + i))
-        extra = connect(port)
-        checks.check("connection %d from 127.0.0.1 is closed at once (max.connections.per.ip=%d)" % (PER_IP + 1,
-                                                                                                   PER_IP),
-                     closed_at_once(extra))
-        extra.close()
-        eddy_fixture.wait_until(lambda: "max.connections.per.ip=%d" % PER_IP in broker.log_text(), 5,
-                                "the refusal in the log")
-        checks.check("the refusal is logged naming the address and the limit", True)
-        # Another source address is not limited by 127.0.0.1's count.
-        others = []
-        for i in range(MAX - PER_IP):
-            s = connect(port, "127.0.0.2")
-            others.append(s)
-            checks.check("connection %d (from 127.0.0.2) answered" % (PER_IP + len(others)), api_versions(s, 8000 + i))
-        # At max.connections: the next one waits in the backlog, unanswered.
-        waiting = connect(port, "127.0.0.2")
-        checks.check("at max.connections=%d the next client gets no answer while all stay open" % MAX,
-                     not api_versions(waiting, 9000, timeout=1.5))
-        eddy_fixture.wait_until(lambda: "max.connections=%d reached" % MAX in broker.log_text(), 5,
+        waiting.sendall(w.frame(w.request_header(18, 0, 9000) + w.api_versions_v0()))
+        eddy_fixture.nothing_happens_for(lambda: readable(waiting), 1500,
+                                         "at max.connections=%d the next client gets no answer" % MAX)
+        eddy_fixture.wait_until(lambda: "max.connections=%d reached" % MAX in eddy.log_text(), 5,
                                 "the pause in the log")
-        socks.pop().close()
+        conns["local"].pop().close()
         started = time.monotonic()
         answered = False
         waiting.settimeout(10)
@@ -128,16 +157,6 @@ def body(broker, checks):
             answered = len(head) == 8 and int.from_bytes(head[4:8], "big") == 9000
         except socket.timeout:
             pass
-        checks.check("once a connection closes the waiting client is served (%.2f s)" % (time.monotonic() - started),
-                     answered)
-        waiting.close()
-        for s in others:
-            s.close()
+        assert answered, "once a connection closes the waiting client is served (%.2f s)" % (time.monotonic() - started)
     finally:
-        for s in socks:
-            s.close()
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body, broker_overrides={"max.connections": str(MAX),
-                                                  "max.connections.per.ip": str(PER_IP)})
+        waiting.close()

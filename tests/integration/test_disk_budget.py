@@ -93,170 +93,166 @@ def allocated_bytes(path):
     return total
 
 
-def default_budget(checks):
-    with eddy_fixture.Broker(config=eddy_fixture.NO_CONFIG) as broker:
-        broker.start()
-        log = broker.log_text()
-        m = re.search(r"disk budget (\S+ \S+) \((\d+) bytes: default, half of the", log)
-        checks.check("no config: the default budget is logged (half of the filesystem)", m, log[-2000:])
-        fs = os.statvfs(broker.data_dir)
-        checks.check("no config: the default is at most half of the filesystem",
-                     m and 0 < int(m.group(2)) <= fs.f_blocks * fs.f_frsize // 2, m and m.group(2))
-        _text, figures = describe(broker)
-        checks.check("no config: eddy topics --describe shows the budget", figures and m and figures[0] == m.group(1),
-                     figures)
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-        try:
-            admin.create_topics([NewTopic("plain", 1, 1)])
-            text, _ = describe(broker)
-            checks.check("no config: a partition reserves 2 segments of the built-in 16 MiB",
-                         "\tDisk: %s" % human(reservation(16 * MIB, 2)) in text, text)
-            checks.equal("no config: the first segment file is 16 MiB",
-                         os.path.getsize(os.path.join(broker.data_dir, "plain-0", "%020d.log" % 0)), 16 * MIB)
-        finally:
-            admin.close()
-        checks.equal("no config: stops cleanly", broker.stop(), 0)
+def test_default_budget(eddy_factory):
+    broker = eddy_factory(config=eddy_fixture.NO_CONFIG)
+    log = broker.log_text()
+    m = re.search(r"disk budget (\S+ \S+) \((\d+) bytes: default, half of the", log)
+    assert m, "no config: the default budget is logged (half of the filesystem): %r" % (log[-2000:],)
+    fs = os.statvfs(broker.data_dir)
+    assert m and 0 < int(m.group(2)) <= fs.f_blocks * fs.f_frsize // 2, \
+        "no config: the default is at most half of the filesystem: %r" % (m and m.group(2),)
+    _text, figures = describe(broker)
+    assert figures and m and figures[0] == m.group(1), \
+        "no config: eddy topics --describe shows the budget: %r" % (figures,)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    try:
+        admin.create_topics([NewTopic("plain", 1, 1)])
+        text, _ = describe(broker)
+        assert "\tDisk: %s" % human(reservation(16 * MIB, 2)) in text, \
+            "no config: a partition reserves 2 segments of the built-in 16 MiB: %r" % (text,)
+        assert os.path.getsize(os.path.join(broker.data_dir, "plain-0", "%020d.log" % 0)) == 16 * MIB, \
+            "no config: the first segment file is 16 MiB"
+    finally:
+        admin.close()
+    assert broker.stop() == 0, "no config: stops cleanly"
 
 
-def budget_of_four_partition_topics(checks):
+def test_budget_of_four_partition_topics(eddy_factory):
     need = 4 * reservation(16 * MIB, 2)
     overrides = {"eddy.disk.budget.bytes": str(BUDGET)}
-    with eddy_fixture.Broker(config=eddy_fixture.NO_CONFIG, overrides=overrides) as broker:
-        broker.start()
-        checks.check("budget logged at startup",
-                     "disk budget 420 MiB (%d bytes: eddy.disk.budget.bytes, --override)" % BUDGET in broker.log_text(),
-                     broker.log_text()[-2000:])
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-        created = []
-        refusal = None
-        for i in range(10):
-            e = error_of(lambda: admin.create_topics([NewTopic("t%d" % i, 4, 1)]))
-            if e is not None:
-                refusal = e
-                break
-            created.append("t%d" % i)
-        fits = (BUDGET - 16 * MIB) // need
-        checks.equal("topics of 4 partitions are created until the budget is used", len(created), fits)
-        checks.check("the next one gets POLICY_VIOLATION", isinstance(refusal, Errors.PolicyViolationError),
-                     repr(refusal))
-        message = str(refusal)
-        used = 16 * MIB + fits * need
-        expected = ("topic 't%d' needs %s of disk (4 partitions x 2 segments of 16 MiB, with their indexes) but the "
-                    "disk budget eddy.disk.budget.bytes=%d (420 MiB) has %s left (%s used)"
-                    % (fits, human(need), BUDGET, human(BUDGET - used), human(used)))
-        checks.check("the refusal names the budget, what is needed and what is used", expected in message,
-                     "%s\nwant %s" % (message, expected))
-        checks.check("the refused topic does not exist", "t%d" % fits not in admin.list_topics(), admin.list_topics())
-        e = error_of(lambda: admin.create_topics([NewTopic("t%d" % fits, 4, 1)], validate_only=True))
-        checks.check("validate_only answers the same", isinstance(e, Errors.PolicyViolationError)
-                     and expected in str(e), repr(e))
-        e = error_of(lambda: admin.create_partitions({"t0": NewPartitions(5)}))
-        checks.check("CreatePartitions beyond the budget: POLICY_VIOLATION naming the budget",
-                     isinstance(e, Errors.PolicyViolationError) and "1 new partition of topic 't0' needs" in str(e)
-                     and "eddy.disk.budget.bytes=%d" % BUDGET in str(e), repr(e))
-        response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "t0",
-                                                       {"retention.bytes": str(1 << 30)})])
-        (code, message, _type, _name), = response.resources
-        checks.check("raising retention.bytes beyond the budget: POLICY_VIOLATION naming what it adds",
-                     code == POLICY_VIOLATION and "the new configs of topic 't0' need" in message
-                     and "4 partitions x 64 segments of 16 MiB" in message, (code, message))
-        response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "t0",
-                                                       {"retention.bytes": str(32 * MIB)})])
-        checks.equal("retention.bytes within the reservation (2 segments) is accepted",
-                     [r[0] for r in response.resources], [0])
-        checks.equal("auto-creation by Metadata beyond the budget: POLICY_VIOLATION",
-                     metadata_error(broker.port, "typo-topic"), POLICY_VIOLATION)
-        checks.check("the auto-creation refusal is logged with its reason",
-                     "refused: topic 'typo-topic' needs" in broker.log_text(), broker.log_text()[-2000:])
+    broker = eddy_factory(config=eddy_fixture.NO_CONFIG, overrides=overrides)
+    assert "disk budget 420 MiB (%d bytes: eddy.disk.budget.bytes, --override)" % BUDGET in broker.log_text(), \
+        "budget logged at startup: %r" % (broker.log_text()[-2000:],)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    created = []
+    refusal = None
+    for i in range(10):
+        e = error_of(lambda: admin.create_topics([NewTopic("t%d" % i, 4, 1)]))
+        if e is not None:
+            refusal = e
+            break
+        created.append("t%d" % i)
+    fits = (BUDGET - 16 * MIB) // need
+    assert len(created) == fits, "topics of 4 partitions are created until the budget is used"
+    assert isinstance(refusal, Errors.PolicyViolationError), \
+        "the next one gets POLICY_VIOLATION: %r" % (repr(refusal),)
+    message = str(refusal)
+    used = 16 * MIB + fits * need
+    expected = ("topic 't%d' needs %s of disk (4 partitions x 2 segments of 16 MiB, with their indexes) but the "
+                "disk budget eddy.disk.budget.bytes=%d (420 MiB) has %s left (%s used)"
+                % (fits, human(need), BUDGET, human(BUDGET - used), human(used)))
+    assert expected in message, \
+        "the refusal names the budget, what is needed and what is used: %r" % ("%s\nwant %s" % (message, expected),)
+    assert "t%d" % fits not in admin.list_topics(), \
+        "the refused topic does not exist: %r" % (admin.list_topics(),)
+    e = error_of(lambda: admin.create_topics([NewTopic("t%d" % fits, 4, 1)], validate_only=True))
+    assert (isinstance(e, Errors.PolicyViolationError)
+                 and expected in str(e)), \
+        "validate_only answers the same: %r" % (repr(e),)
+    e = error_of(lambda: admin.create_partitions({"t0": NewPartitions(5)}))
+    assert (isinstance(e, Errors.PolicyViolationError) and "1 new partition of topic 't0' needs" in str(e)
+                 and "eddy.disk.budget.bytes=%d" % BUDGET in str(e)), \
+        "CreatePartitions beyond the budget: POLICY_VIOLATION naming the budget: %r" % (repr(e),)
+    response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "t0",
+                                                   {"retention.bytes": str(1 << 30)})])
+    (code, message, _type, _name), = response.resources
+    assert (code == POLICY_VIOLATION and "the new configs of topic 't0' need" in message
+                 and "4 partitions x 64 segments of 16 MiB" in message), \
+        "raising retention.bytes beyond the budget: POLICY_VIOLATION naming what it adds: %r" % ((code, message),)
+    response = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "t0",
+                                                   {"retention.bytes": str(32 * MIB)})])
+    assert [r[0] for r in response.resources] == [0], \
+        "retention.bytes within the reservation (2 segments) is accepted"
+    assert metadata_error(broker.port, "typo-topic") == POLICY_VIOLATION, \
+        "auto-creation by Metadata beyond the budget: POLICY_VIOLATION"
+    assert "refused: topic 'typo-topic' needs" in broker.log_text(), \
+        "the auto-creation refusal is logged with its reason: %r" % (broker.log_text()[-2000:],)
 
-        with kafka_wire.Connection(broker.port) as conn:
-            batch = kafka_wire.record_batch([(b"k", b"still serving", [])])
-            code, offset = kafka_wire.produce(conn, "t0", 1, batch)
-            checks.equal("the broker keeps serving: produce", (code, offset), (0, 0))
-            code, _hw, records = kafka_wire.fetch(conn, "t0", 1, 0)
-            checks.check("the broker keeps serving: fetch", code == 0 and b"still serving" in records, code)
+    with kafka_wire.Connection(broker.port) as conn:
+        batch = kafka_wire.record_batch([(b"k", b"still serving", [])])
+        code, offset = kafka_wire.produce(conn, "t0", 1, batch)
+        assert (code, offset) == (0, 0), "the broker keeps serving: produce"
+        code, _hw, records = kafka_wire.fetch(conn, "t0", 1, 0)
+        assert code == 0 and b"still serving" in records, "the broker keeps serving: fetch: %r" % (code,)
 
-        text, before = describe(broker)
-        checks.check("describe: each partition's share of the budget",
-                     text.count("\tDisk: %s" % human(reservation(16 * MIB, 2))) == 4 * fits, text)
-        checks.equal("describe: budget, used and free", before, ("420 MiB", human(used), human(BUDGET - used)))
-        admin.close()
+    text, before = describe(broker)
+    assert text.count("\tDisk: %s" % human(reservation(16 * MIB, 2))) == 4 * fits, \
+        "describe: each partition's share of the budget: %r" % (text,)
+    assert before == ("420 MiB", human(used), human(BUDGET - used)), "describe: budget, used and free"
+    admin.close()
 
-        checks.equal("SIGTERM: clean stop", broker.restart(), 0)
-        _text, after = describe(broker)
-        checks.equal("a restart keeps the accounting", after, before)
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-        e = error_of(lambda: admin.create_topics([NewTopic("t%d" % fits, 4, 1)], validate_only=True))
-        checks.check("after the restart the topic is still refused", isinstance(e, Errors.PolicyViolationError),
-                     repr(e))
+    assert broker.restart() == 0, "SIGTERM: clean stop"
+    _text, after = describe(broker)
+    assert after == before, "a restart keeps the accounting"
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    e = error_of(lambda: admin.create_topics([NewTopic("t%d" % fits, 4, 1)], validate_only=True))
+    assert isinstance(e, Errors.PolicyViolationError), \
+        "after the restart the topic is still refused: %r" % (repr(e),)
 
-        admin.delete_topics(["t1"])
-        _text, freed = describe(broker)
-        checks.equal("deleting a topic frees its share", freed,
-                     ("420 MiB", human(used - need), human(BUDGET - used + need)))
-        e = error_of(lambda: admin.create_topics([NewTopic("t%d" % fits, 4, 1)]))
-        checks.check("then the refused topic fits", e is None, repr(e))
-        checks.check("no partition directory of the deleted topic is left",
-                     not any(n.startswith("t1-") for n in os.listdir(broker.data_dir)), os.listdir(broker.data_dir))
-        admin.close()
+    admin.delete_topics(["t1"])
+    _text, freed = describe(broker)
+    assert freed == ("420 MiB", human(used - need), human(BUDGET - used + need)), \
+        "deleting a topic frees its share"
+    e = error_of(lambda: admin.create_topics([NewTopic("t%d" % fits, 4, 1)]))
+    assert e is None, "then the refused topic fits: %r" % (repr(e),)
+    assert not any(n.startswith("t1-") for n in os.listdir(broker.data_dir)), \
+        "no partition directory of the deleted topic is left: %r" % (os.listdir(broker.data_dir),)
+    admin.close()
 
-        # A restart with a budget below what the topics were promised: the
-        # broker starts, says so, and has nothing left to give.
-        broker.overrides["eddy.disk.budget.bytes"] = str(200 * MIB)
-        checks.equal("restart with a smaller budget: clean stop", broker.restart(), 0)
-        warning = "more than eddy.disk.budget.bytes=%d" % (200 * MIB)
-        try:  # logged once the topics are loaded, after the port opens
-            eddy_fixture.wait_until(lambda: warning in broker.log_text(), 10, "the overcommitted budget warning")
-            checks.check("a budget below what the topics take is reported at startup", True)
-        except eddy_fixture.FixtureError as e:
-            checks.fail("a budget below what the topics take is reported at startup", "%s\n%s"
-                        % (e, broker.log_text()[-2000:]))
-        _text, over = describe(broker)
-        checks.check("an overcommitted budget has nothing free", over is not None and over[2] == "0 B", over)
-        checks.equal("auto-creation in an overcommitted budget: POLICY_VIOLATION",
-                     metadata_error(broker.port, "late-topic"), POLICY_VIOLATION)
-        checks.equal("stops cleanly", broker.stop(), 0)
+    # A restart with a budget below what the topics were promised: the
+    # broker starts, says so, and has nothing left to give.
+    broker.overrides["eddy.disk.budget.bytes"] = str(200 * MIB)
+    assert broker.restart() == 0, "restart with a smaller budget: clean stop"
+    warning = "more than eddy.disk.budget.bytes=%d" % (200 * MIB)
+    # The startup warning is the operator's notice (logged once the topics
+    # are loaded, after the port opens).
+    eddy_fixture.wait_until(lambda: warning in broker.log_text(), 10,
+                            "a budget below what the topics take to be reported at startup")
+    _text, over = describe(broker)
+    assert over is not None and over[2] == "0 B", "an overcommitted budget has nothing free: %r" % (over,)
+    assert metadata_error(broker.port, "late-topic") == POLICY_VIOLATION, \
+        "auto-creation in an overcommitted budget: POLICY_VIOLATION"
+    assert broker.stop() == 0, "stops cleanly"
 
 
-def data_beyond_the_budget(checks):
+def test_data_beyond_the_budget(eddy_factory):
     budget = 48 * MIB
     overrides = {"eddy.disk.budget.bytes": str(budget), "log.segment.bytes": str(MIB)}
-    with eddy_fixture.Broker(config=eddy_fixture.NO_CONFIG, overrides=overrides) as broker:
-        broker.start()
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-        admin.create_topics([NewTopic("flood", 2, 1),
-                             NewTopic("ring", 1, 1, topic_configs={"retention.bytes": str(3 * MIB)})])
-        admin.close()
-        # One ~200 KiB batch, sent again and again (the broker assigns the
-        # offsets; the bytes under the CRC stay the same).
-        batch = kafka_wire.record_batch([(b"k%d" % i, bytes([65 + i % 26]) * 2000, []) for i in range(100)])
-        sent = 0
-        peak = 0
-        with kafka_wire.Connection(broker.port) as conn:
-            for i in range(360):
-                topic, partition = ("ring", 0) if i % 6 == 0 else ("flood", i % 2)
-                code, _offset = kafka_wire.produce(conn, topic, partition, batch, acks=1)
-                if code != 0:
-                    checks.fail("produce beyond the budget", "error %d at batch %d" % (code, i))
-                    break
-                sent += len(batch)
-                if i % 30 == 0:
-                    peak = max(peak, allocated_bytes(broker.data_dir))
-        peak = max(peak, allocated_bytes(broker.data_dir))
-        checks.check("produced %.0f MiB into a %d MiB budget" % (sent / MIB, budget // MIB), sent > 1.4 * budget)
-        checks.check("the data directory's allocated size stays within the budget (%.1f MiB)" % (peak / MIB),
-                     peak <= budget, peak)
-        checks.check("unbounded partitions grew into the budget (more than half of it allocated)",
-                     peak > budget // 2, peak)
-        segments = {d: len([f for f in os.listdir(os.path.join(broker.data_dir, d)) if f.endswith(".log")])
-                    for d in ("flood-0", "flood-1", "ring-0")}
-        checks.equal("retention.bytes=3 MiB keeps its ring of 3 segments", segments["ring-0"], 3)
-        with kafka_wire.Connection(broker.port) as conn:
-            code, _hw, records = kafka_wire.fetch(conn, "flood", 0, 0)
-            checks.equal("the oldest data of a full budget was recycled (offset 0 is gone)", code, 1)
-        text, figures = describe(broker)
-        checks.check("describe: the budget is used up", figures is not None and figures[0] == "48 MiB", figures)
-        checks.equal("stops cleanly", broker.stop(), 0)
+    broker = eddy_factory(config=eddy_fixture.NO_CONFIG, overrides=overrides)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    admin.create_topics([NewTopic("flood", 2, 1),
+                         NewTopic("ring", 1, 1, topic_configs={"retention.bytes": str(3 * MIB)})])
+    admin.close()
+    # One ~200 KiB batch, sent again and again (the broker assigns the
+    # offsets; the bytes under the CRC stay the same).
+    batch = kafka_wire.record_batch([(b"k%d" % i, bytes([65 + i % 26]) * 2000, []) for i in range(100)])
+    sent = 0
+    peak = 0
+    with kafka_wire.Connection(broker.port) as conn:
+        for i in range(360):
+            topic, partition = ("ring", 0) if i % 6 == 0 else ("flood", i % 2)
+            code, _offset = kafka_wire.produce(conn, topic, partition, batch, acks=1)
+            if code != 0:
+                raise AssertionError("produce beyond the budget: %s" % ("error %d at batch %d" % (code, i),))
+                break
+            sent += len(batch)
+            if i % 30 == 0:
+                peak = max(peak, allocated_bytes(broker.data_dir))
+    peak = max(peak, allocated_bytes(broker.data_dir))
+    assert sent > 1.4 * budget, "produced %.0f MiB into a %d MiB budget" % (sent / MIB, budget // MIB)
+    assert peak <= budget, \
+        "%s: %s" % ("the data directory's allocated size stays within the budget (%.1f MiB)" % (peak / MIB), peak)
+    assert peak > budget // 2, \
+        "unbounded partitions grew into the budget (more than half of it allocated): %r" % (peak,)
+    segments = {d: len([f for f in os.listdir(os.path.join(broker.data_dir, d)) if f.endswith(".log")])
+                for d in ("flood-0", "flood-1", "ring-0")}
+    assert segments["ring-0"] == 3, "retention.bytes=3 MiB keeps its ring of 3 segments"
+    with kafka_wire.Connection(broker.port) as conn:
+        code, _hw, records = kafka_wire.fetch(conn, "flood", 0, 0)
+        assert code == 1, "the oldest data of a full budget was recycled (offset 0 is gone)"
+    text, figures = describe(broker)
+    assert figures is not None and figures[0] == "48 MiB", "describe: the budget is used up: %r" % (figures,)
+    assert broker.stop() == 0, "stops cleanly"
 
 
 KAFKA_SERVER_PROPERTIES = """# the settings of Kafka's own config/server.properties that a single node keeps
@@ -278,38 +274,21 @@ log.retention.check.interval.ms=300000
 """
 
 
-def kafka_server_properties(checks):
-    with eddy_fixture.Broker(overrides={"eddy.disk.budget.bytes": str(1 << 30)}) as broker:
-        broker.config = os.path.join(broker.tmp, "server.properties")
-        with open(broker.config, "w") as f:
-            f.write(KAFKA_SERVER_PROPERTIES)
-        broker.start()
-        checks.check("a Kafka server.properties with 1 GiB segments starts", broker.alive())
-        checks.equal("auto-creating a topic of 1 GiB segments in a 1 GiB budget: POLICY_VIOLATION",
-                     metadata_error(broker.port, "events"), POLICY_VIOLATION)
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-        e = error_of(lambda: admin.create_topics([NewTopic("events", 1, 1)]))
-        checks.check("CreateTopics with the 1 GiB default: refused, naming 2 segments of 1 GiB",
-                     isinstance(e, Errors.PolicyViolationError) and "2 segments of 1 GiB" in str(e), repr(e))
-        e = error_of(lambda: admin.create_topics([NewTopic("small", 1, 1,
-                                                           topic_configs={"segment.bytes": str(16 * MIB)})]))
-        checks.check("a topic with 16 MiB segments fits", e is None, repr(e))
-        admin.close()
-        checks.equal("stops cleanly", broker.stop(), 0)
-
-
-def main():
-    checks = eddy_fixture.Checks()
-    for scenario in (default_budget, budget_of_four_partition_topics, data_beyond_the_budget,
-                     kafka_server_properties):
-        try:
-            scenario(checks)
-        except Exception as e:  # noqa: BLE001 - any escape is a test failure
-            import traceback
-            traceback.print_exc()
-            checks.fail("%s completed" % scenario.__name__, "%s: %s" % (type(e).__name__, e))
-    checks.finish()
-
-
-if __name__ == "__main__":
-    main()
+def test_kafka_server_properties(eddy_factory):
+    broker = eddy_factory(overrides={"eddy.disk.budget.bytes": str(1 << 30)}, start=False)
+    broker.config = os.path.join(broker.tmp, "server.properties")
+    with open(broker.config, "w") as f:
+        f.write(KAFKA_SERVER_PROPERTIES)
+    broker.start()
+    assert broker.alive(), "a Kafka server.properties with 1 GiB segments starts"
+    assert metadata_error(broker.port, "events") == POLICY_VIOLATION, \
+        "auto-creating a topic of 1 GiB segments in a 1 GiB budget: POLICY_VIOLATION"
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    e = error_of(lambda: admin.create_topics([NewTopic("events", 1, 1)]))
+    assert isinstance(e, Errors.PolicyViolationError) and "2 segments of 1 GiB" in str(e), \
+        "CreateTopics with the 1 GiB default: refused, naming 2 segments of 1 GiB: %r" % (repr(e),)
+    e = error_of(lambda: admin.create_topics([NewTopic("small", 1, 1,
+                                                       topic_configs={"segment.bytes": str(16 * MIB)})]))
+    assert e is None, "a topic with 16 MiB segments fits: %r" % (repr(e),)
+    admin.close()
+    assert broker.stop() == 0, "stops cleanly"

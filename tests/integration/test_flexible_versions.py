@@ -3,11 +3,13 @@ clients use Produce v9, Fetch v12, Metadata v12, ListOffsets v7. Requests are
 built by hand from Kafka's message definitions and responses decoded field
 by field, down to the last byte (a stray or missing byte in a tagged-field
 section or a compact length would fail here), and the data produced with v9
-is read back with v12 and with the older v4."""
+is read back with v12 and with the older v4. The tests run in file order on
+one connection to one eddy."""
 
 import struct
 
-import eddy_fixture
+import pytest
+
 import kafka_wire as w
 
 TOPIC = "flexible"
@@ -203,69 +205,89 @@ def list_offsets_v7(conn, timestamp, partition=0):
     return error_code, ts, offset
 
 
-def body(broker, checks):
-    with w.Connection(broker.port) as conn:
-        error_code, apis = api_versions_v3(conn)
-        checks.equal("ApiVersions v3: no error", error_code, 0)
-        checks.check("ApiVersions v3 advertises Produce v9, Fetch v12, Metadata v12, ListOffsets v7",
-                     apis.get(0, (0, 0))[1] >= 9 and apis.get(1, (0, 0))[1] >= 12 and apis.get(3, (0, 0))[1] >= 12
-                     and apis.get(2, (0, 0))[1] >= 7, apis)
-
-        brokers, cluster_id, controller, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
-        checks.equal("Metadata v12 without auto-create: UNKNOWN_TOPIC_OR_PARTITION", topics[0][:2], (3, TOPIC))
-        checks.equal("Metadata v12: this broker", [(b[1], b[2]) for b in brokers], [("127.0.0.1", broker.port)])
-        checks.check("Metadata v12: a cluster id and controller 1", cluster_id and controller == 1,
-                     (cluster_id, controller))
-        _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=True)
-        error_code, name, topic_id, internal, partitions, _ops = topics[0]
-        checks.equal("Metadata v12 with auto-create: the topic, 1 partition led by node 1",
-                     (error_code, name, internal, [(p[0], p[1], p[2], p[4], p[5]) for p in partitions]),
-                     (0, TOPIC, 0, [(0, 0, 1, [1], [1])]))
-        checks.check("Metadata v12: a topic id", topic_id != b"\0" * 16)
-        _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
-        checks.equal("Metadata v12 again: the same topic id", topics[0][2], topic_id)
-        # Kafka ignores bytes after a request's last field; so must Eddy
-        # (librdkafka >= 2.x asks for all topics with 3 stray bytes).
-        _b, _c, _ctl, topics = metadata_v12(conn, None, allow_auto_create=False, trailing=b"\0\0\0")
-        checks.equal("Metadata v12 for all topics with 3 trailing bytes: answered, lists the topic",
-                     [t[1] for t in topics], [TOPIC])
-        _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
-        checks.equal("the connection stays usable after a request with trailing bytes", topics[0][2], topic_id)
-        unknown_id = b"\x01" * 16
-        _b, _c, _ctl, topics = metadata_v12(conn, [], allow_auto_create=False, ids=[topic_id, unknown_id])
-        checks.equal("Metadata v12 by topic id (empty name): the topic; an unknown id: UNKNOWN_TOPIC_ID, null name",
-                     [(t[0], t[1], t[2]) for t in topics], [(0, TOPIC, topic_id), (100, None, unknown_id)])
-
-        batches = []
-        for j in range(4):
-            batch = w.record_batch([(b"k%d" % r, b"flexible %d %d" % (j, r), [("v", b"9")]) for r in range(3)])
-            batches.append(batch)
-            error_code, base, log_start, record_errors, message = produce_v9(conn, batch)
-            checks.equal("Produce v9 batch %d: offset %d" % (j, 3 * j), (error_code, base, log_start, record_errors),
-                         (0, 3 * j, 0, []))
-        corrupt = bytearray(batches[0])
-        corrupt[-1] ^= 1
-        error_code, base, _ls, _re, message = produce_v9(conn, bytes(corrupt))
-        checks.check("Produce v9 with a bad CRC: CORRUPT_MESSAGE, no offset", error_code == 2 and base == -1,
-                     (error_code, base, message))
-
-        top_error, session, error_code, hw, lso, log_start, preferred, records = fetch_v12(conn, 0)
-        checks.equal("Fetch v12: no error, session 0, hw 12, lso 12, log start 0, no preferred replica",
-                     (top_error, session, error_code, hw, lso, log_start, preferred), (0, 0, 0, 12, 12, 0, -1))
-        stored = w.parse_batches(records)
-        checks.equal("Fetch v12 returns the Produce v9 batches byte for byte",
-                     [b"\0" * 8 + b[2][8:12] + b"\0" * 4 + b[2][16:] for b in stored], batches)
-        checks.equal("Fetch v12 from offset 4 (inside batch 1) starts with batch 1", [b[0] for b in
-                     w.parse_batches(fetch_v12(conn, 4)[7])], [3, 6, 9])
-        checks.equal("Fetch v12 at the high watermark: no error, no records",
-                     fetch_v12(conn, 12)[2:4] + (fetch_v12(conn, 12)[7] or b"",), (0, 12, b""))
-        checks.equal("Fetch v12 past the high watermark: OFFSET_OUT_OF_RANGE", fetch_v12(conn, 13)[2], 1)
-        error_code, _hw, records_v4 = w.fetch(conn, TOPIC, 0, 0)
-        checks.equal("Fetch v4 returns the same bytes as v12", (error_code, records_v4), (0, records))
-
-        checks.equal("ListOffsets v7 latest", list_offsets_v7(conn, -1)[::2], (0, 12))
-        checks.equal("ListOffsets v7 earliest", list_offsets_v7(conn, -2)[::2], (0, 0))
+@pytest.fixture(scope="module")
+def conn(eddy):
+    with w.Connection(eddy.port) as conn:
+        yield conn
 
 
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+@pytest.fixture(scope="module")
+def state():
+    """What the earlier tests learnt (topic id, batches produced)."""
+    return {}
+
+
+def test_api_versions_v3(conn):
+    error_code, apis = api_versions_v3(conn)
+    assert error_code == 0, "ApiVersions v3: no error"
+    assert (apis.get(0, (0, 0))[1] >= 9 and apis.get(1, (0, 0))[1] >= 12 and apis.get(3, (0, 0))[1] >= 12
+            and apis.get(2, (0, 0))[1] >= 7), \
+        "ApiVersions v3 advertises Produce v9, Fetch v12, Metadata v12, ListOffsets v7: %r" % (apis,)
+
+
+def test_metadata_v12(eddy, conn, state):
+    brokers, cluster_id, controller, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
+    assert topics[0][:2] == (3, TOPIC), "Metadata v12 without auto-create: UNKNOWN_TOPIC_OR_PARTITION"
+    assert [(b[1], b[2]) for b in brokers] == [("127.0.0.1", eddy.port)], "Metadata v12: this broker"
+    assert cluster_id and controller == 1, \
+        "Metadata v12: a cluster id and controller 1: %r" % ((cluster_id, controller),)
+    _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=True)
+    error_code, name, topic_id, internal, partitions, _ops = topics[0]
+    assert (error_code, name, internal, [(p[0], p[1], p[2], p[4], p[5]) for p in partitions]) == \
+        (0, TOPIC, 0, [(0, 0, 1, [1], [1])]), \
+        "Metadata v12 with auto-create: the topic, 1 partition led by node 1"
+    assert topic_id != b"\0" * 16, "Metadata v12: a topic id"
+    _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
+    assert topics[0][2] == topic_id, "Metadata v12 again: the same topic id"
+    # Kafka ignores bytes after a request's last field; so must Eddy
+    # (librdkafka >= 2.x asks for all topics with 3 stray bytes).
+    _b, _c, _ctl, topics = metadata_v12(conn, None, allow_auto_create=False, trailing=b"\0\0\0")
+    assert [t[1] for t in topics] == [TOPIC], \
+        "Metadata v12 for all topics with 3 trailing bytes: answered, lists the topic"
+    _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
+    assert topics[0][2] == topic_id, "the connection stays usable after a request with trailing bytes"
+    unknown_id = b"\x01" * 16
+    _b, _c, _ctl, topics = metadata_v12(conn, [], allow_auto_create=False, ids=[topic_id, unknown_id])
+    assert [(t[0], t[1], t[2]) for t in topics] == [(0, TOPIC, topic_id), (100, None, unknown_id)], \
+        "Metadata v12 by topic id (empty name): the topic; an unknown id: UNKNOWN_TOPIC_ID, null name"
+    state["topic_id"] = topic_id
+
+
+def test_produce_v9(conn, state):
+    batches = []
+    for j in range(4):
+        batch = w.record_batch([(b"k%d" % r, b"flexible %d %d" % (j, r), [("v", b"9")]) for r in range(3)])
+        batches.append(batch)
+        error_code, base, log_start, record_errors, message = produce_v9(conn, batch)
+        assert (error_code, base, log_start, record_errors) == (0, 3 * j, 0, []), \
+            "Produce v9 batch %d: offset %d" % (j, 3 * j)
+    corrupt = bytearray(batches[0])
+    corrupt[-1] ^= 1
+    error_code, base, _ls, _re, message = produce_v9(conn, bytes(corrupt))
+    assert error_code == 2 and base == -1, \
+        "Produce v9 with a bad CRC: CORRUPT_MESSAGE, no offset: %r" % ((error_code, base, message),)
+    state["batches"] = batches
+
+
+def test_fetch_v12_and_v4(conn, state):
+    batches = state["batches"]
+    top_error, session, error_code, hw, lso, log_start, preferred, records = fetch_v12(conn, 0)
+    assert (top_error, session, error_code, hw, lso, log_start, preferred) == (0, 0, 0, 12, 12, 0, -1), \
+        "Fetch v12: no error, session 0, hw 12, lso 12, log start 0, no preferred replica"
+    stored = w.parse_batches(records)
+    assert [b"\0" * 8 + b[2][8:12] + b"\0" * 4 + b[2][16:] for b in stored] == batches, \
+        "Fetch v12 returns the Produce v9 batches byte for byte"
+    assert [b[0] for b in
+                 w.parse_batches(fetch_v12(conn, 4)[7])] == [3, 6, 9], \
+        "Fetch v12 from offset 4 (inside batch 1) starts with batch 1"
+    assert fetch_v12(conn, 12)[2:4] + (fetch_v12(conn, 12)[7] or b"",) == (0, 12, b""), \
+        "Fetch v12 at the high watermark: no error, no records"
+    assert fetch_v12(conn, 13)[2] == 1, "Fetch v12 past the high watermark: OFFSET_OUT_OF_RANGE"
+    error_code, _hw, records_v4 = w.fetch(conn, TOPIC, 0, 0)
+    assert (error_code, records_v4) == (0, records), "Fetch v4 returns the same bytes as v12"
+
+
+def test_list_offsets_v7(conn):
+    assert list_offsets_v7(conn, -1)[::2] == (0, 12), "ListOffsets v7 latest"
+    assert list_offsets_v7(conn, -2)[::2] == (0, 0), "ListOffsets v7 earliest"
+

@@ -19,7 +19,6 @@ import re
 import subprocess
 
 import eddy_fixture
-import kafka_fixture
 
 LINK = "dc"
 COUNT = 300  # messages per local topic
@@ -110,102 +109,67 @@ def wait_forwarded(edge, topic, partitions, what, timeout=60):
     eddy_fixture.wait_until(done, timeout, what, interval=0.2)
 
 
-def with_edge(kafka, checks, conf, body):
-    edge = eddy_fixture.Broker(overrides=conf)
-    try:
-        edge.start()
-        body(edge)
-    except Exception as e:  # noqa: BLE001 - any escape is a test failure
-        import traceback
-        traceback.print_exc()
-        checks.fail("case completed", "%s: %s" % (type(e).__name__, e))
-        print("---- edge stderr ----\n" + edge.log_text()[-5000:])
-    finally:
-        if edge.proc is not None and edge.alive():
-            checks.equal("edge stops cleanly", edge.stop(), 0)
-        edge.close()
+def test_created_with_the_local_partition_count(kafka, test_eddy_factory):
+    edge = test_eddy_factory(edge_config(kafka, "sensors\\..*"))
+    create_local(edge, "sensors.temp", 3)
+    produce(edge, "sensors.temp", 3)
+    wait_forwarded(edge, "sensors.temp", range(3), "sensors.temp forwarded")
+    central = central_partitions(kafka, "plant.gw-7.sensors.temp")
+    assert central is not None and sorted(central) == [0, 1, 2], \
+        "the link created plant.gw-7.sensors.temp with 3 partitions: %r" % (central and sorted(central),)
+    assert central == expected("sensors.temp", 3), "every message there once, in order per partition"
+    assert replication_factor(kafka, "plant.gw-7.sensors.temp") == 1, \
+        "... with the cluster's default replication factor (1)"
 
 
-def body(checks):
-    with kafka_fixture.KafkaCluster(1) as kafka:
-        # -- created with the local partition count -------------------------
-        def created(edge):
-            create_local(edge, "sensors.temp", 3)
-            produce(edge, "sensors.temp", 3)
-            wait_forwarded(edge, "sensors.temp", range(3), "sensors.temp forwarded")
-            central = central_partitions(kafka, "plant.gw-7.sensors.temp")
-            checks.check("the link created plant.gw-7.sensors.temp with 3 partitions",
-                         central is not None and sorted(central) == [0, 1, 2], central and sorted(central))
-            checks.equal("every message there once, in order per partition", central, expected("sensors.temp", 3))
-            checks.equal("... with the cluster's default replication factor (1)",
-                         replication_factor(kafka, "plant.gw-7.sensors.temp"), 1)
-            checks.check("edge log names the creation",
-                         "created central topic plant.gw-7.sensors.temp with 3 partitions" in edge.log_text())
-        with_edge(kafka, checks, edge_config(kafka, "sensors\\..*"), created)
+def test_refused_creation_pauses_with_kafkas_reason(kafka, test_eddy_factory):
+    edge = test_eddy_factory(edge_config(kafka, "sensors\\.refused", replication_factor="3"))
+    create_local(edge, "sensors.refused", 2)
+    produce(edge, "sensors.refused", 2)
 
-        # -- a creation Kafka refuses pauses with Kafka's reason -------------
-        def refused(edge):
-            create_local(edge, "sensors.refused", 2)
-            produce(edge, "sensors.refused", 2)
-
-            def paused():
-                ps = partitions_of(edge, "sensors.refused")
-                return len(ps) == 2 and all(p["paused"] for p in ps.values()) and ps
-            ps = eddy_fixture.wait_until(paused, 30, "sensors.refused to pause")
-            reason = ps[0]["paused"]
-            checks.check("replication.factor=3 on one broker: paused, naming the creation and Kafka's reason",
-                         "could not create central topic plant.gw-7.sensors.refused" in reason
-                         and "replication factor" in reason.lower(), reason)
-            checks.equal("nothing was created centrally", central_partitions(kafka, "plant.gw-7.sensors.refused"),
-                         None)
-        with_edge(kafka, checks, edge_config(kafka, "sensors\\.refused", replication_factor="3"), refused)
-
-        # -- fewer central partitions: the extra local ones pause ------------
-        kafka.create_topic("plant.gw-7.sensors.fewer", 2)
-        kafka.create_topic("plant.gw-7.sensors.more", 5)
-
-        def fewer_more(edge):
-            create_local(edge, "sensors.fewer", 3)
-            create_local(edge, "sensors.more", 3)
-            produce(edge, "sensors.fewer", 3)
-            produce(edge, "sensors.more", 3)
-            wait_forwarded(edge, "sensors.fewer", [0, 1], "sensors.fewer partitions 0 and 1 forwarded")
-            wait_forwarded(edge, "sensors.more", range(3), "sensors.more forwarded")
-            ps = partitions_of(edge, "sensors.fewer")
-            checks.check("central topic with 2 partitions: local partition 2 paused with the reason",
-                         "has 2 partitions" in ps[2]["paused"] and not ps[0]["paused"], ps[2]["paused"])
-            checks.equal("... partitions 0 and 1 forwarded exactly",
-                         central_partitions(kafka, "plant.gw-7.sensors.fewer"),
-                         expected("sensors.fewer", 3, only={0, 1}))
-            more = central_partitions(kafka, "plant.gw-7.sensors.more")
-            checks.equal("central topic with 5 partitions: used as it is (3 filled, 2 empty)", more,
-                         {**expected("sensors.more", 3), 3: [], 4: []})
-        with_edge(kafka, checks, edge_config(kafka, "sensors\\.(fewer|more)"), fewer_more)
-
-        # -- create.topics=false: paused until someone creates it -----------
-        def not_created(edge):
-            create_local(edge, "sensors.manual", 2)
-            produce(edge, "sensors.manual", 2)
-
-            def paused():
-                ps = partitions_of(edge, "sensors.manual")
-                return len(ps) == 2 and all("does not exist" in p["paused"] for p in ps.values()) and ps
-            eddy_fixture.wait_until(paused, 30, "sensors.manual to pause")
-            checks.equal("create.topics=false: nothing created centrally",
-                         central_partitions(kafka, "plant.gw-7.sensors.manual"), None)
-            kafka.create_topic("plant.gw-7.sensors.manual", 2)
-            wait_forwarded(edge, "sensors.manual", range(2), "sensors.manual forwarded once created")
-            checks.equal("created by hand: forwarding resumes, every message once",
-                         central_partitions(kafka, "plant.gw-7.sensors.manual"), expected("sensors.manual", 2))
-        with_edge(kafka, checks, edge_config(kafka, "sensors\\.manual", create_topics="false"), not_created)
+    def paused():
+        ps = partitions_of(edge, "sensors.refused")
+        return len(ps) == 2 and all(p["paused"] for p in ps.values()) and ps
+    ps = eddy_fixture.wait_until(paused, 30, "sensors.refused to pause")
+    reason = ps[0]["paused"]
+    assert ("could not create central topic plant.gw-7.sensors.refused" in reason
+                 and "replication factor" in reason.lower()), \
+        "replication.factor=3 on one broker: paused, naming the creation and Kafka's reason: %r" % (reason,)
+    assert central_partitions(kafka, "plant.gw-7.sensors.refused") is None, "nothing was created centrally"
 
 
-if __name__ == "__main__":
-    checks = eddy_fixture.Checks()
-    try:
-        body(checks)
-    except Exception as e:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        checks.fail("test completed", "%s: %s" % (type(e).__name__, e))
-    checks.finish()
+def test_fewer_central_partitions_pause_the_extra_local_ones(kafka, test_eddy_factory):
+    kafka.create_topic("plant.gw-7.sensors.fewer", 2)
+    kafka.create_topic("plant.gw-7.sensors.more", 5)
+    edge = test_eddy_factory(edge_config(kafka, "sensors\\.(fewer|more)"))
+    create_local(edge, "sensors.fewer", 3)
+    create_local(edge, "sensors.more", 3)
+    produce(edge, "sensors.fewer", 3)
+    produce(edge, "sensors.more", 3)
+    wait_forwarded(edge, "sensors.fewer", [0, 1], "sensors.fewer partitions 0 and 1 forwarded")
+    wait_forwarded(edge, "sensors.more", range(3), "sensors.more forwarded")
+    ps = partitions_of(edge, "sensors.fewer")
+    assert "has 2 partitions" in ps[2]["paused"] and not ps[0]["paused"], \
+        "central topic with 2 partitions: local partition 2 paused with the reason: %r" % (ps[2]["paused"],)
+    assert central_partitions(kafka, "plant.gw-7.sensors.fewer") == expected("sensors.fewer", 3, only={0, 1}), \
+        "... partitions 0 and 1 forwarded exactly"
+    more = central_partitions(kafka, "plant.gw-7.sensors.more")
+    assert more == {**expected("sensors.more", 3), 3: [], 4: []}, \
+        "central topic with 5 partitions: used as it is (3 filled, 2 empty)"
+
+
+def test_create_topics_false_pauses_until_created(kafka, test_eddy_factory):
+    edge = test_eddy_factory(edge_config(kafka, "sensors\\.manual", create_topics="false"))
+    create_local(edge, "sensors.manual", 2)
+    produce(edge, "sensors.manual", 2)
+
+    def paused():
+        ps = partitions_of(edge, "sensors.manual")
+        return len(ps) == 2 and all("does not exist" in p["paused"] for p in ps.values()) and ps
+    eddy_fixture.wait_until(paused, 30, "sensors.manual to pause")
+    assert central_partitions(kafka, "plant.gw-7.sensors.manual") is None, \
+        "create.topics=false: nothing created centrally"
+    kafka.create_topic("plant.gw-7.sensors.manual", 2)
+    wait_forwarded(edge, "sensors.manual", range(2), "sensors.manual forwarded once created")
+    assert central_partitions(kafka, "plant.gw-7.sensors.manual") == expected("sensors.manual", 2), \
+        "created by hand: forwarding resumes, every message once"

@@ -22,15 +22,15 @@ front of each). The central topics are checked with Kafka's Java consumer
                   exactly once, in order, in a central topic the link created
                   itself (eddy.forward.<link>.create.topics, default true)
 
-usage: test_forward_kafka.py SCENARIO RDKAFKA_IDEMPOTENCE_PROGRAM
+usage: python3 -m pytest test_forward_kafka.py -k SCENARIO --program RDKAFKA_IDEMPOTENCE_PROGRAM
 The message count is EDDY_FORWARD_COUNT (default 50000; example_config:
 EDDY_FORWARD_EXAMPLE_COUNT, default 20000)."""
 
 import os
 import re
-import sys
-import tempfile
 import time
+
+import pytest
 
 import eddy_fixture
 import forward_fixture as ff
@@ -52,24 +52,24 @@ def wait_progress(rig, fraction, timeout=120):
                             "%.0f%% forwarded" % (fraction * 100), interval=0.05)
 
 
-def finish(checks, proc, label="librdkafka delivered every message to the edge"):
+def finish(proc, label="librdkafka delivered every message to the edge"):
     rc, last, err = ff.finish_producer(proc)
     print("producer:", last, err)
-    checks.equal(label, rc, 0)
+    assert rc == 0, label
 
 
-def produce_backlog(rig, checks, program):
+def produce_backlog(rig, program):
     """With the link down, COUNT numbered messages at the edge; returns once
     the link's status shows all of them as backlog."""
     rig.link_down()
-    finish(checks, ff.produce_numbers(program, rig.edge.bootstrap, TOPIC, COUNT, PARTITIONS))
+    finish(ff.produce_numbers(program, rig.edge.bootstrap, TOPIC, COUNT, PARTITIONS))
     eddy_fixture.wait_until(lambda: sum(p["backlog_messages"] for p in rig.link_status()["partitions"]) == COUNT,
                             10, "the status to show the backlog", interval=0.1)
 
 
 # -- leader_kill ---------------------------------------------------------
 
-def leader_kill(rig, checks, program):
+def leader_kill(rig, program):
     """Kafka fences the dead node after broker.session.timeout.ms (4 s here)
     and elects a new leader from the ISR; what the link had in flight to the
     old leader was either replicated (the new leader recognises the resend
@@ -78,9 +78,9 @@ def leader_kill(rig, checks, program):
     replicas: nothing acknowledged is lost with one node gone."""
     rig.create_central_topic(TOPIC, PARTITIONS, replication=3, configs={"min.insync.replicas": "2"})
     md = rig.central_metadata(TOPIC)
-    checks.check("central topic: 3 replicas, all in sync", all(len(r) == 3 and isr == 3 for _l, r, isr in md.values()),
-                 md)
-    checks.equal("central topic: min.insync.replicas", rig.central_topic_config(TOPIC, "min.insync.replicas"), "2")
+    assert all(len(r) == 3 and isr == 3 for _l, r, isr in md.values()), \
+        "central topic: 3 replicas, all in sync: %r" % (md,)
+    assert rig.central_topic_config(TOPIC, "min.insync.replicas") == "2", "central topic: min.insync.replicas"
     rig.create_edge_topic(TOPIC, PARTITIONS)
     rig.wait_connected()
     proc = ff.produce_numbers(program, rig.edge.bootstrap, TOPIC, COUNT, PARTITIONS, rate=COUNT / 12)
@@ -90,20 +90,20 @@ def leader_kill(rig, checks, program):
     at_kill = forwarded_messages(rig)
     rig.kill_central(leader)
     print("SIGKILLed kafka node %d, the leader of %s-0, at %d forwarded" % (leader, TOPIC, at_kill), flush=True)
-    checks.check("the leader was killed mid-drain", 0 < at_kill < COUNT, at_kill)
+    assert 0 < at_kill < COUNT, "the leader was killed mid-drain: %r" % (at_kill,)
     new_leader = eddy_fixture.wait_until(
         lambda: (lambda lead: lead if lead not in (-1, leader) else None)(rig.central_leader(TOPIC, 0)),
         60, "a new leader for %s-0" % TOPIC, interval=0.2)
     print("new leader of %s-0: node %d" % (TOPIC, new_leader))
-    finish(checks, proc)
+    finish(proc)
     rig.wait_drained(TOPIC, PARTITIONS, timeout=180)
     link = rig.link_status()
-    checks.check("the link lost the dead leader and reconnected", link["connects"] > connects,
-                 (connects, link["connects"]))
-    ff.check_numbers(checks, rig.kafka, TOPIC, COUNT, PARTITIONS)
-    checks.equal("the link kept its producer id (no reset)", link["producer_resets"], 0)
+    assert link["connects"] > connects, \
+        "the link lost the dead leader and reconnected: %r" % ((connects, link["connects"]),)
+    ff.assert_numbers(rig.kafka, TOPIC, COUNT, PARTITIONS)
+    assert link["producer_resets"] == 0, "the link kept its producer id (no reset)"
     md = rig.central_metadata(TOPIC)
-    checks.check("no partition is led by the dead node", all(lead != leader for lead, _r, _i in md.values()), md)
+    assert all(lead != leader for lead, _r, _i in md.values()), "no partition is led by the dead node: %r" % (md,)
 
 
 # -- producer_expiry -----------------------------------------------------
@@ -116,7 +116,7 @@ def cursors_of(link):
     return [by_partition[p] for p in range(PARTITIONS)]
 
 
-def producer_expiry(rig, checks, program):
+def producer_expiry(rig, program):
     """The link drains a backlog; the proxies then swallow Kafka's answers
     (requests still reach Kafka and are written) and the link is cut: the
     central partitions hold batches beyond the link's saved cursors. While
@@ -138,7 +138,7 @@ def producer_expiry(rig, checks, program):
     rig.create_central_topic(TOPIC, PARTITIONS)
     rig.create_edge_topic(TOPIC, PARTITIONS)
     rig.wait_connected()
-    produce_backlog(rig, checks, program)
+    produce_backlog(rig, program)
     rig.link_up()
     wait_progress(rig, 0.3)
     rig.drop_responses(True)
@@ -159,39 +159,34 @@ def producer_expiry(rig, checks, program):
     print("link producer id %d; central producer state at the cut: %s" % (link["producer_id"], before["partitions"]))
     gone = kafka_fixture.describe_producers(rig.kafka.bootstrap, TOPIC, PARTITIONS, until_gone=True,
                                             timeout_ms=30000)
-    checks.equal("the central cluster forgot the link's producer", gone["remembered"], 0)
+    assert gone["remembered"] == 0, "the central cluster forgot the link's producer"
     ends = rig.central_end_offsets(TOPIC, PARTITIONS)
     in_flight = [e - c for e, c in zip(ends, cursors)]
     print("cursors %s, central ends %s: written but unacknowledged %s" % (cursors, ends, in_flight))
-    checks.check("the cut left written, unacknowledged batches beyond the cursors", sum(in_flight) > 0 and all(
-        n >= 0 for n in in_flight), in_flight)
+    assert sum(in_flight) > 0 and all(n >= 0 for n in in_flight), \
+        "the cut left written, unacknowledged batches beyond the cursors: %r" % (in_flight,)
     rig.link_up()
     rig.wait_drained(TOPIC, PARTITIONS, timeout=120)
 
-    fd, dump = tempfile.mkstemp(prefix="eddy-numbers-")
-    os.close(fd)
-    try:
-        result = kafka_fixture.numbered_check(rig.kafka.bootstrap, TOPIC, COUNT, PARTITIONS, dump=dump)
-        print(result["text"])
-        got = {p: [] for p in range(PARTITIONS)}
-        with open(dump) as f:
-            for line in f:
-                p, _offset, n = line.split()
-                got[int(p)].append(int(n))
-    finally:
-        os.unlink(dump)
-    checks.equal("central: every number present (nothing lost)", result["distinct"], COUNT)
-    checks.equal("central: each number in its partition", sum(p["misplaced"] for p in result["partitions"]), 0)
+    dump = os.path.join(rig.edge.tmp, "central-numbers.txt")  # the test's tmp_path_factory directory
+    result = kafka_fixture.numbered_check(rig.kafka.bootstrap, TOPIC, COUNT, PARTITIONS, dump=dump)
+    print(result["text"])
+    got = {p: [] for p in range(PARTITIONS)}
+    with open(dump) as f:
+        for line in f:
+            p, _offset, n = line.split()
+            got[int(p)].append(int(n))
+    assert result["distinct"] == COUNT, "central: every number present (nothing lost)"
+    assert sum(p["misplaced"] for p in result["partitions"]) == 0, "central: each number in its partition"
     for p in range(PARTITIONS):
         numbers = list(range(p, COUNT, PARTITIONS))
         resent = numbers[:ends[p]] + numbers[cursors[p]:]
         first_diff = next((i for i, (a, b) in enumerate(zip(got[p], resent)) if a != b), None)
         # Exactly once (a link that finds out what made it) is fine too.
-        checks.check("central %s-%d: the log is local[0:%d] + local[%d:] (at most the %d unacknowledged records "
-                     "twice, nothing else)" % (TOPIC, p, ends[p], cursors[p], in_flight[p]),
-                     got[p] == resent or got[p] == numbers,
-                     "got %d records, want %d; first difference at offset %s" % (len(got[p]), len(resent),
-                                                                                first_diff))
+        assert got[p] == resent or got[p] == numbers, \
+            "central %s-%d: the log is local[0:%d] + local[%d:] (at most the %d unacknowledged records twice, " \
+            "nothing else): got %d records, want %d; first difference at offset %s" \
+            % (TOPIC, p, ends[p], cursors[p], in_flight[p], len(got[p]), len(resent), first_diff)
     duplicates = sum(p["duplicates"] for p in result["partitions"])
     print("duplicates %d (unacknowledged at the cut: %d)" % (duplicates, sum(in_flight)))
     # Kafka 4.4 accepts any sequence from a producer it holds no state for,
@@ -205,7 +200,7 @@ def producer_expiry(rig, checks, program):
 QUOTA = int(COUNT * 2.0)  # bytes/s: a 50k-message backlog (~0.85 MB) then takes ~8 s
 
 
-def throttled(rig, checks, program):
+def throttled(rig, program):
     """Kafka throttles a client over its quota by answering with
     throttle_time_ms and then not reading its connection for that long
     (KIP-219); with quota.window.num=2 windows of 1 s here, the burst it
@@ -222,13 +217,12 @@ def throttled(rig, checks, program):
                                    ["--bootstrap-server", rig.kafka.bootstrap, "--describe", "--entity-type",
                                     "clients", "--entity-name", ff.CLIENT_ID])
     print(described.strip())
-    checks.check("the quota is set on the link's client id %s" % ff.CLIENT_ID,
-                 "producer_byte_rate=%d" % QUOTA in described.replace(".0", ""), described)
-    produce_backlog(rig, checks, program)
+    assert "producer_byte_rate=%d" % QUOTA in described.replace(".0", ""), \
+        "%s: %s" % ("the quota is set on the link's client id %s" % ff.CLIENT_ID, described)
+    produce_backlog(rig, program)
     backlog_bytes = sum(p["backlog_bytes"] for p in rig.link_status()["partitions"])
     print("backlog %d bytes, quota %d bytes/s" % (backlog_bytes, QUOTA))
-    checks.check("the backlog takes several seconds at the quota", backlog_bytes > 6 * QUOTA,
-                 backlog_bytes)
+    assert backlog_bytes > 6 * QUOTA, "the backlog takes several seconds at the quota: %r" % (backlog_bytes,)
     log_mark = len(rig.edge.log_text())
 
     def sent():
@@ -254,16 +248,17 @@ def throttled(rig, checks, program):
     print("bytes/s during the drain, per second: %s" % " ".join(per_second))
     print("drain rate %.0f bytes/s over %.1f s with a quota of %d (ratio %.3f)" % (rate, t1 - t0, QUOTA,
                                                                                  rate / QUOTA))
-    checks.check("drain rate near the quota (0.8-1.25: %.3f)" % (rate / QUOTA), 0.8 <= rate / QUOTA <= 1.25, rate)
+    assert 0.8 <= rate / QUOTA <= 1.25, \
+        "%s: %s" % ("drain rate near the quota (0.8-1.25: %.3f)" % (rate / QUOTA), rate)
     rig.wait_drained(TOPIC, PARTITIONS, timeout=120)
     link = rig.link_status()
-    checks.equal("no reconnect while throttled", link["connects"], connects)
-    checks.equal("no error shown", (link["last_error"], [p["last_error"] for p in link["partitions"]]),
-                 ("", [""] * PARTITIONS))
+    assert link["connects"] == connects, "no reconnect while throttled"
+    assert (link["last_error"], [p["last_error"] for p in link["partitions"]]) == ("", [""] * PARTITIONS), \
+        "no error shown"
     warnings = [line for line in rig.edge.log_text()[log_mark:].splitlines() if " WARN " in line or " ERROR " in line]
-    checks.equal("the edge logged no warning while throttled", warnings, [])
-    checks.equal("no producer reset", link["producer_resets"], 0)
-    ff.check_numbers(checks, rig.kafka, TOPIC, COUNT, PARTITIONS)
+    assert warnings == [], "the edge logged no warning while throttled"
+    assert link["producer_resets"] == 0, "no producer reset"
+    ff.assert_numbers(rig.kafka, TOPIC, COUNT, PARTITIONS)
 
 
 # -- example_config ------------------------------------------------------
@@ -287,23 +282,21 @@ def example_overrides(gateway_config, bootstrap):
     return links, overrides
 
 
-def example_config(program):
+def test_example_config(eddy_factory, tmp_path_factory, program):
     """Not a rig: the gateway's own config file, no proxy, a Kafka that is
     not running yet. The link keeps its defaults (backoff up to 30 s), so
     the drain starts within ~30 s of Kafka coming up."""
-    checks = eddy_fixture.Checks()
-    kafka = kafka_fixture.KafkaCluster(1)
-    gateway_config = os.path.join(os.environ["EDDY_SOURCE_DIR"], "config", "gateway.properties")
-    link, overrides = example_overrides(gateway_config, kafka.bootstrap)
-    gateway_id = overrides["eddy.gateway.id"]
-    local_topic = "sensors.temp"
-    remote_topic = overrides["eddy.forward.%s.remote.topic" % link].replace("${gateway.id}", gateway_id).replace(
-        "${topic}", local_topic)
-    print("overrides %s; %s -> %s" % (overrides, local_topic, remote_topic))
-    partitions = 3
-    edge = eddy_fixture.Broker(overrides=overrides, config=gateway_config)
+    kafka = kafka_fixture.KafkaCluster(1, tmp=tmp_path_factory.mktemp("kafka"))
     try:
-        edge.start()
+        gateway_config = os.path.join(os.environ["EDDY_SOURCE_DIR"], "config", "gateway.properties")
+        link, overrides = example_overrides(gateway_config, kafka.bootstrap)
+        gateway_id = overrides["eddy.gateway.id"]
+        local_topic = "sensors.temp"
+        remote_topic = overrides["eddy.forward.%s.remote.topic" % link].replace(
+            "${gateway.id}", gateway_id).replace("${topic}", local_topic)
+        print("overrides %s; %s -> %s" % (overrides, local_topic, remote_topic))
+        partitions = 3
+        edge = eddy_factory(overrides, config=gateway_config)
 
         def down():
             links = ff.forward_status(edge)["links"]
@@ -311,10 +304,10 @@ def example_config(program):
         eddy_fixture.wait_until(down, 30, "the link to report the central cluster unreachable", interval=0.2)
         status = ff.forward_status(edge)["links"][0]
         print("before Kafka: %s (%s)" % (status["state"], status["last_error"]))
-        checks.check("the link %s reports the unreachable cluster" % link,
-                     status["name"] == link and status["last_error"] != "", status)
+        assert status["name"] == link and status["last_error"] != "", \
+            "the link %s reports the unreachable cluster: %s" % (link, status)
         ff.create_eddy_topic(edge, local_topic, partitions)
-        finish(checks, ff.produce_numbers(program, edge.bootstrap, local_topic, EXAMPLE_COUNT, partitions))
+        finish(ff.produce_numbers(program, edge.bootstrap, local_topic, EXAMPLE_COUNT, partitions))
         eddy_fixture.wait_until(lambda: sum(p["backlog_messages"] for p in ff.forward_status(edge)["links"][0][
             "partitions"]) == EXAMPLE_COUNT, 10, "the status to show the backlog", interval=0.1)
         started = time.monotonic()
@@ -323,34 +316,17 @@ def example_config(program):
         ff.wait_drained(edge, local_topic, partitions, timeout=150)
         print("drained %.1f s after Kafka was started" % (time.monotonic() - started))
         md = ff.central_metadata(kafka, remote_topic)
-        checks.check("the link created %s with the local partition count (%d)" % (remote_topic, partitions),
-                     md is not None and sorted(md) == list(range(partitions)), md)
-        checks.check("with the cluster's default replication factor (1)",
-                     md is not None and all(len(r) == 1 for _l, r, _i in md.values()), md)
-        ff.check_numbers(checks, kafka, remote_topic, EXAMPLE_COUNT, partitions)
+        assert md is not None and sorted(md) == list(range(partitions)), \
+            "the link created %s with the local partition count (%d): %s" % (remote_topic, partitions, md)
+        assert all(len(r) == 1 for _l, r, _i in md.values()), \
+            "with the cluster's default replication factor (1): %r" % (md,)
+        ff.assert_numbers(kafka, remote_topic, EXAMPLE_COUNT, partitions)
         status = ff.forward_status(edge)["links"][0]
-        checks.equal("status: connected, nothing paused, no reset",
-                     (status["state"], [p["paused"] for p in status["partitions"]], status["producer_resets"]),
-                     ("connected", [""] * partitions, 0))
-    except Exception as e:  # noqa: BLE001 - any escape is a test failure
-        import traceback
-        traceback.print_exc()
-        checks.fail("test body completed", "%s: %s" % (type(e).__name__, e))
-        if kafka.procs:
-            print("---- kafka log ----\n" + kafka.log_text(1)[-2500:])
+        assert (status["state"], [p["paused"] for p in status["partitions"]], status["producer_resets"]) == \
+            ("connected", [""] * partitions, 0), "status: connected, nothing paused, no reset"
+        assert kafka.procs[1].poll() is None, "kafka still running at the end"
     finally:
-        if checks.failed and edge.proc is not None:
-            ff.print_edge_log(edge)
-        if kafka.started:
-            checks.check("kafka still running at the end", kafka.procs[1].poll() is None)
-        if edge.proc is not None:
-            alive = edge.alive()
-            checks.check("edge still running at the end", alive, edge.log_text()[-3000:])
-            if alive:
-                checks.equal("edge stops cleanly on SIGTERM (exit code)", edge.stop(), 0)
-        edge.close()
         kafka.close()
-    checks.finish()
 
 
 SCENARIOS = {
@@ -371,10 +347,10 @@ EDGE_OVERRIDES = {
                         "eddy.forward.%s.bandwidth.bytes.per.sec" % ff.LINK: "200000"},
 }
 
-if __name__ == "__main__":
-    scenario, program = sys.argv[1], sys.argv[2]
-    if scenario == "example_config":
-        example_config(program)
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_scenario(scenario, forward_rig, program):
+    """ctest runs each scenario as its own entry (-k scenario)."""
     fn, rig_args = SCENARIOS[scenario]
-    ff.run(lambda rig, checks: fn(rig, checks, program),
-           edge_overrides=dict(EDGE_OVERRIDES.get(scenario, {}), **{"num.partitions": str(PARTITIONS)}), **rig_args)
+    rig = forward_rig(edge_overrides=dict(EDGE_OVERRIDES.get(scenario, {}), **{"num.partitions": str(PARTITIONS)}),
+                      **rig_args)
+    fn(rig, program)

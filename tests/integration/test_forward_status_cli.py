@@ -21,16 +21,15 @@ import time
 import eddy_fixture
 
 EDDY = os.environ.get("EDDY_BIN")
-SRC = os.environ.get("EDDY_SOURCE_DIR")
 
 
-def eddy(*args, timeout=30):
+def eddy_cli(*args, timeout=30):
     return subprocess.run([EDDY] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=timeout)
 
 
 def status(broker, *extra):
-    return eddy("forward", "status", "--data-dir", broker.data_dir, *extra)
+    return eddy_cli("forward", "status", "--data-dir", broker.data_dir, *extra)
 
 
 def socket_path(broker):
@@ -64,68 +63,71 @@ def read_to_close(s):
         data += chunk
 
 
-def body(broker, checks):
-    path = socket_path(broker)
+def test_control_socket_mode(eddy):
+    path = socket_path(eddy)
     eddy_fixture.wait_until(lambda: is_socket(path), 10, "the control socket " + path)
-    mode = stat.S_IMODE(os.lstat(path).st_mode)
-    checks.equal("control socket mode", oct(mode), oct(0o600))
+    assert oct(stat.S_IMODE(os.lstat(path).st_mode)) == oct(0o600), "control socket mode"
 
-    r = status(broker)
-    checks.check("status by --data-dir: exit 0, a table on stdout", r.returncode == 0 and r.stdout.strip() != "" and
-                 r.stderr == "", "rc=%d stdout=%r stderr=%r" % (r.returncode, r.stdout[:300], r.stderr[:300]))
-    table = r.stdout
-    r = eddy("forward", "status", "--config", broker.config, "--override", "log.dirs=" + broker.data_dir)
-    checks.check("status by --config/--override: exit 0", r.returncode == 0 and r.stdout.strip() != "",
-                 "rc=%d stderr=%r" % (r.returncode, r.stderr[:300]))
-    print("---- eddy forward status ----\n" + table + "-----------------------------")
 
-    r = status(broker, "--json")
-    try:
-        document = json.loads(r.stdout)
-    except ValueError as e:
-        document = e
-    checks.check("--json: exit 0, a JSON document", r.returncode == 0 and not isinstance(document, ValueError),
-                 "rc=%d stdout=%r stderr=%r" % (r.returncode, r.stdout[:300], r.stderr[:300]))
+def test_status_by_data_dir_and_by_config(eddy):
+    r = status(eddy)
+    assert r.returncode == 0 and r.stdout.strip() != "" and r.stderr == "", \
+        "status by --data-dir: exit 0, a table on stdout: rc=%d stdout=%r stderr=%r" \
+        % (r.returncode, r.stdout[:300], r.stderr[:300])
+    print("---- eddy forward status ----\n" + r.stdout + "-----------------------------")
+    r = eddy_cli("forward", "status", "--config", eddy.config, "--override", "log.dirs=" + eddy.data_dir)
+    assert r.returncode == 0 and r.stdout.strip() != "", \
+        "status by --config/--override: exit 0: rc=%d stderr=%r" % (r.returncode, r.stderr[:300])
 
-    with raw_connect(path) as s:
+
+def test_json(eddy):
+    r = status(eddy, "--json")
+    assert r.returncode == 0, "--json: exit 0: stderr=%r" % r.stderr[:300]
+    json.loads(r.stdout)  # a JSON document
+
+
+def test_unknown_command(eddy):
+    with raw_connect(socket_path(eddy)) as s:
         s.sendall(b"no such command\n")
         reply = read_to_close(s)
-    checks.check("unknown command: an error reply", reply.startswith(b"error: unknown command"), reply[:200])
+    assert reply.startswith(b"error: unknown command"), "unknown command: an error reply: %r" % reply[:200]
 
-    # A client that sends nothing does not hold up others and is dropped.
+
+def test_silent_and_oversize_clients(eddy):
+    """A client that sends nothing does not hold up others and is dropped."""
+    path = socket_path(eddy)
     silent = raw_connect(path)
     started = time.monotonic()
-    r = status(broker)
-    checks.check("status while a silent client is connected", r.returncode == 0, r.stderr)
+    r = status(eddy)
+    assert r.returncode == 0, "status while a silent client is connected: %s" % r.stderr
     with raw_connect(path) as s:
         s.sendall(b"x" * 2000 + b"\n")
         reply = read_to_close(s)
-    checks.equal("oversize command: closed without a reply", reply, b"")
-    r = status(broker)
-    checks.check("status after an oversize command", r.returncode == 0, r.stderr)
+    assert reply == b"", "oversize command: closed without a reply"
+    r = status(eddy)
+    assert r.returncode == 0, "status after an oversize command: %s" % r.stderr
     reply = read_to_close(silent)
     waited = time.monotonic() - started
     silent.close()
-    checks.check("silent client dropped after ~5 s", reply == b"" and 4.0 <= waited < 12.0, "%.1f s" % waited)
-
-    # SIGKILL leaves the socket file behind: reported as stale, replaced on start.
-    broker.kill()
-    checks.check("socket file left by SIGKILL", is_socket(path))
-    r = status(broker)
-    checks.check("stale socket: exit 1", r.returncode == 1 and "no eddy is running with data directory %s "
-                 "(stale control socket at %s" % (broker.data_dir, path) in r.stderr, r.stderr)
-    broker.start()
-    eddy_fixture.wait_until(lambda: status(broker).returncode == 0, 10, "status after restart over a stale socket")
-    checks.check("restart over a stale socket", True)
-
-    rc = broker.stop()
-    checks.equal("SIGTERM: exit code", rc, 0)
-    checks.check("SIGTERM removes the socket file", not os.path.lexists(path))
-    r = status(broker)
-    checks.check("stopped: exit 1, no eddy is running", r.returncode == 1 and
-                 "no eddy is running with data directory %s (no control socket at %s)" % (broker.data_dir, path)
-                 in r.stderr, r.stderr)
+    assert reply == b"" and 4.0 <= waited < 12.0, "silent client dropped after ~5 s (%.1f s)" % waited
 
 
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+def test_stale_socket_after_sigkill(eddy):
+    """SIGKILL leaves the socket file behind: reported as stale, replaced on start."""
+    path = socket_path(eddy)
+    eddy.kill()
+    assert is_socket(path), "socket file left by SIGKILL"
+    r = status(eddy)
+    assert r.returncode == 1 and "no eddy is running with data directory %s (stale control socket at %s" \
+        % (eddy.data_dir, path) in r.stderr, "stale socket: exit 1: %s" % r.stderr
+    eddy.start()
+    eddy_fixture.wait_until(lambda: status(eddy).returncode == 0, 10, "status after restart over a stale socket")
+
+
+def test_sigterm_removes_the_socket(eddy):
+    path = socket_path(eddy)
+    assert eddy.stop() == 0, "SIGTERM: exit code"
+    assert not os.path.lexists(path), "SIGTERM removes the socket file"
+    r = status(eddy)
+    assert r.returncode == 1 and "no eddy is running with data directory %s (no control socket at %s)" \
+        % (eddy.data_dir, path) in r.stderr, "stopped: exit 1, no eddy is running: %s" % r.stderr

@@ -12,7 +12,6 @@
      coordinator lookup."""
 
 import os
-import queue
 import signal
 import struct
 import subprocess
@@ -20,9 +19,11 @@ import sys
 import threading
 import time
 
-from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka import errors as kafka_errors
 from kafka.admin import NewTopic
+
+import pytest
 
 import eddy_fixture
 import kafka_wire
@@ -87,6 +88,11 @@ class Consumer:
             self.proc.wait()
 
 
+@pytest.fixture(scope="module")
+def broker(eddy):
+    return eddy
+
+
 def produce(broker, topic, start, count, partitions):
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     for i in range(start, start + count):
@@ -108,7 +114,7 @@ def committed(admin, group):
     return {tp.partition: meta.offset for tp, meta in admin.list_consumer_group_offsets(group).items()}
 
 
-def kafka_python_group(broker, checks):
+def test_kafka_python_group(broker):
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
     admin.create_topics([NewTopic("orders", 6, 1)])
     admin.close()
@@ -117,12 +123,13 @@ def kafka_python_group(broker, checks):
         eddy_fixture.wait_until(lambda: all(c.assignment is not None and len(c.assignment) == 2 for c in consumers),
                                 60, "three consumers with two partitions each")
         parts = sorted(p for c in consumers for p in c.assignment)
-        checks.equal("three consumers: two partitions each, all six covered", parts, list(range(6)))
+        assert parts == list(range(6)), "three consumers: two partitions each, all six covered"
         sent = produce(broker, "orders", 0, 600, 6)
         eddy_fixture.wait_until(lambda: len(all_messages(consumers)) >= 600, 60, "600 messages consumed")
-        time.sleep(1)
+        eddy_fixture.nothing_happens_for(lambda: len(all_messages(consumers)) > 600, 1000,
+                                         "a message read twice")
         got = all_messages(consumers)
-        checks.equal("every message read exactly once", sorted(got), sorted(sent))
+        assert sorted(got) == sorted(sent), "every message read exactly once"
 
         victim = consumers.pop()
         moved = victim.assignment
@@ -131,43 +138,44 @@ def kafka_python_group(broker, checks):
         eddy_fixture.wait_until(lambda: all(c.assignment is not None and len(c.assignment) == 3 for c in consumers),
                                 60, "survivors take over the killed consumer's partitions")
         took = time.monotonic() - killed_at
-        checks.equal("survivors cover all six partitions", sorted(p for c in consumers for p in c.assignment),
-                     list(range(6)))
-        checks.check("partitions %s moved after the session timeout (%.1f s)" % (moved, took),
-                     took >= SESSION_MS / 1000 - 1.5, took)
+        assert sorted(p for c in consumers for p in c.assignment) == list(range(6)), \
+            "survivors cover all six partitions"
+        assert took >= SESSION_MS / 1000 - 1.5, \
+            "%s: %s" % ("partitions %s moved after the session timeout (%.1f s)" % (moved, took), took)
         sent2 = produce(broker, "orders", 600, 600, 6)
         eddy_fixture.wait_until(lambda: len(all_messages(consumers)) >= 600 + len(sent2) - len(victim.messages),
                                 60, "the second 600 messages consumed")
-        time.sleep(1)
+        eddy_fixture.nothing_happens_for(
+            lambda: len(all_messages(consumers)) > 600 + len(sent2) - len(victim.messages), 1000,
+            "a committed message read again")
         got = all_messages(consumers) + victim.messages
-        checks.equal("after the kill every message read, nothing committed read again", sorted(got),
-                     sorted(sent + sent2))
+        assert sorted(got) == sorted(sent + sent2), "after the kill every message read, nothing committed read again"
     finally:
         for c in consumers:
             c.stop()
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
     before = committed(admin, "g1")
-    checks.equal("committed offsets: 200 on each partition", before, {p: 200 for p in range(6)})
+    assert before == {p: 200 for p in range(6)}, "committed offsets: 200 on each partition"
     groups = dict(admin.list_consumer_groups())
-    checks.check("ListGroups shows g1", "g1" in groups, groups)
+    assert "g1" in groups, "ListGroups shows g1: %r" % (groups,)
     admin.close()
     broker.restart(signal.SIGTERM)
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-    checks.equal("committed offsets unchanged after a broker restart", committed(admin, "g1"), before)
+    assert committed(admin, "g1") == before, "committed offsets unchanged after a broker restart"
     admin.close()
     # A new consumer of the group starts at the committed offsets.
     late = Consumer(broker, "g1", "orders")
     try:
         extra = produce(broker, "orders", 1200, 6, 6)
         eddy_fixture.wait_until(lambda: len(late.messages) >= 6, 60, "new consumer reads new messages")
-        time.sleep(1)
-        checks.equal("a consumer after the restart reads only what is new", sorted(late.messages), sorted(extra))
-        eddy_tools(broker, checks, late)
+        eddy_fixture.nothing_happens_for(lambda: len(late.messages) > 6, 1000, "an old message read again")
+        assert sorted(late.messages) == sorted(extra), "a consumer after the restart reads only what is new"
+        eddy_tools(broker, late)
     finally:
         late.stop()
 
 
-def eddy(broker, *args):
+def eddy_groups(broker, *args):
     r = subprocess.run([os.environ["EDDY_BIN"], "groups", "--bootstrap-server", broker.bootstrap] + list(args),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     return r.returncode, r.stdout, r.stderr
@@ -179,54 +187,52 @@ def describe_rows(out):
     return header, [dict(zip(header, r)) for r in rows[1:]]
 
 
-def eddy_tools(broker, checks, live):
-    rc, out, err = eddy(broker, "--list")
-    checks.check("eddy groups --list shows g1", rc == 0 and "g1" in out.split(), (rc, out, err))
+def eddy_tools(broker, live):
+    rc, out, err = eddy_groups(broker, "--list")
+    assert rc == 0 and "g1" in out.split(), "eddy groups --list shows g1: %r" % ((rc, out, err),)
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
     eddy_fixture.wait_until(lambda: committed(admin, "g1") == {p: 201 for p in range(6)}, 30, "commits at 201")
-    rc, out, err = eddy(broker, "--describe", "--group", "g1")
+    rc, out, err = eddy_groups(broker, "--describe", "--group", "g1")
     header, rows = describe_rows(out)
-    checks.equal("eddy groups --describe: columns", header,
-                 ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
-                  "CLIENT-ID"])
-    checks.equal("eddy groups --describe: offsets and lag as committed",
-                 [(r["TOPIC"], r["PARTITION"], r["CURRENT-OFFSET"], r["LOG-END-OFFSET"], r["LAG"], r["CLIENT-ID"])
-                  for r in rows],
-                 [("orders", str(p), "201", "201", "0", "it-consumer") for p in range(6)])
-    rc, out, err = eddy(broker, "--describe", "--group", "g1", "--members")
-    checks.check("eddy groups --members: one member with six partitions",
-                 rc == 0 and [l.split()[4:] for l in out.splitlines() if "it-consumer" in l] == [["6", "orders(0,1,2,3,4,5)"]],
-                 out + err)
-    rc, out, err = eddy(broker, "--reset-offsets", "--group", "g1", "--topic", "orders", "--to-earliest", "--execute")
-    checks.check("--reset-offsets refused while the group is active", rc == 1 and "inactive" in err, (rc, out, err))
+    assert header == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+                  "CLIENT-ID"], \
+        "eddy groups --describe: columns"
+    assert [(r["TOPIC"], r["PARTITION"], r["CURRENT-OFFSET"], r["LOG-END-OFFSET"], r["LAG"], r["CLIENT-ID"])
+                  for r in rows] == [("orders", str(p), "201", "201", "0", "it-consumer") for p in range(6)], \
+        "eddy groups --describe: offsets and lag as committed"
+    rc, out, err = eddy_groups(broker, "--describe", "--group", "g1", "--members")
+    assert rc == 0 and [l.split()[4:] for l in out.splitlines() if "it-consumer" in l] == [["6", "orders(0,1,2,3,4,5)"]], \
+        "eddy groups --members: one member with six partitions: %r" % (out + err,)
+    rc, out, err = eddy_groups(broker, "--reset-offsets", "--group", "g1", "--topic", "orders", "--to-earliest", "--execute")
+    assert rc == 1 and "inactive" in err, "--reset-offsets refused while the group is active: %r" % ((rc, out, err),)
     live.stop()
     eddy_fixture.wait_until(lambda: dict(admin.list_consumer_groups()).get("g1") is not None and
                             admin.describe_consumer_groups(["g1"])[0].state == "Empty", 30, "g1 empty")
-    rc, out, err = eddy(broker, "--reset-offsets", "--group", "g1", "--topic", "orders", "--to-offset", "150")
-    checks.check("--reset-offsets --dry-run prints the new offsets", rc == 0 and out.count(" 150") == 6, out + err)
-    checks.equal("--dry-run commits nothing", committed(admin, "g1"), {p: 201 for p in range(6)})
-    rc, out, err = eddy(broker, "--reset-offsets", "--group", "g1", "--topic", "orders:2", "--to-datetime",
+    rc, out, err = eddy_groups(broker, "--reset-offsets", "--group", "g1", "--topic", "orders", "--to-offset", "150")
+    assert rc == 0 and out.count(" 150") == 6, "--reset-offsets --dry-run prints the new offsets: %r" % (out + err,)
+    assert committed(admin, "g1") == {p: 201 for p in range(6)}, "--dry-run commits nothing"
+    rc, out, err = eddy_groups(broker, "--reset-offsets", "--group", "g1", "--topic", "orders:2", "--to-datetime",
                         "2001-01-01T00:00:00.000")
-    checks.check("--to-datetime in the past: the log start", rc == 0 and out.split()[-1] == "0", out + err)
-    rc, out, err = eddy(broker, "--reset-offsets", "--group", "g1", "--topic", "orders:2", "--to-datetime",
+    assert rc == 0 and out.split()[-1] == "0", "--to-datetime in the past: the log start: %r" % (out + err,)
+    rc, out, err = eddy_groups(broker, "--reset-offsets", "--group", "g1", "--topic", "orders:2", "--to-datetime",
                         "2100-01-01T00:00:00")
-    checks.check("--to-datetime in the future: the log end", rc == 0 and out.split()[-1] == "201", out + err)
-    rc, out, err = eddy(broker, "--reset-offsets", "--group", "g1", "--topic", "orders:0,1", "--to-earliest",
+    assert rc == 0 and out.split()[-1] == "201", "--to-datetime in the future: the log end: %r" % (out + err,)
+    rc, out, err = eddy_groups(broker, "--reset-offsets", "--group", "g1", "--topic", "orders:0,1", "--to-earliest",
                         "--execute")
-    checks.equal("--reset-offsets --to-earliest --execute on partitions 0,1", (rc, committed(admin, "g1")),
-                 (0, {0: 0, 1: 0, 2: 201, 3: 201, 4: 201, 5: 201}))
-    rc, out, err = eddy(broker, "--reset-offsets", "--group", "g1", "--topic", "orders", "--to-offset", "150",
+    assert (rc, committed(admin, "g1")) == (0, {0: 0, 1: 0, 2: 201, 3: 201, 4: 201, 5: 201}), \
+        "--reset-offsets --to-earliest --execute on partitions 0,1"
+    rc, out, err = eddy_groups(broker, "--reset-offsets", "--group", "g1", "--topic", "orders", "--to-offset", "150",
                         "--execute")
-    checks.equal("--reset-offsets --to-offset 150 --execute", (rc, committed(admin, "g1")),
-                 (0, {p: 150 for p in range(6)}))
+    assert (rc, committed(admin, "g1")) == (0, {p: 150 for p in range(6)}), \
+        "--reset-offsets --to-offset 150 --execute"
     admin.close()
     again = Consumer(broker, "g1", "orders")
     try:
         eddy_fixture.wait_until(lambda: len(again.offsets) >= 6 * 51, 60, "consumer after the reset")
-        time.sleep(1)
-        checks.equal("the next consumer starts at the reset offsets",
-                     sorted(set(o for p, o in again.offsets)), list(range(150, 201)))
-        checks.equal("... and reads each record once", len(again.offsets), 6 * 51)
+        eddy_fixture.nothing_happens_for(lambda: len(again.offsets) > 6 * 51, 1000, "a record read twice")
+        assert sorted(set(o for p, o in again.offsets)) == list(range(150, 201)), \
+            "the next consumer starts at the reset offsets"
+        assert len(again.offsets) == 6 * 51, "... and reads each record once"
     finally:
         again.stop()
 
@@ -277,10 +283,12 @@ def describe(admin, group):
 
 
 def rebalances(broker, group):
+    """Rebalances the broker logged for group: no API counts them
+    (DescribeGroups has no generation id)."""
     return broker.log_text().count("group %s: preparing rebalance" % group)
 
 
-def librdkafka_groups(broker, checks):
+def test_librdkafka_groups(broker):
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
     admin.create_topics([NewTopic("rd", 4, 1), NewTopic("st", 4, 1)])
     produce(broker, "rd", 0, 40, 4)
@@ -296,24 +304,21 @@ def librdkafka_groups(broker, checks):
         eddy_fixture.wait_until(lambda: describe(admin, "coop")[0] == "Stable" and
                                 sorted(len(p) for p in describe(admin, "coop")[1].values()) == [2, 2],
                                 60, "second cooperative-sticky member joins: two partitions each")
-        checks.check("cooperative-sticky: a second member joined and got half the partitions", True)
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=20)
         eddy_fixture.wait_until(lambda: describe(admin, "coop")[0] == "Stable" and
                                 [len(p) for p in describe(admin, "coop")[1].values()] == [4],
                                 30, "after the second leaves the first owns all partitions again")
-        checks.check("cooperative-sticky: the member left, the other took its partitions", True)
         eddy_fixture.wait_until(lambda: sum(committed(admin, "coop").values()) == 40, 30,
-                                "kcat commits all 40 messages")
-        checks.check("kcat (auto commit) committed offsets for all 40 messages", True)
+                                "kcat (auto commit) to commit offsets for all 40 messages")
     finally:
         first.send_signal(signal.SIGTERM)
         first.wait(timeout=20)
     eddy_fixture.wait_until(lambda: describe(admin, "coop")[0] == "Empty", 30, "group coop empty")
-    checks.equal("the group's offsets are kept after its last member left", sum(committed(admin, "coop").values()),
-                 40)
-    checks.equal("DeleteGroups of the empty group", admin.delete_consumer_groups(["coop"]), [("coop", kafka_errors.NoError)])
-    checks.check("deleted group is gone from ListGroups", "coop" not in dict(admin.list_consumer_groups()))
+    assert sum(committed(admin, "coop").values()) == 40, "the group's offsets are kept after its last member left"
+    assert admin.delete_consumer_groups(["coop"]) == [("coop", kafka_errors.NoError)], \
+        "DeleteGroups of the empty group"
+    assert "coop" not in dict(admin.list_consumer_groups()), "deleted group is gone from ListGroups"
 
     # Static membership.
     s1 = kcat(broker, "static", "st", "group.instance.id=inst-1")
@@ -329,13 +334,17 @@ def librdkafka_groups(broker, checks):
         s1.wait()
         s1 = kcat(broker, "static", "st", "group.instance.id=inst-1")
         procs.append(s1)
-        eddy_fixture.wait_until(lambda: "static member inst-1 rejoined" in broker.log_text(), 30,
-                                "inst-1 rejoins")
-        time.sleep(2)
+
+        def rejoined():
+            state, members = describe(admin, "static")
+            return state == "Stable" and len(members) == 2 and set(members) != set(before)
+        eddy_fixture.wait_until(rejoined, 30, "inst-1 to rejoin (a new member id in DescribeGroups)")
+        eddy_fixture.nothing_happens_for(lambda: rebalances(broker, "static") != count, 2000,
+                                         "a rebalance of the static group")
         state, after = describe(admin, "static")
-        checks.equal("static restart: group stays Stable", state, "Stable")
-        checks.equal("static restart: assignments unchanged", sorted(after.values()), sorted(before.values()))
-        checks.equal("static restart: no rebalance", rebalances(broker, "static"), count)
+        assert state == "Stable", "static restart: group stays Stable"
+        assert sorted(after.values()) == sorted(before.values()), "static restart: assignments unchanged"
+        assert rebalances(broker, "static") == count, "static restart: no rebalance"
         # A second live consumer with inst-2: the older one is fenced.
         s3 = kcat(broker, "static", "st", "group.instance.id=inst-2")
         procs.append(s3)
@@ -345,8 +354,8 @@ def librdkafka_groups(broker, checks):
         except subprocess.TimeoutExpired:
             fenced = False
         err = s2.stderr.read() if fenced else ""
-        checks.check("same instance id: the older consumer is fenced and stops", fenced)
-        checks.check("the fenced consumer was told FENCED_INSTANCE_ID", "fenced" in err.lower(), err[-500:])
+        assert fenced, "same instance id: the older consumer is fenced and stops"
+        assert "fenced" in err.lower(), "the fenced consumer was told FENCED_INSTANCE_ID: %r" % (err[-500:],)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -358,15 +367,15 @@ def librdkafka_groups(broker, checks):
     admin.close()
 
 
-def raw_bad_input(broker, checks):
+def test_raw_bad_input(broker):
     s = kafka_wire.string
     with kafka_wire.Connection(broker.port) as conn:
         # FindCoordinator v1 for a transactional id.
         body = conn.request(10, 1, s("tx") + b"\x01")
-        checks.equal("FindCoordinator for a transaction: COORDINATOR_NOT_AVAILABLE",
-                     struct.unpack_from(">h", body, 4)[0], 15)
+        assert struct.unpack_from(">h", body, 4)[0] == 15, \
+            "FindCoordinator for a transaction: COORDINATOR_NOT_AVAILABLE"
         body = conn.request(10, 1, s("g1") + b"\x00")
-        checks.equal("FindCoordinator for a group: no error", struct.unpack_from(">h", body, 4)[0], 0)
+        assert struct.unpack_from(">h", body, 4)[0] == 0, "FindCoordinator for a group: no error"
         # FindCoordinator v4 (flexible): batched keys, each answered.
         body = conn.request(10, 4, b"\x00" + kafka_wire.uvarint(3) + kafka_wire.compact_string("a") +
                             kafka_wire.compact_string("b") + b"\x00", flexible=True)
@@ -386,26 +395,26 @@ def raw_bad_input(broker, checks):
             mlen = body[pos]
             pos += 1 + max(mlen - 1, 0) + 1  # message, tagged fields
             answers.append((key, node, port, err))
-        checks.equal("FindCoordinator v4: two keys, this node for both", answers,
-                     [("a", 1, broker.port, 0), ("b", 1, broker.port, 0)])
+        assert answers == [("a", 1, broker.port, 0), ("b", 1, broker.port, 0)], \
+            "FindCoordinator v4: two keys, this node for both"
         # Heartbeat v0 to an unknown group.
         body = conn.request(12, 0, s("no-such-group") + struct.pack(">i", 1) + s("m"))
-        checks.equal("Heartbeat for an unknown group: UNKNOWN_MEMBER_ID", struct.unpack_from(">h", body, 0)[0], 25)
+        assert struct.unpack_from(">h", body, 0)[0] == 25, "Heartbeat for an unknown group: UNKNOWN_MEMBER_ID"
         # OffsetCommit v2 with a generation for a group that has no members.
         commit = (s("nobody-home") + struct.pack(">i", 5) + s("ghost") + struct.pack(">q", -1) +
                   kafka_wire.array([s("orders") + kafka_wire.array([struct.pack(">iq", 0, 0) + s("")])]))
         body = conn.request(8, 2, commit)
-        checks.equal("OffsetCommit with an illegal generation: ILLEGAL_GENERATION",
-                     struct.unpack_from(">h", body, len(body) - 2)[0], 22)
+        assert struct.unpack_from(">h", body, len(body) - 2)[0] == 22, \
+            "OffsetCommit with an illegal generation: ILLEGAL_GENERATION"
         # SyncGroup v0 from an unknown member.
         body = conn.request(14, 0, s("g1") + struct.pack(">i", 1) + s("ghost") + kafka_wire.array([]))
-        checks.equal("SyncGroup from an unknown member: UNKNOWN_MEMBER_ID", struct.unpack_from(">h", body, 0)[0], 25)
+        assert struct.unpack_from(">h", body, 0)[0] == 25, "SyncGroup from an unknown member: UNKNOWN_MEMBER_ID"
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-    checks.equal("nothing stored was damaged", committed(admin, "g1").get(0), 201)
+    assert committed(admin, "g1").get(0) == 201, "nothing stored was damaged"
     admin.close()
 
 
-def static_member_restart(broker, checks):
+def test_static_member_restart(broker):
     """A static member (raw JoinGroup v5 / SyncGroup v3 / Heartbeat v3)
     survives a broker restart: same member id, generation and assignment."""
     s = kafka_wire.string
@@ -422,20 +431,19 @@ def static_member_restart(broker, checks):
         pos += 2 + leader_len
         member_len = struct.unpack_from(">h", body, pos)[0]
         member = body[pos + 2:pos + 2 + member_len].decode()
-        checks.equal("raw static JoinGroup v5: no error", err, 0)
+        assert err == 0, "raw static JoinGroup v5: no error"
         assignment = b"\x00\x00" + kafka_wire.array([s("st") + kafka_wire.array([struct.pack(">i", 3)])]) + \
             b"\xff\xff\xff\xff"
         sync = (s("raw-static") + struct.pack(">i", generation) + s(member) + s("raw-1") +
                 kafka_wire.array([s(member) + nbytes(assignment)]))
         body = conn.request(14, 3, sync)
-        checks.equal("raw static SyncGroup v3", (struct.unpack_from(">h", body, 4)[0], body[10:]),
-                     (0, assignment))
+        assert (struct.unpack_from(">h", body, 4)[0], body[10:]) == (0, assignment), "raw static SyncGroup v3"
     broker.restart(signal.SIGTERM)
     heartbeat = s("raw-static") + struct.pack(">i", generation) + s(member) + s("raw-1")
     with kafka_wire.Connection(broker.port) as conn:
         body = conn.request(12, 3, heartbeat)
-        checks.equal("after a broker restart the static member heartbeats with its old id and generation",
-                     struct.unpack_from(">h", body, 4)[0], 0)
+        assert struct.unpack_from(">h", body, 4)[0] == 0, \
+            "after a broker restart the static member heartbeats with its old id and generation"
         # Rejoining as a restarted process (no member id) gives the old assignment without a rebalance.
         body = conn.request(11, 5, join)
         err, generation2 = struct.unpack_from(">hi", body, 4)
@@ -444,43 +452,31 @@ def static_member_restart(broker, checks):
             pos += 2 + struct.unpack_from(">h", body, pos)[0]
         member_len = struct.unpack_from(">h", body, pos)[0]
         member2 = body[pos + 2:pos + 2 + member_len].decode()
-        checks.equal("static rejoin after the restart: same generation", (err, generation2), (0, generation))
+        assert (err, generation2) == (0, generation), "static rejoin after the restart: same generation"
         body = conn.request(14, 3, s("raw-static") + struct.pack(">i", generation) + s(member2) + s("raw-1") +
                             kafka_wire.array([]))
-        checks.equal("static rejoin after the restart: the stored assignment", body[10:], assignment)
+        assert body[10:] == assignment, "static rejoin after the restart: the stored assignment"
         body = conn.request(12, 3, heartbeat)
-        checks.equal("the old member id is fenced", struct.unpack_from(">h", body, 4)[0], 82)
+        assert struct.unpack_from(">h", body, 4)[0] == 82, "the old member id is fenced"
         # OffsetCommit v7 from the fenced member: refused, nothing stored.
         commit = (s("raw-static") + struct.pack(">i", generation) + s(member) + s("raw-1") +
                   kafka_wire.array([s("st") + kafka_wire.array([struct.pack(">iqi", 3, 7, -1) + s("")])]))
         body = conn.request(8, 7, commit)
-        checks.equal("OffsetCommit from a fenced member: FENCED_INSTANCE_ID",
-                     struct.unpack_from(">h", body, len(body) - 2)[0], 82)
+        assert struct.unpack_from(">h", body, len(body) - 2)[0] == 82, \
+            "OffsetCommit from a fenced member: FENCED_INSTANCE_ID"
         # The same commit from the live member is stored.
         commit = (s("raw-static") + struct.pack(">i", generation) + s(member2) + s("raw-1") +
                   kafka_wire.array([s("st") + kafka_wire.array([struct.pack(">iqi", 3, 7, -1) + s("")])]))
         body = conn.request(8, 7, commit)
-        checks.equal("OffsetCommit from the live static member", struct.unpack_from(">h", body, len(body) - 2)[0], 0)
+        assert struct.unpack_from(">h", body, len(body) - 2)[0] == 0, "OffsetCommit from the live static member"
         # Oversized member metadata: INVALID_REQUEST, the group is untouched.
         big = (s("raw-static") + struct.pack(">ii", SESSION_MS, 10000) + s("") + s("raw-2") + s("consumer") +
                kafka_wire.array([s("range") + nbytes(b"\x00" * (300 * 1024))]))
         body = conn.request(11, 5, big)
-        checks.equal("JoinGroup with oversized member metadata: INVALID_REQUEST",
-                     struct.unpack_from(">h", body, 4)[0], 42)
+        assert struct.unpack_from(">h", body, 4)[0] == 42, "JoinGroup with oversized member metadata: INVALID_REQUEST"
         body = conn.request(12, 3, s("raw-static") + struct.pack(">i", generation) + s(member2) + s("raw-1"))
-        checks.equal("... and the group still has its member", struct.unpack_from(">h", body, 4)[0], 0)
+        assert struct.unpack_from(">h", body, 4)[0] == 0, "... and the group still has its member"
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
-    checks.equal("only the live member's commit is stored", committed(admin, "raw-static"), {3: 7})
+    assert committed(admin, "raw-static") == {3: 7}, "only the live member's commit is stored"
     admin.close()
-    checks.equal("no rebalance of the static group after the restart", rebalances(broker, "raw-static"), 0)
-
-
-def body(broker, checks):
-    kafka_python_group(broker, checks)
-    raw_bad_input(broker, checks)
-    librdkafka_groups(broker, checks)
-    static_member_restart(broker, checks)
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+    assert rebalances(broker, "raw-static") == 0, "no rebalance of the static group after the restart"

@@ -6,7 +6,10 @@ checked unchanged: nothing written. Then the state across a clean restart
 intervals, a restart served from a periodic snapshot without replay, and
 producer.id.expiration.ms."""
 
+import signal
 import struct
+
+import pytest
 
 import eddy_fixture
 import kafka_wire as w
@@ -56,7 +59,19 @@ def log_end(conn, partition=0):
     return offset
 
 
-def body(broker, checks):
+@pytest.fixture(scope="module")
+def broker(eddy):
+    return eddy
+
+
+@pytest.fixture(scope="module")
+def state():
+    """Producer ids, epochs and offsets the earlier tests left."""
+    return {}
+
+
+def test_init_producer_id_sequences_and_epochs(broker, state):
+
     with w.Connection(broker.port) as conn:
         from kafka.protocol.admin import CreateTopicsResponse
         conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
@@ -64,156 +79,158 @@ def body(broker, checks):
         # InitProducerId: fresh ids, increasing; transactions refused.
         e1, pid, ep = init_producer_id(conn, 0)
         e2, pid2, ep2 = init_producer_id(conn, 2)
-        checks.equal("InitProducerId v0 answers a producer id with epoch 0", (e1, pid >= 0, ep), (NONE, True, 0))
-        checks.check("a second InitProducerId gets a greater id", e2 == NONE and pid2 > pid, (e2, pid, pid2))
-        checks.equal("a transactional id is refused",
-                     init_producer_id(conn, 3, transactional_id="tx-1"),
-                     (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1))
-        checks.equal("an empty transactional id is an invalid request",
-                     init_producer_id(conn, 1, transactional_id=""), (INVALID_REQUEST, -1, -1))
+        assert (e1, pid >= 0, ep) == (NONE, True, 0), "InitProducerId v0 answers a producer id with epoch 0"
+        assert e2 == NONE and pid2 > pid, "a second InitProducerId gets a greater id: %r" % ((e2, pid, pid2),)
+        assert init_producer_id(conn, 3, transactional_id="tx-1") == (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1), \
+            "a transactional id is refused"
+        assert init_producer_id(conn, 1, transactional_id="") == (INVALID_REQUEST, -1, -1), \
+            "an empty transactional id is an invalid request"
 
         # In sequence, then a duplicate.
-        checks.equal("seq 0-2 appended at 0", w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 3)), (NONE, 0))
-        checks.equal("seq 3-4 appended at 3", w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 3, 2)), (NONE, 3))
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 3)) == (NONE, 0), "seq 0-2 appended at 0"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 3, 2)) == (NONE, 3), "seq 3-4 appended at 3"
         end = log_end(conn)
-        checks.equal("duplicate of seq 0-2: success with its original offset",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 3)), (NONE, 0))
-        checks.equal("duplicate of seq 3-4 (acks=1): success with its original offset",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 3, 2), acks=1), (NONE, 3))
-        checks.equal("duplicates wrote nothing", log_end(conn), end)
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 3)) == (NONE, 0), \
+            "duplicate of seq 0-2: success with its original offset"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 3, 2), acks=1) == (NONE, 3), \
+            "duplicate of seq 3-4 (acks=1): success with its original offset"
+        assert log_end(conn) == end, "duplicates wrote nothing"
 
         # Gap.
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 7, 1))
-        checks.equal("gap (seq 7 after 4): OUT_OF_ORDER_SEQUENCE_NUMBER", err, OUT_OF_ORDER_SEQUENCE_NUMBER)
+        assert err == OUT_OF_ORDER_SEQUENCE_NUMBER, "gap (seq 7 after 4): OUT_OF_ORDER_SEQUENCE_NUMBER"
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 2, 3))
-        checks.equal("overlapping range: OUT_OF_ORDER_SEQUENCE_NUMBER", err, OUT_OF_ORDER_SEQUENCE_NUMBER)
-        checks.equal("out-of-order batches wrote nothing", log_end(conn), end)
+        assert err == OUT_OF_ORDER_SEQUENCE_NUMBER, "overlapping range: OUT_OF_ORDER_SEQUENCE_NUMBER"
+        assert log_end(conn) == end, "out-of-order batches wrote nothing"
 
         # Unknown producer: a producer id with no state here, sequence != 0.
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid2, 0, 5, 1))
-        checks.equal("unknown producer at seq 5: UNKNOWN_PRODUCER_ID", err, UNKNOWN_PRODUCER_ID)
-        checks.equal("the unknown producer's batch wrote nothing", log_end(conn), end)
-        checks.equal("the same producer at seq 0 is accepted",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid2, 0, 0, 1)), (NONE, end))
+        assert err == UNKNOWN_PRODUCER_ID, "unknown producer at seq 5: UNKNOWN_PRODUCER_ID"
+        assert log_end(conn) == end, "the unknown producer's batch wrote nothing"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid2, 0, 0, 1)) == (NONE, end), \
+            "the same producer at seq 0 is accepted"
         end += 1
 
         # KIP-360 epoch bump, then the old epoch is fenced.
-        checks.equal("InitProducerId v3 bumps the epoch of a known producer",
-                     init_producer_id(conn, 3, producer_id=pid, epoch=0), (NONE, pid, 1))
-        checks.equal("a retried bump gets the same answer",
-                     init_producer_id(conn, 3, producer_id=pid, epoch=0), (NONE, pid, 1))
+        assert init_producer_id(conn, 3, producer_id=pid, epoch=0) == (NONE, pid, 1), \
+            "InitProducerId v3 bumps the epoch of a known producer"
+        assert init_producer_id(conn, 3, producer_id=pid, epoch=0) == (NONE, pid, 1), \
+            "a retried bump gets the same answer"
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 3, 1))
-        checks.equal("new epoch not starting at 0: OUT_OF_ORDER_SEQUENCE_NUMBER", err, OUT_OF_ORDER_SEQUENCE_NUMBER)
-        checks.equal("new epoch at seq 0 appended",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 0, 2, tag="e1")), (NONE, end))
+        assert err == OUT_OF_ORDER_SEQUENCE_NUMBER, "new epoch not starting at 0: OUT_OF_ORDER_SEQUENCE_NUMBER"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 0, 2, tag="e1")) == (NONE, end), \
+            "new epoch at seq 0 appended"
         end += 2
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 5, 1))
-        checks.equal("old epoch: INVALID_PRODUCER_EPOCH", err, INVALID_PRODUCER_EPOCH)
-        checks.equal("the old epoch's batch wrote nothing", log_end(conn), end)
-        checks.equal("bump from epoch 1 to 2", init_producer_id(conn, 4, producer_id=pid, epoch=1), (NONE, pid, 2))
-        checks.equal("InitProducerId v4 with a stale epoch: PRODUCER_FENCED",
-                     init_producer_id(conn, 4, producer_id=pid, epoch=0), (PRODUCER_FENCED, -1, -1))
-        checks.equal("InitProducerId v3 with a stale epoch: INVALID_PRODUCER_EPOCH",
-                     init_producer_id(conn, 3, producer_id=pid, epoch=0), (INVALID_PRODUCER_EPOCH, -1, -1))
+        assert err == INVALID_PRODUCER_EPOCH, "old epoch: INVALID_PRODUCER_EPOCH"
+        assert log_end(conn) == end, "the old epoch's batch wrote nothing"
+        assert init_producer_id(conn, 4, producer_id=pid, epoch=1) == (NONE, pid, 2), "bump from epoch 1 to 2"
+        assert init_producer_id(conn, 4, producer_id=pid, epoch=0) == (PRODUCER_FENCED, -1, -1), \
+            "InitProducerId v4 with a stale epoch: PRODUCER_FENCED"
+        assert init_producer_id(conn, 3, producer_id=pid, epoch=0) == (INVALID_PRODUCER_EPOCH, -1, -1), \
+            "InitProducerId v3 with a stale epoch: INVALID_PRODUCER_EPOCH"
         e, other, ep = init_producer_id(conn, 3, producer_id=10 ** 12, epoch=3)
-        checks.check("an id the broker never handed out gets a fresh id, epoch 0",
-                     e == NONE and other > pid2 and ep == 0, (e, other, ep))
+        assert e == NONE and other > pid2 and ep == 0, \
+            "an id the broker never handed out gets a fresh id, epoch 0: %r" % ((e, other, ep),)
 
-        checks.equal("a non-idempotent batch is not checked",
-                     w.produce(conn, TOPIC, 0, w.record_batch([(b"k", b"plain", [])])), (NONE, end))
+        assert w.produce(conn, TOPIC, 0, w.record_batch([(b"k", b"plain", [])])) == (NONE, end), \
+            "a non-idempotent batch is not checked"
         end += 1
         # pid (epoch 1) has sequences 0-1 at end-3.. ; pid2 has seq 0.
         e1_base = end - 3
+    state.update(pid=pid, pid2=pid2, other=other, end=end, e1_base=e1_base)
 
+
+def test_state_survives_a_clean_restart(broker, state):
+    pid, other, end, e1_base = state["pid"], state["other"], state["end"], state["e1_base"]
     # Clean restart: the state comes back from the snapshot.
     rc = broker.restart()
-    checks.equal("clean stop exits 0", rc, 0)
+    assert rc == 0, "clean stop exits 0"
     with w.Connection(broker.port) as conn:
-        checks.equal("after a clean restart the last batch's duplicate gets its original offset",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 0, 2, tag="e1")), (NONE, e1_base))
-        checks.equal("after a clean restart the sequence continues",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 2, 1)), (NONE, end))
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 0, 2, tag="e1")) == (NONE, e1_base), \
+            "after a clean restart the last batch's duplicate gets its original offset"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 2, 1)) == (NONE, end), \
+            "after a clean restart the sequence continues"
         end += 1
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 1, 4, 1))
-        checks.equal("after a clean restart a gap is still a gap", err, OUT_OF_ORDER_SEQUENCE_NUMBER)
+        assert err == OUT_OF_ORDER_SEQUENCE_NUMBER, "after a clean restart a gap is still a gap"
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 9, 1))
-        checks.equal("after a clean restart the old epoch is still fenced", err, INVALID_PRODUCER_EPOCH)
-        checks.equal("nothing written by the refused batches", log_end(conn), end)
-        checks.equal("after a restart the next epoch bump continues from 2",
-                     init_producer_id(conn, 4, producer_id=pid, epoch=2), (NONE, pid, 3))
+        assert err == INVALID_PRODUCER_EPOCH, "after a clean restart the old epoch is still fenced"
+        assert log_end(conn) == end, "nothing written by the refused batches"
+        assert init_producer_id(conn, 4, producer_id=pid, epoch=2) == (NONE, pid, 3), \
+            "after a restart the next epoch bump continues from 2"
         e, pid3, _ = init_producer_id(conn, 0)
-        checks.check("producer ids are not reused after a restart", e == NONE and pid3 > other, (pid3, other))
-        checks.equal("epoch 3 at seq 0", w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 0, 4)), (NONE, end))
+        assert e == NONE and pid3 > other, "producer ids are not reused after a restart: %r" % ((pid3, other),)
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 0, 4)) == (NONE, end), "epoch 3 at seq 0"
         last_base = end
         end += 4
+    state.update(pid3=pid3, end=end, last_base=last_base)
 
+
+def test_state_survives_sigkill(broker, state):
+    pid, pid2, end, last_base = state["pid"], state["pid2"], state["end"], state["last_base"]
     # SIGKILL: no snapshot since the last batch; the log is replayed.
-    broker.restart(eddy_fixture.signal.SIGKILL)
+    broker.restart(signal.SIGKILL)
     with w.Connection(broker.port) as conn:
-        checks.equal("after SIGKILL the last batch's duplicate gets its original offset",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 0, 4)), (NONE, last_base))
-        checks.equal("after SIGKILL the sequence continues",
-                     w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 4, 1)), (NONE, end))
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 0, 4)) == (NONE, last_base), \
+            "after SIGKILL the last batch's duplicate gets its original offset"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 3, 4, 1)) == (NONE, end), \
+            "after SIGKILL the sequence continues"
         end += 1
         err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid2, 0, 0, 1))
-        checks.equal("after SIGKILL pid2's seq 0 is a duplicate (success)", err, NONE)
-        checks.equal("nothing written by the duplicate", log_end(conn), end)
+        assert err == NONE, "after SIGKILL pid2's seq 0 is a duplicate (success)"
+        assert log_end(conn) == end, "nothing written by the duplicate"
         batches = w.fetch_all(conn, TOPIC, 0)
         values = []
         for _base, _last, data in batches:
             for _off, _k, v, _h in w.parse_records(data):
                 values.append(v.decode())
-        checks.equal("the log holds each batch once, in order", values,
-                     ["m-0", "m-1", "m-2", "m-3", "m-4", "m-0", "e1-0", "e1-1", "plain", "m-2",
-                      "m-0", "m-1", "m-2", "m-3", "m-4"])
-    closed = [line for line in broker.log_text().splitlines() if "closing connection" in line]
-    checks.equal("Eddy closed no connection", closed, [])
-    periodic_snapshots_and_expiry(checks)
+        assert values == ["m-0", "m-1", "m-2", "m-3", "m-4", "m-0", "e1-0", "e1-1", "plain", "m-2",
+                      "m-0", "m-1", "m-2", "m-3", "m-4"], \
+            "the log holds each batch once, in order"
+    state.update(end=end)
+
+def test_no_connection_closed(broker):
+    eddy_fixture.assert_no_closed_connection(broker)
 
 
-def periodic_snapshots_and_expiry(checks):
-    broker = eddy_fixture.Broker(overrides={"producer.id.expiration.ms": 3000,
-                                            "eddy.producer.snapshot.interval.ms": 200,
-                                            "eddy.log.level": "debug"})
+def test_periodic_snapshots_and_expiry(eddy_factory):
+    """Only the (debug) log tells when a snapshot was saved, how the state
+    was rebuilt and when a producer expired: no API or metric reports
+    producer state."""
+    broker = eddy_factory({"producer.id.expiration.ms": 3000, "eddy.producer.snapshot.interval.ms": 200,
+                           "eddy.log.level": "debug"})
+    with w.Connection(broker.port) as conn:
+        from kafka.protocol.admin import CreateTopicsResponse
+        conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
+        _e, pid, _ep = init_producer_id(conn, 0)
+        for i in range(3):
+            w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, i * 2, 2))
+        written = log_end(conn)
+        mark = len(broker.log_text())
+    # acks=-1 answered after the batches were durable: the next periodic
+    # snapshot covers them all.
+    eddy_fixture.wait_until(lambda: "producer state of 1 partitions saved" in broker.log_text()[mark:], 10,
+                            "a periodic snapshot")
+    broker.restart(signal.SIGKILL)
     try:
-        broker.start()
-        with w.Connection(broker.port) as conn:
-            from kafka.protocol.admin import CreateTopicsResponse
-            conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
-            _e, pid, _ep = init_producer_id(conn, 0)
-            for i in range(3):
-                w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, i * 2, 2))
-            written = log_end(conn)
-            mark = len(broker.log_text())
-        # acks=-1 answered after the batches were durable: the next periodic
-        # snapshot covers them all.
-        eddy_fixture.wait_until(lambda: "producer state of 1 partitions saved" in broker.log_text()[mark:], 10,
-                                "a periodic snapshot")
-        broker.restart(eddy_fixture.signal.SIGKILL)
-        try:
-            eddy_fixture.wait_until(lambda: "producer state from" in broker.log_text(), 10, "the state rebuilt")
-        except eddy_fixture.FixtureError:
-            pass
-        checks.check("after SIGKILL the state comes from the periodic snapshot, nothing replayed",
-                     "idem-0: producer state from 1 snapshot rows and 0 batches" in broker.log_text(),
-                     [line for line in broker.log_text().splitlines() if "producer state from" in line])
-        with w.Connection(broker.port) as conn:
-            checks.equal("the snapshotted last batch's duplicate gets its original offset",
-                         w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 4, 2)), (NONE, 4))
-            checks.equal("nothing written", log_end(conn), written)
-            eddy_fixture.wait_until(lambda: "forgot 1 idle producer ids" in broker.log_text(), 15,
-                                    "the producer to expire (producer.id.expiration.ms=3000)")
-            err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 6, 1))
-            checks.equal("an expired producer continuing its sequence: UNKNOWN_PRODUCER_ID", err, UNKNOWN_PRODUCER_ID)
-            checks.equal("an expired producer starting again at 0 is accepted",
-                         w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 1)), (NONE, written))
-        broker.restart()
-        with w.Connection(broker.port) as conn:
-            checks.equal("after a restart the expired producer's new state holds",
-                         w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 1, 1)), (NONE, written + 1))
-    finally:
-        broker.close()
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+        eddy_fixture.wait_until(lambda: "producer state from" in broker.log_text(), 10, "the state rebuilt")
+    except eddy_fixture.FixtureError:
+        pass
+    assert "idem-0: producer state from 1 snapshot rows and 0 batches" in broker.log_text(), \
+        "after SIGKILL the state comes from the periodic snapshot, nothing replayed: %r" \
+        % ([line for line in broker.log_text().splitlines() if "producer state from" in line],)
+    with w.Connection(broker.port) as conn:
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 4, 2)) == (NONE, 4), \
+            "the snapshotted last batch's duplicate gets its original offset"
+        assert log_end(conn) == written, "nothing written"
+        eddy_fixture.wait_until(lambda: "forgot 1 idle producer ids" in broker.log_text(), 15,
+                                "the producer to expire (producer.id.expiration.ms=3000)")
+        err, _ = w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 6, 1))
+        assert err == UNKNOWN_PRODUCER_ID, "an expired producer continuing its sequence: UNKNOWN_PRODUCER_ID"
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 0, 1)) == (NONE, written), \
+            "an expired producer starting again at 0 is accepted"
+    broker.restart()
+    with w.Connection(broker.port) as conn:
+        assert w.produce(conn, TOPIC, 0, idempotent_batch(pid, 0, 1, 1)) == (NONE, written + 1), \
+            "after a restart the expired producer's new state holds"

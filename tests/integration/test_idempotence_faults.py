@@ -10,37 +10,37 @@ sent at a pace that spreads it over EDDY_IDEMPOTENCE_SECONDS (default 20)
 so that faults hit the whole run (unpaced, librdkafka sends 200k small
 messages to Eddy in ~2 s, too short for faults every few hundred ms).
 
-usage: test_idempotence_faults.py RDKAFKA_IDEMPOTENCE_PROGRAM"""
+usage: python3 -m pytest test_idempotence_faults.py --program RDKAFKA_IDEMPOTENCE_PROGRAM"""
 
 import os
 import random
+import signal
 import subprocess
-import sys
 import threading
 import time
 
+import pytest
+
 import eddy_fixture
 import kafka_wire as w
-from fault_proxy import FaultProxy
 
 TOPIC = "numbers"
 PARTITIONS = 4
 COUNT = int(os.environ.get("EDDY_IDEMPOTENCE_COUNT", "200000"))
 SECONDS = float(os.environ.get("EDDY_IDEMPOTENCE_SECONDS", "20"))
 
-proxy = FaultProxy(upstream_port=1)
-
-
 class Chaos(threading.Thread):
-    """Injects a random fault every 200-600 ms until stopped."""
+    """Injects a random fault into proxy every 200-600 ms until stopped."""
 
-    def __init__(self, seed):
+    def __init__(self, proxy, seed):
         super().__init__(daemon=True)
+        self.proxy = proxy
         self.rng = random.Random(seed)
         self.stopped = threading.Event()
         self.counts = {"cut": 0, "cut_after": 0, "stall": 0, "refuse": 0}
 
     def run(self):
+        proxy = self.proxy
         while not self.stopped.wait(self.rng.uniform(0.2, 0.6)):
             r = self.rng.random()
             if r < 0.6:
@@ -59,8 +59,19 @@ class Chaos(threading.Thread):
                 self.counts["refuse"] += 1
 
 
-def body(broker, checks):
-    program = sys.argv[1]
+@pytest.fixture(scope="module")
+def proxy(fault_proxy):
+    return fault_proxy(upstream_port=1)  # the upstream is set once eddy runs
+
+
+@pytest.fixture(scope="module")
+def eddy_overrides(proxy):
+    return {"advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % proxy.port,
+            "eddy.log.level": "debug"}  # counts the duplicates it recognised
+
+
+def test_librdkafka_through_faults_and_kills(eddy, proxy, program):
+    broker = eddy
     proxy.set_upstream(broker.port)
     with w.Connection(broker.port) as conn:
         from kafka.protocol.admin import CreateTopicsResponse
@@ -89,7 +100,7 @@ def body(broker, checks):
     readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
     for t in readers:
         t.start()
-    chaos = Chaos(seed)
+    chaos = Chaos(proxy, seed)
     chaos.start()
     kills = 0
     try:
@@ -99,7 +110,7 @@ def body(broker, checks):
                                     "%d deliveries" % target, interval=0.05)
             if producer.poll() is not None:
                 break
-            broker.restart(eddy_fixture.signal.SIGKILL)
+            broker.restart(signal.SIGKILL)
             proxy.set_upstream(broker.port)
             kills += 1
             print("SIGKILL + restart at %d deliveries (%.1f s)" % (progress["delivered"], time.monotonic() - started),
@@ -118,31 +129,23 @@ def body(broker, checks):
           (progress["last"], time.monotonic() - started, chaos.counts, proxy.connections, proxy.cuts, proxy.refused))
     if stderr_lines:
         print("producer stderr (last lines):\n  " + "\n  ".join(stderr_lines[-15:]))
-    checks.equal("librdkafka delivered every message (exit 0)", rc, 0)
-    checks.equal("the broker was SIGKILLed and restarted twice", kills, 2)
-    checks.check("the proxy cut connections throughout the run (>= 1 per 2 s)", proxy.cuts >= SECONDS / 2,
-                 proxy.cuts)
+    assert rc == 0, "librdkafka delivered every message (exit 0)"
+    assert kills == 2, "the broker was SIGKILLed and restarted twice"
+    assert proxy.cuts >= SECONDS / 2, \
+        "the proxy cut connections throughout the run (>= 1 per 2 s): %r" % (proxy.cuts,)
 
-    eddy_fixture.check_numbered_log(checks, broker.port, TOPIC, COUNT, PARTITIONS, "log")
+    eddy_fixture.assert_numbered_log(broker.port, TOPIC, COUNT, PARTITIONS, "log")
     closed = []
     duplicates_refused = 0
+    # The (debug) log is the only place that counts recognised duplicates
+    # and closed connections, over every run of the broker.
     for i in range(1, broker.starts + 1):
         with open(os.path.join(broker.tmp, "eddy-%d.stderr" % i), "rb") as f:
             lines = f.read().decode("utf-8", "replace").splitlines()
         closed += [line for line in lines if "closing connection" in line]
         duplicates_refused += sum(1 for line in lines if "duplicate batch" in line)
     print("retried batches Eddy recognised as duplicates: %d" % duplicates_refused)
-    checks.check("retries of written batches happened and were not written again", duplicates_refused > 0,
-                 duplicates_refused)
-    checks.equal("Eddy closed no librdkafka connection for a bad request (all %d runs)" % broker.starts, closed, [])
+    assert duplicates_refused > 0, \
+        "retries of written batches happened and were not written again: %r" % (duplicates_refused,)
+    assert closed == [], "Eddy closed no librdkafka connection for a bad request (all %d runs)" % broker.starts
 
-
-if __name__ == "__main__":
-    proxy.start()
-    try:
-        eddy_fixture.run_test(body, broker_overrides={
-            "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % proxy.port,
-            "eddy.log.level": "debug",  # counts the duplicates it recognised
-        })
-    finally:
-        proxy.close()

@@ -6,8 +6,9 @@ import socket
 import threading
 import time
 
+import pytest
+
 import eddy_fixture
-from fault_proxy import FaultProxy
 
 
 class EchoServer:
@@ -76,63 +77,61 @@ def is_cut(s, timeout=3):
         return False
 
 
-def main():
-    checks = eddy_fixture.Checks()
-    server = EchoServer()
-    other = EchoServer()
-    with FaultProxy(server.port) as proxy:
-        a = connect(proxy.port)
-        payload = bytes(range(256)) * 400
-        checks.equal("pass-through relays 100 kB both ways", echo(a, payload), payload)
-
-        b = connect(proxy.port)
-        echo(b, b"x")
-        eddy_fixture.wait_until(lambda: proxy.open_connections() == 2, 5, "two relayed connections")
-        proxy.cut_all()
-        checks.check("cut_all resets the first connection", is_cut(a))
-        checks.check("cut_all resets the second connection", is_cut(b))
-
-        proxy.cut_after(1000)
-        c = connect(proxy.port)
-        got = echo(c, b"y" * 400)
-        checks.equal("under the byte budget data still flows", got, b"y" * 400)
-        c.settimeout(3)
-        got = echo(c, b"z" * 4000)
-        checks.check("cut_after(1000) cuts once 1000 bytes are relayed", len(got) < 4000 and is_cut(c), len(got))
-        proxy.cut_after(None)
-
-        d = connect(proxy.port)
-        proxy.stall(0.6)
-        t0 = time.monotonic()
-        got = echo(d, b"stalled")
-        waited = time.monotonic() - t0
-        checks.check("stall holds data, then delivers it", got == b"stalled" and waited >= 0.4, (got, waited))
-
-        proxy.refuse(0.5)
-        try:
-            refused = is_cut(connect(proxy.port))
-        except OSError:  # reset before connect() returned
-            refused = True
-        checks.check("refuse resets new connections", refused)
-        def relays():
-            try:
-                return echo(connect(proxy.port), b"ok") == b"ok"
-            except OSError:
-                return False
-
-        eddy_fixture.wait_until(relays, 5, "connections accepted again")
-        checks.check("after refuse new connections are relayed again", True)
-
-        proxy.set_upstream(other.port)
-        f = connect(proxy.port)
-        checks.equal("set_upstream: new connections reach the new server", echo(f, b"moved"), b"moved")
-        checks.equal("the first server's connection still works", echo(d, b"still"), b"still")
-        checks.check("counters count", proxy.connections >= 6 and proxy.cuts >= 3 and proxy.refused >= 1,
-                     (proxy.connections, proxy.cuts, proxy.refused))
+@pytest.fixture
+def servers():
+    server, other = EchoServer(), EchoServer()
+    yield server, other
     server.close()
     other.close()
-    checks.finish()
 
 
-if __name__ == "__main__":
-    main()
+def test_fault_proxy(servers, fault_proxy):
+    server, other = servers
+    proxy = fault_proxy(server.port)
+    a = connect(proxy.port)
+    payload = bytes(range(256)) * 400
+    assert echo(a, payload) == payload, "pass-through relays 100 kB both ways"
+
+    b = connect(proxy.port)
+    echo(b, b"x")
+    eddy_fixture.wait_until(lambda: proxy.open_connections() == 2, 5, "two relayed connections")
+    proxy.cut_all()
+    assert is_cut(a), "cut_all resets the first connection"
+    assert is_cut(b), "cut_all resets the second connection"
+
+    proxy.cut_after(1000)
+    c = connect(proxy.port)
+    assert echo(c, b"y" * 400) == b"y" * 400, "under the byte budget data still flows"
+    c.settimeout(3)
+    got = echo(c, b"z" * 4000)
+    assert len(got) < 4000 and is_cut(c), "cut_after(1000) cuts once 1000 bytes are relayed (%d)" % len(got)
+    proxy.cut_after(None)
+
+    d = connect(proxy.port)
+    proxy.stall(0.6)
+    t0 = time.monotonic()
+    got = echo(d, b"stalled")
+    waited = time.monotonic() - t0
+    assert got == b"stalled" and waited >= 0.4, "stall holds data, then delivers it: %r" % ((got, waited),)
+
+    proxy.refuse(0.5)
+    try:
+        refused = is_cut(connect(proxy.port))
+    except OSError:  # reset before connect() returned
+        refused = True
+    assert refused, "refuse resets new connections"
+
+    def relays():
+        try:
+            return echo(connect(proxy.port), b"ok") == b"ok"
+        except OSError:
+            return False
+
+    eddy_fixture.wait_until(relays, 5, "new connections relayed again after refuse")
+
+    proxy.set_upstream(other.port)
+    f = connect(proxy.port)
+    assert echo(f, b"moved") == b"moved", "set_upstream: new connections reach the new server"
+    assert echo(d, b"still") == b"still", "the first server's connection still works"
+    assert proxy.connections >= 6 and proxy.cuts >= 3 and proxy.refused >= 1, \
+        "counters count: %r" % ((proxy.connections, proxy.cuts, proxy.refused),)

@@ -14,15 +14,15 @@ kafka_fixture.classpath()) against one eddy:
   admin     java/AdminChecks.java: topics, configs, listOffsets,
             deleteRecords, describeCluster, consumer groups and their offsets
 
-Each program prints a line per check (PASS name / FAIL name: detail), read
-here into eddy_fixture.Checks. The programs are compiled once (javac) into
+Each program prints a line per check (PASS name / FAIL name: detail); a
+FAIL line fails the pytest test that ran the program. The programs are compiled once (javac) into
 a cache keyed by their sources; GroupChecks, which mostly waits for
 rebalances, runs alongside the other two. After ProducerChecks the stored
 batches are fetched raw (Fetch v11) to see that each is compressed with the
 producer's codec and carries the idempotent producer's id and sequences.
 
-Run alone: EDDY_BIN=build/eddy EDDY_SOURCE_DIR=. /usr/bin/python3
-tests/integration/test_java_clients.py [producer|groups|admin ...]
+Run alone: EDDY_BIN=build/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 -m pytest
+tests/integration/test_java_clients.py [-k producer|groups|admin]
 (EDDY_KEEP_TMP=1 keeps eddy's log and the programs' stderr)."""
 
 import hashlib
@@ -30,8 +30,9 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import time
+
+import pytest
 
 import eddy_fixture
 import kafka_fixture
@@ -95,35 +96,39 @@ class JavaProgram:
                                     main_class] + list(args),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err)
 
-    def finish(self, checks, timeout=240):
-        """Waits for the program and turns its lines into checks."""
+    def finish(self, timeout=240):
+        """Waits for the program; its FAIL lines fail the test (all listed),
+        as does a program that did not run to its DONE line."""
         try:
             out, _ = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             out, _ = self.proc.communicate()
-            checks.fail("%s: finished within %d s" % (self.label, timeout), "killed")
+            raise AssertionError("%s: %s" % ("%s: finished within %d s" % (self.label, timeout), "killed"))
         self._err.close()
         took = time.monotonic() - self.started
         text = out.decode("utf-8", "replace")
         done = False
+        passed, failed = 0, []
         for line in text.splitlines():
             if line.startswith("PASS "):
-                checks.check("%s: %s" % (self.label, line[5:]), True)
+                passed += 1
             elif line.startswith("FAIL "):
                 name, _sep, detail = line[5:].partition(": ")
-                checks.fail("%s: %s" % (self.label, name), detail or "failed")
+                failed.append("%s: %s: %s" % (self.label, name, detail or "failed"))
+                print("  %s| %s" % (self.label, line), flush=True)
             elif line.startswith("DONE "):
                 done = True
                 print("%s: %s (%.1f s)" % (self.label, line, took), flush=True)
             else:
                 print("  %s| %s" % (self.label, line), flush=True)
         rc = self.proc.returncode
-        if not checks.check("%s: %s ran to the end" % (self.label, self.main_class), done and rc in (0, 1),
-                            "exit code %s, no DONE line; stderr tail:\n%s" % (rc, self.stderr_tail())):
-            return
+        assert done and rc in (0, 1), "%s: %s ran to the end: exit code %s, no DONE line; stderr tail:\n%s" \
+            % (self.label, self.main_class, rc, self.stderr_tail())
         if rc != 0:
             print("---- %s stderr (tail) ----\n%s" % (self.main_class, self.stderr_tail()), flush=True)
+        assert failed == [], "%d of the Java program's checks failed:\n%s" % (len(failed), "\n".join(failed))
+        assert passed > 0, "%s: the Java program reported no PASS line" % self.label
 
     def stderr_tail(self, n=4000):
         try:
@@ -166,7 +171,7 @@ def fetch_v11_batches(conn, topic, partition):
             return out
 
 
-def check_stored_batches(checks, port, topic, partitions, codec):
+def check_stored_batches(port, topic, partitions, codec):
     """The Java producer's batches as eddy stored them: compressed with the
     codec it was configured with, one producer id (>= 0: idempotent) and
     base sequences that continue from batch to batch from 0."""
@@ -190,55 +195,61 @@ def check_stored_batches(checks, port, topic, partitions, codec):
                     sequences_ok = False
                 expected_seq = base_seq + last_delta + 1
     name = "stored %s batches" % topic
-    checks.check("%s: found" % name, batches > 0, "no batch")
-    checks.equal("%s: compression codec %s" % (name, codec), sorted(codecs), [CODECS[codec]])
-    checks.check("%s: one idempotent producer id (>= 0)" % name, len(pids) == 1 and min(pids) >= 0,
-                 "producer ids %s" % sorted(pids))
-    checks.check("%s: producer epoch >= 0" % name, epochs and min(epochs) >= 0, sorted(epochs))
-    checks.check("%s: base sequences continue from 0" % name, sequences_ok, detail)
+    assert batches > 0, "%s: %s" % ("%s: found" % name, "no batch")
+    assert sorted(codecs) == [CODECS[codec]], "%s: compression codec %s" % (name, codec)
+    assert len(pids) == 1 and min(pids) >= 0, \
+        "%s: %s" % ("%s: one idempotent producer id (>= 0)" % name, "producer ids %s" % sorted(pids))
+    assert epochs and min(epochs) >= 0, "%s: %s" % ("%s: producer epoch >= 0" % name, sorted(epochs))
+    assert sequences_ok, "%s: %s" % ("%s: base sequences continue from 0" % name, detail)
 
 
-def check_no_closed_connections(checks, broker):
+@pytest.fixture(scope="module")
+def eddy_overrides():
+    # The Kafka test cluster's setting: a new group's first rebalance does not wait 3 s for more members.
+    return {"group.initial.rebalance.delay.ms": "0"}
+
+
+@pytest.fixture(scope="module")
+def broker(eddy):
+    return eddy
+
+
+@pytest.fixture(scope="module")
+def java(broker):
+    """(classpath, compiled classes, the GroupChecks program, started first
+    so that it runs while the producer and admin checks do)."""
+    cp = kafka_fixture.classpath()
+    classes = compiled_classes(cp)
+    groups = JavaProgram(broker.tmp, cp, classes, "GroupChecks", [broker.bootstrap], "groups")
+    yield cp, classes, groups
+    if groups.proc.poll() is None:
+        groups.proc.kill()
+        groups.proc.wait()
+
+
+def test_producer(broker, java):
+    cp, classes, _groups = java
+    producer = JavaProgram(broker.tmp, cp, classes, "ProducerChecks", [broker.bootstrap], "producer")
+    producer.finish()
+    for codec in CODECS:
+        check_stored_batches(broker.port, "codec-" + codec, 2, codec)
+    check_stored_batches(broker.port, "producer-bulk", 3, "lz4")
+
+
+def test_admin(broker, java):
+    cp, classes, _groups = java
+    admin = JavaProgram(broker.tmp, cp, classes, "AdminChecks",
+                        [broker.bootstrap, "node.id=1", "log.segment.bytes=8388608", "num.partitions=1",
+                         "auto.create.topics.enable=true"], "admin")
+    admin.finish()
+
+
+def test_groups(java):
+    java[2].finish()
+
+
+def test_no_closed_connections(broker):
     """Java clients negotiate versions with ApiVersions: eddy should never
     have to close one of their connections for a bad request."""
     closed = [line for line in broker.log_text().splitlines() if "closing connection from" in line]
-    checks.check("eddy closed no client connection for a bad request", not closed,
-                 "\n".join(closed[:10]))
-
-
-def body(broker, checks, which):
-    cp = kafka_fixture.classpath()
-    classes = compiled_classes(cp)
-    tmp = broker.tmp
-    groups = None
-    if "groups" in which:
-        groups = JavaProgram(tmp, cp, classes, "GroupChecks", [broker.bootstrap], "groups")
-    if "producer" in which:
-        producer = JavaProgram(tmp, cp, classes, "ProducerChecks", [broker.bootstrap], "producer")
-        producer.finish(checks)
-        for codec in CODECS:
-            try:
-                check_stored_batches(checks, broker.port, "codec-" + codec, 2, codec)
-            except Exception as e:  # noqa: BLE001 - reported as a failed check
-                checks.fail("stored codec-%s batches: fetched" % codec, "%s: %s" % (type(e).__name__, e))
-        try:
-            check_stored_batches(checks, broker.port, "producer-bulk", 3, "lz4")
-        except Exception as e:  # noqa: BLE001
-            checks.fail("stored producer-bulk batches: fetched", "%s: %s" % (type(e).__name__, e))
-    if "admin" in which:
-        admin = JavaProgram(tmp, cp, classes, "AdminChecks",
-                            [broker.bootstrap, "node.id=1", "log.segment.bytes=8388608", "num.partitions=1",
-                             "auto.create.topics.enable=true"], "admin")
-        admin.finish(checks)
-    if groups is not None:
-        groups.finish(checks)
-    check_no_closed_connections(checks, broker)
-    if checks.failed:
-        print("---- eddy stderr (tail) ----\n" + broker.log_text()[-5000:], flush=True)
-
-
-if __name__ == "__main__":
-    which = set(sys.argv[1:]) or {"producer", "groups", "admin"}
-    # The Kafka test cluster's setting: a new group's first rebalance does not wait 3 s for more members.
-    eddy_fixture.run_test(lambda broker, checks: body(broker, checks, which),
-                          broker_overrides={"group.initial.rebalance.delay.ms": "0"})
+    assert not closed, "eddy closed no client connection for a bad request: %r" % ("\n".join(closed[:10]),)

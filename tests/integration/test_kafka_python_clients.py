@@ -8,7 +8,8 @@ import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-import eddy_fixture
+import pytest
+
 
 COUNT = 1500
 CODECS = ["gzip", "lz4", "snappy", "zstd", None]
@@ -24,7 +25,17 @@ def poll_records(consumer, want, timeout=30):
     return got
 
 
-def run_codec(broker, checks, codec, base_ts):
+@pytest.fixture(scope="module")
+def broker(eddy):
+    return eddy
+
+
+BASE_TS = int(time.time() * 1000) - 3_600_000
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=[c or "none" for c in CODECS])
+def test_codec(broker, codec):
+    base_ts = BASE_TS + CODECS.index(codec) * 1_000_000
     name = codec or "none"
     topic = "kp-%s" % name
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", compression_type=codec,
@@ -43,10 +54,10 @@ def run_codec(broker, checks, codec, base_ts):
     producer.flush(timeout=60)
     metadata = [f.get(timeout=30) for f in futures]
     producer.close(timeout=10)
-    checks.equal("%s: acknowledged offsets are 0..%d in send order" % (name, COUNT - 1),
-                 [m.offset for m in metadata], list(range(COUNT)))
-    checks.check("%s: acknowledged timestamps are the producer's" % name,
-                 all(m.timestamp == e[3] for m, e in zip(metadata, expected)))
+    assert [m.offset for m in metadata] == list(range(COUNT)), \
+        "%s: acknowledged offsets are 0..%d in send order" % (name, COUNT - 1)
+    assert all(m.timestamp == e[3] for m, e in zip(metadata, expected)), \
+        "%s: acknowledged timestamps are the producer's" % name
 
     tp = TopicPartition(topic, 0)
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False,
@@ -55,35 +66,33 @@ def run_codec(broker, checks, codec, base_ts):
     consumer.seek_to_beginning(tp)
     records = poll_records(consumer, COUNT)
     got = [(r.key, r.value, list(r.headers), r.timestamp) for r in records]
-    checks.equal("%s: %d records back" % (name, COUNT), len(got), COUNT)
-    checks.check("%s: offsets 0..N-1" % name, [r.offset for r in records] == list(range(COUNT)))
+    assert len(got) == COUNT, "%s: %d records back" % (name, COUNT)
+    assert [r.offset for r in records] == list(range(COUNT)), "%s: offsets 0..N-1" % name
     mismatch = [(i, g, e) for i, (g, e) in enumerate(zip(got, expected)) if g != e]
-    checks.equal("%s: keys, values, headers, timestamps identical" % name, mismatch[:1], [])
-    checks.check("%s: timestamp type is CreateTime" % name, all(r.timestamp_type == 0 for r in records))
+    assert mismatch[:1] == [], "%s: keys, values, headers, timestamps identical" % name
+    assert all(r.timestamp_type == 0 for r in records), "%s: timestamp type is CreateTime" % name
 
     mid = COUNT // 2 + 3
     consumer.seek(tp, mid)
     records = poll_records(consumer, 10)
-    checks.check("%s: seek(%d) starts there" % (name, mid),
-                 records and records[0].offset == mid and records[0].value == expected[mid][1],
-                 records[0].offset if records else "nothing")
+    assert records and records[0].offset == mid and records[0].value == expected[mid][1], \
+        "%s: %s" % ("%s: seek(%d) starts there" % (name, mid), records[0].offset if records else "nothing")
 
     consumer.seek_to_beginning(tp)
-    checks.equal("%s: position after seek_to_beginning" % name, consumer.position(tp), 0)
+    assert consumer.position(tp) == 0, "%s: position after seek_to_beginning" % name
     consumer.seek_to_end(tp)
-    checks.equal("%s: position after seek_to_end" % name, consumer.position(tp), COUNT)
-    checks.equal("%s: end_offsets" % name, consumer.end_offsets([tp]), {tp: COUNT})
-    checks.equal("%s: beginning_offsets" % name, consumer.beginning_offsets([tp]), {tp: 0})
+    assert consumer.position(tp) == COUNT, "%s: position after seek_to_end" % name
+    assert consumer.end_offsets([tp]) == {tp: COUNT}, "%s: end_offsets" % name
+    assert consumer.beginning_offsets([tp]) == {tp: 0}, "%s: beginning_offsets" % name
 
     # At the end, a poll finds nothing; a new record wakes the consumer.
-    checks.equal("%s: nothing to read at the end" % name, consumer.poll(timeout_ms=300), {})
+    assert consumer.poll(timeout_ms=300) == {}, "%s: nothing to read at the end" % name
     late = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", compression_type=codec)
     late.send(topic, key=b"late", value=b"after seek_to_end", partition=0).get(timeout=30)
     late.close(timeout=10)
     records = poll_records(consumer, 1)
-    checks.check("%s: the record produced after seek_to_end arrives" % name,
-                 len(records) == 1 and records[0].offset == COUNT and records[0].key == b"late",
-                 [(r.offset, r.key) for r in records])
+    assert len(records) == 1 and records[0].offset == COUNT and records[0].key == b"late", \
+        "%s: %s" % ("%s: the record produced after seek_to_end arrives" % name, [(r.offset, r.key) for r in records])
 
     # Offsets by timestamp: no record before the answer is at or after the
     # asked time, and the answer is not after the first such record (Eddy
@@ -94,16 +103,13 @@ def run_codec(broker, checks, codec, base_ts):
         ok = found is not None and found.offset <= k and all(e[3] < target for e in expected[:found.offset])
         if codec is None:
             ok = ok and found.offset == k and found.timestamp == target
-        checks.check("%s: offsets_for_times(ts of record %d)" % (name, k), ok, found)
+        assert ok, "%s: %s" % ("%s: offsets_for_times(ts of record %d)" % (name, k), found)
     after = consumer.offsets_for_times({tp: base_ts + COUNT * 10 + 10 ** 9})[tp]
-    checks.equal("%s: offsets_for_times after the newest record" % name, after, None)
+    assert after is None, "%s: offsets_for_times after the newest record" % name
     consumer.close()
 
 
-def body(broker, checks):
-    base_ts = int(time.time() * 1000) - 3_600_000
-    for n, codec in enumerate(CODECS):
-        run_codec(broker, checks, codec, base_ts + n * 1_000_000)
+def test_large_records(broker):
 
     # A record larger than the default batch size, sent alone.
     topic = "kp-large"
@@ -121,11 +127,13 @@ def body(broker, checks):
     consumer.assign([tp])
     consumer.seek_to_beginning(tp)
     records = poll_records(consumer, 2)
-    checks.check("large records (768 KB gzip, 900 KB incompressible) come back intact",
-                 [(r.key, r.value) for r in records] == [(b"big", big), (b"random", incompressible)],
-                 [(r.key, len(r.value)) for r in records])
+    assert [(r.key, r.value) for r in records] == [(b"big", big), (b"random", incompressible)], \
+        "large records (768 KB gzip, 900 KB incompressible) come back intact: %r" \
+        % ([(r.key, len(r.value)) for r in records],)
     consumer.close()
 
+
+def test_acks_0(broker):
     # acks=0: no response at all; the records still arrive.
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks=0, compression_type="lz4")
     for i in range(200):
@@ -138,10 +146,12 @@ def body(broker, checks):
     consumer.assign([tp])
     consumer.seek_to_beginning(tp)
     records = poll_records(consumer, 200)
-    checks.equal("acks=0: all 200 records stored in order", [r.value for r in records],
-                 [b"fire and forget %d" % i for i in range(200)])
+    assert [r.value for r in records] == [b"fire and forget %d" % i for i in range(200)], \
+        "acks=0: all 200 records stored in order"
     consumer.close()
 
+
+def test_log_append_time(broker):
     # A LogAppendTime topic: the broker stamps its own time into compressed
     # batches (rewriting maxTimestamp and the CRC) and reports it in the ack.
     from kafka.admin import KafkaAdminClient, NewTopic
@@ -156,21 +166,17 @@ def body(broker, checks):
     after = int(time.time() * 1000)
     acked = [f.get(timeout=10) for f in futures]
     producer.close(timeout=10)
-    checks.check("LogAppendTime: acks carry the broker's time",
-                 all(before - 1000 <= m.timestamp <= after + 1000 for m in acked), [m.timestamp for m in acked[:3]])
+    assert all(before - 1000 <= m.timestamp <= after + 1000 for m in acked), \
+        "LogAppendTime: acks carry the broker's time: %r" % ([m.timestamp for m in acked[:3]],)
     tp = TopicPartition("kp-logtime", 0)
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False,
                              fetch_max_wait_ms=200, check_crcs=True)
     consumer.assign([tp])
     consumer.seek_to_beginning(tp)
     records = poll_records(consumer, 100)
-    checks.check("LogAppendTime: records read back (CRC valid) with type LogAppendTime and the acked time",
-                 len(records) == 100 and all(r.timestamp_type == 1 and r.timestamp == a.timestamp
+    assert (len(records) == 100 and all(r.timestamp_type == 1 and r.timestamp == a.timestamp
                                              and r.value == b"stamped %d" % i
-                                             for i, (r, a) in enumerate(zip(records, acked))),
-                 [(r.timestamp_type, r.timestamp) for r in records[:3]])
+                                             for i, (r, a) in enumerate(zip(records, acked)))), \
+        "LogAppendTime: records read back (CRC valid) with type LogAppendTime and the acked time: %r" \
+        % ([(r.timestamp_type, r.timestamp) for r in records[:3]],)
     consumer.close()
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)

@@ -23,7 +23,8 @@ one eddy, driven as a user drives them:
 What a tool prints is checked where a user reads it; what it did is also
 checked independently with raw requests (kafka_wire) or kafka-python.
 Each tool run is one JVM (~2 s); two independent sequences run side by
-side. Run alone: EDDY_BIN=build/eddy EDDY_SOURCE_DIR=. /usr/bin/python3
+side (perf and configs on a thread, the others as the tests run). Run
+alone: EDDY_BIN=build/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 -m pytest
 tests/integration/test_kafka_tools.py (EDDY_KEEP_TMP=1 keeps the logs)."""
 
 import datetime
@@ -39,6 +40,8 @@ import time
 
 from kafka import KafkaAdminClient
 from kafka.protocol.metadata import MetadataResponse
+
+import pytest
 
 import eddy_fixture
 import kafka_fixture
@@ -60,30 +63,6 @@ LOG4J2 = kafka_fixture.TOOLS_LOG4J2
 
 CONSOLE_COUNT = 200
 PERF_COUNT = 50000
-
-
-class Collected:
-    """Checks recorded by a scenario running on its own thread, replayed
-    into eddy_fixture.Checks in a fixed order afterwards."""
-
-    def __init__(self):
-        self.items = []
-
-    def check(self, name, condition, detail=""):
-        self.items.append((name, bool(condition), detail))
-        return bool(condition)
-
-    def equal(self, name, actual, expected):
-        if actual == expected:
-            return self.check(name, True)
-        return self.check(name, False, "got %r, want %r" % (actual, expected))
-
-    def fail(self, name, detail):
-        return self.check(name, False, detail)
-
-    def replay(self, checks):
-        for name, ok, detail in self.items:
-            checks.check(name, ok, detail)
 
 
 class Tools:
@@ -165,9 +144,9 @@ def show(rc, out, err, n=1500):
     return "exit %s; stdout: %s; stderr: %s" % (rc, out[-n:].strip(), err[-n:].strip())
 
 
-def ran(c, name, result, want_rc=0):
+def ran(name, result, want_rc=0):
     rc, out, err = result
-    return c.check(name, rc == want_rc, show(rc, out, err))
+    assert rc == want_rc, "%s: %s" % (name, show(rc, out, err))
 
 
 # ------------------------------------------------------------------ raw verifiers
@@ -233,50 +212,51 @@ def table(out, first_column="GROUP"):
 
 # ------------------------------------------------------------------ kafka-topics
 
-def topics_scenario(t, c):
+def topics_scenario(t):
     port = t.broker.port
-    ran(c, "kafka-topics --create 3 partitions", t.run(TOPICS, t.bs() + ["--create", "--topic", "tools-a",
+    ran("kafka-topics --create 3 partitions", t.run(TOPICS, t.bs() + ["--create", "--topic", "tools-a",
                                                                          "--partitions", "3", "--replication-factor", "1"]))
     rc, out, err = t.run(TOPICS, t.bs() + ["--create", "--topic", "tools-cfg", "--partitions", "2",
                                            "--config", "retention.ms=3600000", "--config", "max.message.bytes=200000"])
-    c.check("kafka-topics --create with --config", rc == 0 and "Created topic tools-cfg." in out, show(rc, out, err))
+    assert rc == 0 and "Created topic tools-cfg." in out, \
+        "kafka-topics --create with --config: %r" % (show(rc, out, err),)
     rc, out, err = t.run(TOPICS, t.bs() + ["--create", "--topic", "tools-a", "--partitions", "3"])
-    c.check("kafka-topics --create of an existing topic: exit 1, 'already exists'",
-            rc == 1 and "Topic 'tools-a' already exists." in out + err, show(rc, out, err))
+    assert rc == 1 and "Topic 'tools-a' already exists." in out + err, \
+        "kafka-topics --create of an existing topic: exit 1, 'already exists': %r" % (show(rc, out, err),)
 
     rc, out, err = t.run(TOPICS, t.bs() + ["--list"])
     listed = set(out.split())
-    c.check("kafka-topics --list", rc == 0 and {"tools-a", "tools-cfg"} <= listed, show(rc, out, err))
+    assert rc == 0 and {"tools-a", "tools-cfg"} <= listed, "kafka-topics --list: %r" % (show(rc, out, err),)
 
     rc, out, err = t.run(TOPICS, t.bs() + ["--describe", "--topic", "tools-(a|cfg)"])
     headers = {m.group(1): m.group(0) for m in re.finditer(r"^Topic: (\S+)\tTopicId: .*$", out, re.M)}
-    c.check("kafka-topics --describe (regex): both topics", rc == 0 and set(headers) == {"tools-a", "tools-cfg"},
-            show(rc, out, err))
+    assert rc == 0 and set(headers) == {"tools-a", "tools-cfg"}, \
+        "kafka-topics --describe (regex): both topics: %r" % (show(rc, out, err),)
     a = headers.get("tools-a", "")
-    c.check("kafka-topics --describe: PartitionCount 3, ReplicationFactor 1, a TopicId",
-            "PartitionCount: 3\tReplicationFactor: 1" in a and re.search(r"TopicId: [A-Za-z0-9_-]{22}\t", a), a)
+    assert "PartitionCount: 3\tReplicationFactor: 1" in a and re.search(r"TopicId: [A-Za-z0-9_-]{22}\t", a), \
+        "kafka-topics --describe: PartitionCount 3, ReplicationFactor 1, a TopicId: %r" % (a,)
     parts = re.findall(r"^\tTopic: tools-a\tPartition: (\d+)\tLeader: (\S+)\tReplicas: (\S+)\tIsr: (\S+)", out, re.M)
-    c.equal("kafka-topics --describe: partitions led by node 1, replicas and isr 1", sorted(parts),
-            [(str(p), "1", "1", "1") for p in range(3)])
+    assert sorted(parts) == [(str(p), "1", "1", "1") for p in range(3)], \
+        "kafka-topics --describe: partitions led by node 1, replicas and isr 1"
     cfg = headers.get("tools-cfg", "")
     configs = dict(kv.split("=", 1) for kv in cfg.split("Configs: ", 1)[-1].split(",") if "=" in kv)
-    c.check("kafka-topics --describe: Configs shows the --config values",
-            configs.get("retention.ms") == "3600000" and configs.get("max.message.bytes") == "200000", cfg)
+    assert configs.get("retention.ms") == "3600000" and configs.get("max.message.bytes") == "200000", \
+        "kafka-topics --describe: Configs shows the --config values: %r" % (cfg,)
 
     topic_id = re.search(r"TopicId: ([A-Za-z0-9_-]{22})\t", a)
     if topic_id:
         rc, out, err = t.run(TOPICS, t.bs() + ["--describe", "--topic-id", topic_id.group(1)])
-        c.check("kafka-topics --describe --topic-id (Metadata by topic id)",
-                rc == 0 and re.search(r"^Topic: tools-a\tTopicId: %s\tPartitionCount: 3\t" % re.escape(topic_id.group(1)),
-                                      out, re.M), show(rc, out, err))
+        assert (rc == 0 and re.search(r"^Topic: tools-a\tTopicId: %s\tPartitionCount: 3\t" % re.escape(topic_id.group(1)),
+                                      out, re.M)), \
+            "kafka-topics --describe --topic-id (Metadata by topic id): %r" % (show(rc, out, err),)
     else:
-        c.fail("kafka-topics --describe --topic-id (Metadata by topic id)", "no TopicId in --describe")
+        raise AssertionError("kafka-topics --describe --topic-id (Metadata by topic id): %s" % ("no TopicId in --describe",))
 
-    ran(c, "kafka-topics --alter --partitions 5", t.run(TOPICS, t.bs() + ["--alter", "--topic", "tools-a", "--partitions", "5"]))
+    ran("kafka-topics --alter --partitions 5", t.run(TOPICS, t.bs() + ["--alter", "--topic", "tools-a", "--partitions", "5"]))
     rc, out, err = t.run(TOPICS, t.bs() + ["--describe", "--topic", "tools-a"])
-    c.check("kafka-topics --describe after --alter: PartitionCount 5", rc == 0 and "PartitionCount: 5\t" in out,
-            show(rc, out, err))
-    c.equal("metadata after --alter: 5 partitions", partition_count(port, "tools-a"), (0, 5))
+    assert rc == 0 and "PartitionCount: 5\t" in out, \
+        "kafka-topics --describe after --alter: PartitionCount 5: %r" % (show(rc, out, err),)
+    assert partition_count(port, "tools-a") == (0, 5), "metadata after --alter: 5 partitions"
     # DescribeLogDirs: each partition's share of the disk budget, its ring
     # (gateway.properties: 64 MiB of 8 MiB segments, plus their index files).
     rc, out, err = t.run(LOG_DIRS, t.bs() + ["--describe", "--topic-list", "tools-a"])
@@ -286,18 +266,18 @@ def topics_scenario(t, c):
         for b in json.loads(doc.group(0))["brokers"]:
             for d in b["logDirs"]:
                 sizes.update({p["partition"]: p["size"] for p in d["partitions"]})
-    c.check("kafka-log-dirs --describe: tools-a's 5 partitions, each sized its 64 MiB ring",
-            rc == 0 and sorted(sizes) == ["tools-a-%d" % p for p in range(5)]
-            and all(64 << 20 <= v < 65 << 20 for v in sizes.values()), show(rc, out, err))
+    assert (rc == 0 and sorted(sizes) == ["tools-a-%d" % p for p in range(5)]
+            and all(64 << 20 <= v < 65 << 20 for v in sizes.values())), \
+        "kafka-log-dirs --describe: tools-a's 5 partitions, each sized its 64 MiB ring: %r" % (show(rc, out, err),)
     rc, out, err = t.run(TOPICS, t.bs() + ["--alter", "--topic", "tools-a", "--partitions", "2"])
-    c.check("kafka-topics --alter to fewer partitions fails", rc != 0 and "InvalidPartitionsException" in out + err,
-            show(rc, out, err))
+    assert rc != 0 and "InvalidPartitionsException" in out + err, \
+        "kafka-topics --alter to fewer partitions fails: %r" % (show(rc, out, err),)
 
-    ran(c, "kafka-topics --delete", t.run(TOPICS, t.bs() + ["--delete", "--topic", "tools-cfg"]))
-    c.equal("metadata after --delete: unknown topic (3)", partition_count(port, "tools-cfg")[0], 3)
+    ran("kafka-topics --delete", t.run(TOPICS, t.bs() + ["--delete", "--topic", "tools-cfg"]))
+    assert partition_count(port, "tools-cfg")[0] == 3, "metadata after --delete: unknown topic (3)"
     rc, out, err = t.run(TOPICS, t.bs() + ["--delete", "--topic", "tools-nope"])
-    c.check("kafka-topics --delete of a missing topic fails", rc != 0 and "does not exist" in out + err,
-            show(rc, out, err))
+    assert rc != 0 and "does not exist" in out + err, \
+        "kafka-topics --delete of a missing topic fails: %r" % (show(rc, out, err),)
 
 
 # ------------------------------------------------------------------ console producer / consumer
@@ -310,7 +290,7 @@ def console_lines():
     return lines
 
 
-def console_scenario(t, c, state):
+def console_scenario(t, state):
     port = t.broker.port
     topic = "tools-console"
     lines = console_lines()
@@ -319,10 +299,10 @@ def console_scenario(t, c, state):
         "--reader-property", "parse.key=true", "--reader-property", "parse.headers=true",
         "--command-property", "acks=all", "--command-property", "enable.idempotence=true",
         "--command-property", "linger.ms=50"], input_bytes=("\n".join(lines) + "\n").encode())
-    c.check("kafka-console-producer: 200 lines with headers and keys, exit 0", rc == 0, show(rc, out, err))
-    c.equal("the console producer auto-created the topic (1 partition)", partition_count(port, topic), (0, 1))
-    c.equal("200 records in the log", end_offset(port, topic, 0), (0, CONSOLE_COUNT))
-    c.equal("stored batches are lz4 (--compression-codec lz4)", stored_codecs(port, topic, 0), [3])
+    assert rc == 0, "kafka-console-producer: 200 lines with headers and keys, exit 0: %r" % (show(rc, out, err),)
+    assert partition_count(port, topic) == (0, 1), "the console producer auto-created the topic (1 partition)"
+    assert end_offset(port, topic, 0) == (0, CONSOLE_COUNT), "200 records in the log"
+    assert stored_codecs(port, topic, 0) == [3], "stored batches are lz4 (--compression-codec lz4)"
 
     rc, out, err = t.run(CONSUMER, t.bs() + [
         "--topic", topic, "--from-beginning", "--max-messages", str(CONSOLE_COUNT), "--timeout-ms", "30000",
@@ -330,58 +310,59 @@ def console_scenario(t, c, state):
         "--formatter-property", "print.offset=true", "--formatter-property", "print.headers=true",
         "--formatter-property", "print.key=true"])
     got = out.splitlines()
-    c.check("kafka-console-consumer --from-beginning --max-messages 200: exit 0, 'Processed a total of 200 messages'",
-            rc == 0 and "Processed a total of %d messages" % CONSOLE_COUNT in err, show(rc, out[-300:], err))
+    assert rc == 0 and "Processed a total of %d messages" % CONSOLE_COUNT in err, \
+        "kafka-console-consumer --from-beginning --max-messages 200: exit 0, 'Processed a total of 200 messages': %r" % (show(rc, out[-300:], err),)
     pattern = re.compile(r"^CreateTime:(\d+)\tPartition:(\d+)\tOffset:(\d+)\t(.*)\t(.*)\t(.*)$")
     parsed = [pattern.match(line) for line in got]
-    c.check("console consumer lines: CreateTime, Partition, Offset, headers, key, value", len(got) == CONSOLE_COUNT
-            and all(parsed), "%d lines, first %r" % (len(got), got[:2]))
+    assert (len(got) == CONSOLE_COUNT
+            and all(parsed)), \
+        "console consumer lines: CreateTime, Partition, Offset, headers, key, value: %r" % ("%d lines, first %r" % (len(got), got[:2]),)
     if len(got) == CONSOLE_COUNT and all(parsed):
         want = [line.split("\t") for line in lines]
-        c.equal("offsets 0..199 in order", [int(m.group(3)) for m in parsed], list(range(CONSOLE_COUNT)))
-        c.equal("headers as produced", [m.group(4) for m in parsed], [w[0] for w in want])
-        c.equal("keys as produced", [m.group(5) for m in parsed], [w[1] for w in want])
-        c.equal("values as produced (UTF-8 intact)", [m.group(6) for m in parsed], [w[2] for w in want])
+        assert [int(m.group(3)) for m in parsed] == list(range(CONSOLE_COUNT)), "offsets 0..199 in order"
+        assert [m.group(4) for m in parsed] == [w[0] for w in want], "headers as produced"
+        assert [m.group(5) for m in parsed] == [w[1] for w in want], "keys as produced"
+        assert [m.group(6) for m in parsed] == [w[2] for w in want], "values as produced (UTF-8 intact)"
         stamps = [int(m.group(1)) for m in parsed]
         now_ms = int(time.time() * 1000)
-        c.check("CreateTime stamps from the producer, non-decreasing, recent",
-                stamps == sorted(stamps) and now_ms - 600000 < stamps[0] <= now_ms, stamps[:3])
+        assert stamps == sorted(stamps) and now_ms - 600000 < stamps[0] <= now_ms, \
+            "CreateTime stamps from the producer, non-decreasing, recent: %r" % (stamps[:3],)
         state["stamps"] = stamps
 
     rc, out, err = t.run(CONSUMER, t.bs() + ["--topic", topic, "--partition", "0", "--offset", "150",
                                              "--max-messages", "5", "--timeout-ms", "30000",
                                              "--formatter-property", "print.offset=true"])
-    c.equal("kafka-console-consumer --partition 0 --offset 150 --max-messages 5",
-            (rc, out.splitlines()), (0, ["Offset:%d\tvalue-%d" % (i, i) for i in range(150, 155)]))
+    assert (rc, out.splitlines()) == (0, ["Offset:%d\tvalue-%d" % (i, i) for i in range(150, 155)]), \
+        "kafka-console-consumer --partition 0 --offset 150 --max-messages 5"
 
     rc, out, err = t.run(CONSUMER, t.bs() + ["--topic", topic, "--group", "tools-console-group", "--from-beginning",
                                              "--max-messages", str(CONSOLE_COUNT), "--timeout-ms", "30000"])
-    c.check("kafka-console-consumer --group: reads all 200", rc == 0 and len(out.splitlines()) == CONSOLE_COUNT,
-            show(rc, out[-300:], err))
-    c.equal("the group committed offset 200 on close (kafka-python OffsetFetch)",
-            group_offsets(t.broker, "tools-console-group"), {(topic, 0): CONSOLE_COUNT})
+    assert rc == 0 and len(out.splitlines()) == CONSOLE_COUNT, \
+        "kafka-console-consumer --group: reads all 200: %r" % (show(rc, out[-300:], err),)
+    assert group_offsets(t.broker, "tools-console-group") == {(topic, 0): CONSOLE_COUNT}, \
+        "the group committed offset 200 on close (kafka-python OffsetFetch)"
 
 
 # ------------------------------------------------------------------ kafka-consumer-groups
 
-def groups_scenario(t, c, state):
+def groups_scenario(t, state):
     topic, group = "tools-console", "tools-console-group"
     rc, out, err = t.run(GROUPS, t.bs() + ["--list"])
-    c.check("kafka-consumer-groups --list has the console consumer's group", rc == 0 and group in out.split(),
-            show(rc, out, err))
+    assert rc == 0 and group in out.split(), \
+        "kafka-consumer-groups --list has the console consumer's group: %r" % (show(rc, out, err),)
 
     rc, out, err = t.run(GROUPS, t.bs() + ["--describe", "--group", group])
     rows = table(out)
-    c.check("kafka-consumer-groups --describe: no active members", "Consumer group '%s' has no active members." % group
-            in out + err, show(rc, out, err))
-    c.equal("kafka-consumer-groups --describe: offset 200, log end 200, lag 0",
-            [(r.get("TOPIC"), r.get("PARTITION"), r.get("CURRENT-OFFSET"), r.get("LOG-END-OFFSET"), r.get("LAG"))
-             for r in rows], [(topic, "0", "200", "200", "0")])
+    assert ("Consumer group '%s' has no active members." % group
+            in out + err), \
+        "kafka-consumer-groups --describe: no active members: %r" % (show(rc, out, err),)
+    assert [(r.get("TOPIC"), r.get("PARTITION"), r.get("CURRENT-OFFSET"), r.get("LOG-END-OFFSET"), r.get("LAG"))
+             for r in rows] == [(topic, "0", "200", "200", "0")], \
+        "kafka-consumer-groups --describe: offset 200, log end 200, lag 0"
     rc, out, err = t.run(GROUPS, t.bs() + ["--describe", "--group", group, "--state"])
     rows = table(out)
-    c.check("kafka-consumer-groups --describe --state: Empty, 0 members, coordinator (1)",
-            len(rows) == 1 and rows[0].get("STATE") == "Empty" and out.split()[-1] == "0" and "(1)" in out,
-            show(rc, out, err))
+    assert len(rows) == 1 and rows[0].get("STATE") == "Empty" and out.split()[-1] == "0" and "(1)" in out, \
+        "kafka-consumer-groups --describe --state: Empty, 0 members, coordinator (1): %r" % (show(rc, out, err),)
 
     # A live member: a console consumer in group tools-live on tools-a (5 partitions).
     live, live_out = t.start(CONSUMER, t.bs() + ["--topic", "tools-a", "--group", "tools-live"])
@@ -396,21 +377,19 @@ def groups_scenario(t, c, state):
         try:
             rows = eddy_fixture.wait_until(member_listed, 90, "the live console consumer in --describe --members",
                                            interval=0.5)
-            c.check("kafka-consumer-groups --describe --members: the live console consumer with 5 partitions",
-                    rows[0].get("CLIENT-ID", "").startswith("console-consumer") and rows[0].get("HOST", "").startswith("/127.0.0.1"),
-                    rows)
+            assert rows[0].get("CLIENT-ID", "").startswith("console-consumer") and rows[0].get("HOST", "").startswith("/127.0.0.1"), \
+                "kafka-consumer-groups --describe --members: the live console consumer with 5 partitions: %r" % (rows,)
         except eddy_fixture.FixtureError as e:
-            c.fail("kafka-consumer-groups --describe --members: the live console consumer with 5 partitions",
-                   "%s; last: %s" % (e, last[0]))
+            raise AssertionError("kafka-consumer-groups --describe --members: the live console consumer with 5 partitions: %s" % ("%s; last: %s" % (e, last[0]),))
         rc, out, err = t.run(GROUPS, t.bs() + ["--describe", "--group", "tools-live", "--state"])
         rows = table(out)
-        c.check("kafka-consumer-groups --describe --state of the live group: Stable, range, 1 member",
-                len(rows) == 1 and rows[0].get("STATE") == "Stable" and rows[0].get("ASSIGNMENT-STRATEGY") == "range"
-                and out.split()[-1] == "1", show(rc, out, err))
+        assert (len(rows) == 1 and rows[0].get("STATE") == "Stable" and rows[0].get("ASSIGNMENT-STRATEGY") == "range"
+                and out.split()[-1] == "1"), \
+            "kafka-consumer-groups --describe --state of the live group: Stable, range, 1 member: %r" % (show(rc, out, err),)
         rc, out, err = t.run(GROUPS, t.bs() + ["--reset-offsets", "--group", "tools-live", "--topic", "tools-a",
                                                "--to-earliest", "--execute"])
-        c.check("kafka-consumer-groups --reset-offsets of an active group is refused",
-                "can only be reset if the group 'tools-live' is inactive" in out + err, show(rc, out, err))
+        assert "can only be reset if the group 'tools-live' is inactive" in out + err, \
+            "kafka-consumer-groups --reset-offsets of an active group is refused: %r" % (show(rc, out, err),)
     finally:
         live.send_signal(signal.SIGTERM)
         try:
@@ -419,19 +398,19 @@ def groups_scenario(t, c, state):
             live.kill()
             live.wait()
         live_out.close()
-    c.check("the live console consumer stopped cleanly on SIGTERM", live.returncode in (0, 143),
-            "exit %s" % live.returncode)
+    assert live.returncode in (0, 143), \
+        "the live console consumer stopped cleanly on SIGTERM: %r" % ("exit %s" % live.returncode,)
 
     rc, out, err = t.run(GROUPS, t.bs() + ["--reset-offsets", "--group", group, "--topic", topic, "--to-earliest",
                                            "--execute"])
     rows = table(out)
-    c.check("kafka-consumer-groups --reset-offsets --to-earliest --execute: NEW-OFFSET 0",
-            rc == 0 and [(r.get("PARTITION"), r.get("NEW-OFFSET")) for r in rows] == [("0", "0")], show(rc, out, err))
-    c.equal("after --to-earliest: committed offset 0", group_offsets(t.broker, group), {(topic, 0): 0})
+    assert rc == 0 and [(r.get("PARTITION"), r.get("NEW-OFFSET")) for r in rows] == [("0", "0")], \
+        "kafka-consumer-groups --reset-offsets --to-earliest --execute: NEW-OFFSET 0: %r" % (show(rc, out, err),)
+    assert group_offsets(t.broker, group) == {(topic, 0): 0}, "after --to-earliest: committed offset 0"
     rc, out, err = t.run(GROUPS, t.bs() + ["--describe", "--group", group])
     rows = table(out)
-    c.equal("kafka-consumer-groups --describe after the reset: lag 200",
-            [(r.get("CURRENT-OFFSET"), r.get("LAG")) for r in rows], [("0", "200")])
+    assert [(r.get("CURRENT-OFFSET"), r.get("LAG")) for r in rows] == [("0", "200")], \
+        "kafka-consumer-groups --describe after the reset: lag 200"
 
     stamps = state.get("stamps")
     if stamps:
@@ -443,39 +422,35 @@ def groups_scenario(t, c, state):
         rc, out, err = t.run(GROUPS, t.bs() + ["--reset-offsets", "--group", group, "--topic", topic,
                                                "--to-datetime", text, "--execute"])
         rows = table(out)
-        c.check("kafka-consumer-groups --reset-offsets --to-datetime: the first record at that time",
-                rc == 0 and [(r.get("PARTITION"), r.get("NEW-OFFSET")) for r in rows] == [("0", str(want))],
-                "want %d; %s" % (want, show(rc, out, err)))
-        c.equal("after --to-datetime: committed offset", group_offsets(t.broker, group), {(topic, 0): want})
+        assert rc == 0 and [(r.get("PARTITION"), r.get("NEW-OFFSET")) for r in rows] == [("0", str(want))], \
+            "kafka-consumer-groups --reset-offsets --to-datetime: the first record at that time: %r" % ("want %d; %s" % (want, show(rc, out, err)),)
+        assert group_offsets(t.broker, group) == {(topic, 0): want}, "after --to-datetime: committed offset"
     else:
-        c.fail("kafka-consumer-groups --reset-offsets --to-datetime: the first record at that time",
-               "no timestamps from the console consumer")
+        raise AssertionError("kafka-consumer-groups --reset-offsets --to-datetime: the first record at that time: %s" % ("no timestamps from the console consumer",))
     rc, out, err = t.run(GROUPS, t.bs() + ["--reset-offsets", "--group", group, "--topic", topic + ":0",
                                            "--to-offset", "150", "--execute"])
-    c.check("kafka-consumer-groups --reset-offsets --topic t:0 --to-offset 150 --execute",
-            rc == 0 and [(r.get("PARTITION"), r.get("NEW-OFFSET")) for r in table(out)] == [("0", "150")],
-            show(rc, out, err))
-    c.equal("after --to-offset: committed offset 150", group_offsets(t.broker, group), {(topic, 0): 150})
+    assert rc == 0 and [(r.get("PARTITION"), r.get("NEW-OFFSET")) for r in table(out)] == [("0", "150")], \
+        "kafka-consumer-groups --reset-offsets --topic t:0 --to-offset 150 --execute: %r" % (show(rc, out, err),)
+    assert group_offsets(t.broker, group) == {(topic, 0): 150}, "after --to-offset: committed offset 150"
 
     rc, out, err = t.run(GROUPS, t.bs() + ["--delete-offsets", "--group", group, "--topic", topic])
-    c.check("kafka-consumer-groups --delete-offsets: 'Request succeeded', partition 0 Successful",
-            rc == 0 and "Request succeeded for deleting offsets from group %s." % group in out
-            and [(r.get("PARTITION"), r.get("STATUS")) for r in table(out, "TOPIC")] == [("0", "Successful")],
-            show(rc, out, err))
-    c.equal("after --delete-offsets: no committed offsets", group_offsets(t.broker, group), {})
+    assert (rc == 0 and "Request succeeded for deleting offsets from group %s." % group in out
+            and [(r.get("PARTITION"), r.get("STATUS")) for r in table(out, "TOPIC")] == [("0", "Successful")]), \
+        "kafka-consumer-groups --delete-offsets: 'Request succeeded', partition 0 Successful: %r" % (show(rc, out, err),)
+    assert group_offsets(t.broker, group) == {}, "after --delete-offsets: no committed offsets"
 
     rc, out, err = t.run(GROUPS, t.bs() + ["--delete", "--group", group])
-    c.check("kafka-consumer-groups --delete: successful",
-            rc == 0 and "Deletion of requested consumer groups ('%s') was successful." % group in out, show(rc, out, err))
-    c.check("the deleted group is no longer listed (kafka-python ListGroups)", group not in group_ids(t.broker))
+    assert rc == 0 and "Deletion of requested consumer groups ('%s') was successful." % group in out, \
+        "kafka-consumer-groups --delete: successful: %r" % (show(rc, out, err),)
+    assert group not in group_ids(t.broker), "the deleted group is no longer listed (kafka-python ListGroups)"
 
     rc, out, err = t.run(GROUPS, t.bs() + ["--describe", "--group", "tools-no-such-group"])
     # Kafka 4.4 answers DescribeGroups v6 with GROUP_ID_NOT_FOUND ("Group ... not found."); a broker that
     # speaks DescribeGroups v5 at most describes the group as Dead ("... does not exist."). Both tell the
     # user; the Admin API difference is checked in test_java_clients (AdminChecks).
-    c.check("kafka-consumer-groups --describe of a missing group says it does not exist",
-            "GroupIdNotFoundException: Group tools-no-such-group not found." in out + err
-            or "Consumer group 'tools-no-such-group' does not exist." in out + err, show(rc, out, err))
+    assert ("GroupIdNotFoundException: Group tools-no-such-group not found." in out + err
+            or "Consumer group 'tools-no-such-group' does not exist." in out + err), \
+        "kafka-consumer-groups --describe of a missing group says it does not exist: %r" % (show(rc, out, err),)
 
 
 # ------------------------------------------------------------------ kafka-configs
@@ -488,73 +463,73 @@ def config_lines(out):
     return found
 
 
-def configs_scenario(t, c):
+def configs_scenario(t):
     topic = "tools-conf"
-    ran(c, "kafka-topics --create (for kafka-configs)", t.run(TOPICS, t.bs() + ["--create", "--topic", topic,
+    ran("kafka-topics --create (for kafka-configs)", t.run(TOPICS, t.bs() + ["--create", "--topic", topic,
                                                                                "--partitions", "1"]))
     ent = t.bs() + ["--entity-type", "topics", "--entity-name", topic]
     rc, out, err = t.run(CONFIGS, ent + ["--describe"])
-    c.check("kafka-configs topics --describe of a fresh topic: no dynamic configs",
-            rc == 0 and "Dynamic configs for topic %s are:" % topic in out and not config_lines(out), show(rc, out, err))
+    assert rc == 0 and "Dynamic configs for topic %s are:" % topic in out and not config_lines(out), \
+        "kafka-configs topics --describe of a fresh topic: no dynamic configs: %r" % (show(rc, out, err),)
     rc, out, err = t.run(CONFIGS, ent + ["--alter", "--add-config", "retention.ms=7200000,max.message.bytes=300000"])
-    c.check("kafka-configs --alter --add-config: 'Completed updating config'",
-            rc == 0 and "Completed updating config for topic %s." % topic in out, show(rc, out, err))
+    assert rc == 0 and "Completed updating config for topic %s." % topic in out, \
+        "kafka-configs --alter --add-config: 'Completed updating config': %r" % (show(rc, out, err),)
     rc, out, err = t.run(CONFIGS, ent + ["--describe"])
     found = config_lines(out)
-    c.equal("kafka-configs --describe after --add-config: both values",
-            {k: v[0] for k, v in found.items()}, {"retention.ms": "7200000", "max.message.bytes": "300000"})
-    c.check("kafka-configs --describe: synonyms name the topic override and the broker default",
-            found.get("max.message.bytes", ("", ""))[1].startswith("DYNAMIC_TOPIC_CONFIG:max.message.bytes=300000")
-            and "message.max.bytes=" in found.get("max.message.bytes", ("", ""))[1], found)
+    assert {k: v[0] for k, v in found.items()} == {"retention.ms": "7200000", "max.message.bytes": "300000"}, \
+        "kafka-configs --describe after --add-config: both values"
+    assert (found.get("max.message.bytes", ("", ""))[1].startswith("DYNAMIC_TOPIC_CONFIG:max.message.bytes=300000")
+            and "message.max.bytes=" in found.get("max.message.bytes", ("", ""))[1]), \
+        "kafka-configs --describe: synonyms name the topic override and the broker default: %r" % (found,)
     rc, out, err = t.run(CONFIGS, ent + ["--alter", "--delete-config", "max.message.bytes"])
-    c.check("kafka-configs --alter --delete-config", rc == 0 and "Completed updating config" in out, show(rc, out, err))
+    assert rc == 0 and "Completed updating config" in out, \
+        "kafka-configs --alter --delete-config: %r" % (show(rc, out, err),)
     rc, out, err = t.run(CONFIGS, ent + ["--describe", "--all"])
     found = config_lines(out)
-    c.check("kafka-configs --describe --all: All configs header", rc == 0 and "All configs for topic %s are:" % topic in out,
-            show(rc, out, err))
-    c.equal("kafka-configs --describe --all: retention.ms override kept", found.get("retention.ms", ("absent",))[0], "7200000")
-    c.check("kafka-configs --describe --all: max.message.bytes back to the broker's default",
-            found.get("max.message.bytes", ("", ""))[0] == "1048588"
-            and not found["max.message.bytes"][1].startswith("DYNAMIC_TOPIC_CONFIG"), found.get("max.message.bytes"))
-    c.check("kafka-configs --describe --all: Kafka's topic configs listed (cleanup.policy, segment.bytes, "
-            "min.insync.replicas, compression.type)",
-            {"cleanup.policy", "segment.bytes", "min.insync.replicas", "compression.type"} <= set(found), sorted(found))
+    assert rc == 0 and "All configs for topic %s are:" % topic in out, \
+        "kafka-configs --describe --all: All configs header: %r" % (show(rc, out, err),)
+    assert found.get("retention.ms", ("absent",))[0] == "7200000", \
+        "kafka-configs --describe --all: retention.ms override kept"
+    assert (found.get("max.message.bytes", ("", ""))[0] == "1048588"
+            and not found["max.message.bytes"][1].startswith("DYNAMIC_TOPIC_CONFIG")), \
+        "kafka-configs --describe --all: max.message.bytes back to the broker's default: %r" % (found.get("max.message.bytes"),)
+    assert {"cleanup.policy", "segment.bytes", "min.insync.replicas", "compression.type"} <= set(found), \
+        "%s: %s" % (("kafka-configs --describe --all: Kafka's topic configs listed (cleanup.policy, segment.bytes, "
+            "min.insync.replicas, compression.type)"), sorted(found))
     rc, out, err = t.run(CONFIGS, ent + ["--alter", "--add-config", "no.such.config=1"])
-    c.check("kafka-configs --alter of an unknown config fails: InvalidConfigurationException",
-            rc != 0 and "InvalidConfigurationException" in out + err, show(rc, out, err))
+    assert rc != 0 and "InvalidConfigurationException" in out + err, \
+        "kafka-configs --alter of an unknown config fails: InvalidConfigurationException: %r" % (show(rc, out, err),)
 
     brokers = t.bs() + ["--entity-type", "brokers"]
     rc, out, err = t.run(CONFIGS, brokers + ["--entity-name", "1", "--describe"])
-    c.check("kafka-configs brokers --entity-name 1 --describe", rc == 0 and "Dynamic configs for broker 1 are:" in out,
-            show(rc, out, err))
+    assert rc == 0 and "Dynamic configs for broker 1 are:" in out, \
+        "kafka-configs brokers --entity-name 1 --describe: %r" % (show(rc, out, err),)
     rc, out, err = t.run(CONFIGS, brokers + ["--entity-name", "1", "--describe", "--all"])
     found = config_lines(out)
-    c.check("kafka-configs brokers --describe --all: All configs header", rc == 0 and "All configs for broker 1 are:" in out,
-            show(rc, out, err))
-    c.check("kafka-configs brokers --describe --all: log.segment.bytes=8388608 from the config file",
-            found.get("log.segment.bytes", ("", ""))[0] == "8388608"
-            and found["log.segment.bytes"][1].startswith("STATIC_BROKER_CONFIG:log.segment.bytes=8388608"),
-            found.get("log.segment.bytes"))
+    assert rc == 0 and "All configs for broker 1 are:" in out, \
+        "kafka-configs brokers --describe --all: All configs header: %r" % (show(rc, out, err),)
+    assert (found.get("log.segment.bytes", ("", ""))[0] == "8388608"
+            and found["log.segment.bytes"][1].startswith("STATIC_BROKER_CONFIG:log.segment.bytes=8388608")), \
+        "kafka-configs brokers --describe --all: log.segment.bytes=8388608 from the config file: %r" % (found.get("log.segment.bytes"),)
     rc, out, err = t.run(CONFIGS, brokers + ["--entity-default", "--describe"])
-    c.check("kafka-configs brokers --entity-default --describe",
-            rc == 0 and "Default configs for brokers in the cluster are:" in out, show(rc, out, err))
+    assert rc == 0 and "Default configs for brokers in the cluster are:" in out, \
+        "kafka-configs brokers --entity-default --describe: %r" % (show(rc, out, err),)
     rc, out, err = t.run(CONFIGS, brokers + ["--describe"])
-    c.check("kafka-configs brokers --describe (every broker and the default)",
-            rc == 0 and "Dynamic configs for broker 1 are:" in out and "Default configs for brokers in the cluster are:" in out,
-            show(rc, out, err))
+    assert rc == 0 and "Dynamic configs for broker 1 are:" in out and "Default configs for brokers in the cluster are:" in out, \
+        "kafka-configs brokers --describe (every broker and the default): %r" % (show(rc, out, err),)
 
 
 # ------------------------------------------------------------------ perf tests
 
-def perf_scenario(t, c):
+def perf_scenario(t):
     topic = "tools-perf"
     rc, out, err = t.run(PRODUCER_PERF, ["--topic", topic, "--num-records", str(PERF_COUNT), "--record-size", "100",
                                          "--throughput", "-1", "--command-property", "bootstrap.servers=" + t.broker.bootstrap,
                                          "acks=all", "linger.ms=5"], timeout=180)
     summary = [line for line in out.splitlines() if line.startswith("%d records sent" % PERF_COUNT)]
-    c.check("kafka-producer-perf-test: '%d records sent', exit 0" % PERF_COUNT, rc == 0 and summary,
-            show(rc, out, err))
-    c.equal("the perf topic holds %d records" % PERF_COUNT, end_offset(t.broker.port, topic, 0), (0, PERF_COUNT))
+    assert rc == 0 and summary, \
+        "%s: %s" % ("kafka-producer-perf-test: '%d records sent', exit 0" % PERF_COUNT, show(rc, out, err))
+    assert end_offset(t.broker.port, topic, 0) == (0, PERF_COUNT), "the perf topic holds %d records" % PERF_COUNT
     rc, out, err = t.run(CONSUMER_PERF, t.bs() + ["--topic", topic, "--num-records", str(PERF_COUNT),
                                                   "--timeout", "60000"], timeout=180)
     lines = out.strip().splitlines()
@@ -563,49 +538,78 @@ def perf_scenario(t, c):
         header = [h.strip() for h in lines[-2].split(",")]
         values = [v.strip() for v in lines[-1].split(",")]
         consumed = dict(zip(header, values)).get("data.consumed.in.nMsg")
-    c.check("kafka-consumer-perf-test: consumed %d records, exit 0" % PERF_COUNT, rc == 0 and consumed == str(PERF_COUNT),
-            show(rc, out, err))
+    assert rc == 0 and consumed == str(PERF_COUNT), \
+        "%s: %s" % ("kafka-consumer-perf-test: consumed %d records, exit 0" % PERF_COUNT, show(rc, out, err))
 
 
-def body(broker, checks):
-    t = Tools(broker)
-    first, second = Collected(), Collected()
-    state = {}
+@pytest.fixture(scope="module")
+def eddy_overrides():
+    return {"group.initial.rebalance.delay.ms": "0"}
 
-    def sequence_a():
-        try:
-            topics_scenario(t, first)
-            console_scenario(t, first, state)
-            groups_scenario(t, first, state)
-        except Exception as e:  # noqa: BLE001 - reported as a failed check
-            import traceback
-            traceback.print_exc()
-            first.fail("topics/console/groups sequence completed", "%s: %s" % (type(e).__name__, e))
 
-    def sequence_b():
-        try:
-            perf_scenario(t, second)
-            configs_scenario(t, second)
-        except Exception as e:  # noqa: BLE001
-            import traceback
-            traceback.print_exc()
-            second.fail("perf/configs sequence completed", "%s: %s" % (type(e).__name__, e))
-
-    threads = [threading.Thread(target=sequence_a), threading.Thread(target=sequence_b)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    first.replay(checks)
-    second.replay(checks)
-    closed = [line for line in broker.log_text().splitlines() if "closing connection from" in line]
-    checks.check("eddy closed no tool's connection for a bad request", not closed, "\n".join(closed[:10]))
+@pytest.fixture(scope="module")
+def tools(eddy):
+    t = Tools(eddy)
+    yield t
     total = sum(s for s, _ in t.runs)
     print("%d tool runs, %.1f s of JVM time (longest: %s)" % (
         len(t.runs), total, ", ".join("%s %.1f s" % (n, s) for s, n in sorted(t.runs, reverse=True)[:4])))
-    if checks.failed:
-        print("---- eddy stderr (tail) ----\n" + broker.log_text()[-4000:], flush=True)
 
 
-if __name__ == "__main__":
-    eddy_fixture.run_test(body, broker_overrides={"group.initial.rebalance.delay.ms": "0"})
+@pytest.fixture(scope="module")
+def second_sequence(tools):
+    """perf then configs, on a thread of their own while the topics,
+    console and groups tests run (each tool run is a JVM: side by side
+    they take half the time). Each one's exception, if any, is re-raised
+    by its test."""
+    outcome = {}
+
+    def run():
+        for name, scenario in (("perf", perf_scenario), ("configs", configs_scenario)):
+            try:
+                scenario(tools)
+                outcome[name] = None
+            except BaseException as e:  # noqa: BLE001 - re-raised in the test's own thread
+                outcome[name] = e
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    yield thread, outcome
+    thread.join(300)
+
+
+@pytest.fixture(scope="module")
+def state():
+    return {}
+
+
+def test_topics(tools, second_sequence):
+    topics_scenario(tools)
+
+
+def test_console(tools, state):
+    console_scenario(tools, state)
+
+
+def test_groups(tools, state):
+    groups_scenario(tools, state)
+
+
+def finished(second_sequence, name):
+    thread, outcome = second_sequence
+    thread.join(300)
+    assert name in outcome, "the %s scenario did not run to its end" % name
+    if outcome[name] is not None:
+        raise outcome[name]
+
+
+def test_perf(second_sequence):
+    finished(second_sequence, "perf")
+
+
+def test_configs(second_sequence):
+    finished(second_sequence, "configs")
+
+
+def test_no_closed_connection(eddy):
+    closed = [line for line in eddy.log_text().splitlines() if "closing connection from" in line]
+    assert not closed, "eddy closed no tool's connection for a bad request: %r" % ("\n".join(closed[:10]),)

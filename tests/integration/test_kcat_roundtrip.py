@@ -4,7 +4,9 @@ partition in production order with contiguous offsets from 0."""
 
 import subprocess
 
-import eddy_fixture
+import pytest
+from kafka.protocol.admin import CreateTopicsResponse
+
 import kafka_wire
 
 TOPIC = "kcat-keyed"
@@ -18,71 +20,81 @@ def kcat(broker, *args, stdin=None, timeout=120):
                           timeout=timeout)
 
 
-def body(broker, checks):
-    with kafka_wire.Connection(broker.port) as conn:
-        from kafka.protocol.admin import CreateTopicsResponse
+@pytest.fixture(scope="module")
+def produced(eddy):
+    """The topic, created and filled by kcat: [(key, value)] in production order."""
+    with kafka_wire.Connection(eddy.port) as conn:
         response = conn.request(19, 1, kafka_wire.create_topics_v1(TOPIC, PARTITIONS),
                                 response_class=CreateTopicsResponse[1])
-        checks.equal("create topic with 3 partitions", [(t[0], t[1]) for t in response.topic_errors], [(TOPIC, 0)])
-
-    listing = kcat(broker, "-L", "-t", TOPIC)
-    checks.check("kcat -L sees 3 partitions", b"3 partitions" in listing.stdout, listing.stdout + listing.stderr)
-
-    produced = []  # (key, value) in production order
+        assert [(t[0], t[1]) for t in response.topic_errors] == [(TOPIC, 0)], "create topic with 3 partitions"
+    listing = kcat(eddy, "-L", "-t", TOPIC)
+    assert b"3 partitions" in listing.stdout, "kcat -L sees 3 partitions: %r" % (listing.stdout + listing.stderr)
+    produced = []
     lines = []
     for i in range(COUNT):
         key = "key-%03d" % (i % KEYS)
         value = "value-%06d-%s" % (i, "x" * (i % 50))
         produced.append((key, value))
         lines.append("%s\t%s" % (key, value))
-    result = kcat(broker, "-P", "-t", TOPIC, "-K", "\t", "-X", "acks=all", "-X", "linger.ms=20",
+    result = kcat(eddy, "-P", "-t", TOPIC, "-K", "\t", "-X", "acks=all", "-X", "linger.ms=20",
                   stdin=("\n".join(lines) + "\n").encode())
-    checks.equal("kcat producer exit code", result.returncode, 0)
-    checks.check("kcat producer reports no delivery failure", b"fail" not in result.stderr.lower(), result.stderr[-2000:])
+    assert result.returncode == 0, "kcat producer exit code: %r" % result.stderr[-2000:]
+    assert b"fail" not in result.stderr.lower(), "kcat producer reports a delivery failure: %r" % result.stderr[-2000:]
+    return produced
 
-    index_of = {value: i for i, (_, value) in enumerate(produced)}
+
+@pytest.fixture(scope="module")
+def consumed(eddy, produced):
+    """{partition: [[partition, offset, key, value]]} read back by kcat."""
     consumed = {}
+    for p in range(PARTITIONS):
+        out = kcat(eddy, "-C", "-t", TOPIC, "-p", str(p), "-o", "beginning", "-e", "-f", "%p\t%o\t%k\t%s\n")
+        assert out.returncode == 0, "kcat consumer exit code, partition %d" % p
+        consumed[p] = [line.split("\t") for line in out.stdout.decode().splitlines()]
+    return consumed
+
+
+@pytest.mark.parametrize("p", range(PARTITIONS))
+def test_partition_in_production_order(produced, consumed, p):
+    rows = consumed[p]
+    index_of = {value: i for i, (_, value) in enumerate(produced)}
+    assert [int(r[1]) for r in rows] == list(range(len(rows))), "partition %d: offsets contiguous from 0" % p
+    assert all(r[0] == str(p) for r in rows), "partition %d: partition field" % p
+    order = [index_of.get(r[3], -1) for r in rows]
+    assert -1 not in order and all(a < b for a, b in zip(order, order[1:])), \
+        "partition %d: messages in production order" % p
+    assert len(rows) > COUNT // 5, "partition %d: holds a fair share (%d messages)" % (p, len(rows))
+
+
+def test_keys_and_values_as_produced(produced, consumed):
+    index_of = {value: i for i, (_, value) in enumerate(produced)}
     key_partition = {}
     key_errors = []
-    for p in range(PARTITIONS):
-        out = kcat(broker, "-C", "-t", TOPIC, "-p", str(p), "-o", "beginning", "-e", "-f", "%p\t%o\t%k\t%s\n")
-        checks.equal("kcat consumer exit code, partition %d" % p, out.returncode, 0)
-        rows = [line.split("\t") for line in out.stdout.decode().splitlines()]
-        consumed[p] = rows
-        offsets = [int(r[1]) for r in rows]
-        checks.equal("partition %d: offsets contiguous from 0" % p, offsets, list(range(len(rows))))
-        checks.check("partition %d: partition field" % p, all(r[0] == str(p) for r in rows))
-        order = [index_of.get(r[3], -1) for r in rows]
-        checks.check("partition %d: messages in production order" % p,
-                     all(a < b for a, b in zip(order, order[1:])) and -1 not in order)
+    for p, rows in consumed.items():
         for r in rows:
             i = index_of.get(r[3])
             if i is None or produced[i][0] != r[2]:
                 key_errors.append(r)
             if key_partition.setdefault(r[2], p) != p:
                 key_errors.append(("key in two partitions", r))
-        checks.check("partition %d: holds a fair share (%d messages)" % (p, len(rows)), len(rows) > COUNT // 5)
-
-    checks.equal("every key and value exactly as produced", key_errors[:5], [])
+    assert key_errors[:5] == [], "every key and value exactly as produced"
     all_values = sorted(r[3] for rows in consumed.values() for r in rows)
-    checks.equal("consumed count", len(all_values), COUNT)
-    checks.check("consumed set equals produced set, no duplicates", all_values == sorted(v for _, v in produced))
-    checks.equal("every key seen", len(key_partition), KEYS)
+    assert len(all_values) == COUNT, "consumed count"
+    assert all_values == sorted(v for _, v in produced), "consumed set equals produced set, no duplicates"
+    assert len(key_partition) == KEYS, "every key seen"
 
-    # A consumer starting in the middle of a partition.
+
+def test_consumer_from_the_middle(eddy, consumed):
     mid = len(consumed[0]) // 2
-    out = kcat(broker, "-C", "-t", TOPIC, "-p", "0", "-o", str(mid), "-c", "5", "-f", "%o\t%k\t%s\n")
+    out = kcat(eddy, "-C", "-t", TOPIC, "-p", "0", "-o", str(mid), "-c", "5", "-f", "%o\t%k\t%s\n")
     rows = [line.split("\t") for line in out.stdout.decode().splitlines()]
-    checks.equal("kcat -o %d -c 5 on partition 0" % mid, rows,
-                 [[str(mid + j), consumed[0][mid + j][2], consumed[0][mid + j][3]] for j in range(5)])
-
-    # Offsets as kcat's query mode sees them (ListOffsets): the end offsets
-    # are the message counts.
-    for p in range(PARTITIONS):
-        q = kcat(broker, "-Q", "-t", "%s:%d:-1" % (TOPIC, p))
-        checks.check("kcat -Q end offset of partition %d" % p,
-                     ("%s [%d] offset %d" % (TOPIC, p, len(consumed[p]))).encode() in q.stdout, q.stdout + q.stderr)
+    assert rows == [[str(mid + j), consumed[0][mid + j][2], consumed[0][mid + j][3]] for j in range(5)], \
+        "kcat -o %d -c 5 on partition 0" % mid
 
 
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+@pytest.mark.parametrize("p", range(PARTITIONS))
+def test_end_offsets_are_message_counts(eddy, consumed, p):
+    """Offsets as kcat's query mode sees them (ListOffsets)."""
+    q = kcat(eddy, "-Q", "-t", "%s:%d:-1" % (TOPIC, p))
+    assert ("%s [%d] offset %d" % (TOPIC, p, len(consumed[p]))).encode() in q.stdout, \
+        "kcat -Q end offset of partition %d: %r" % (p, q.stdout + q.stderr)

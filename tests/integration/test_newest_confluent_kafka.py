@@ -10,117 +10,102 @@ Debian's librdkafka 2.0.2) against one eddy:
      matching topic created later joins the subscription.
 The client runs under the venv's python (clients/confluent_client.py);
 its stderr is in the broker's tmp dir (EDDY_KEEP_TMP=1 keeps it,
-EDDY_CLIENT_DEBUG=1 adds librdkafka's debug=protocol,broker)."""
+EDDY_CLIENT_DEBUG=1 adds librdkafka's debug=protocol,broker).
+The tests share one eddy and run in file order (the later ones see the
+topics of the earlier ones)."""
 
 import os
-import time
+
+import pytest
 
 import eddy_fixture
 import kafka_wire
 import newest_clients as nc
 
-PYTHON = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
-CLIENT = [PYTHON, os.path.join(nc.CLIENTS, "confluent_client.py")]
+
+@pytest.fixture(scope="module")
+def client():
+    python = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
+    return [python, os.path.join(nc.CLIENTS, "confluent_client.py")]
 
 
-def metadata_scenario(broker, checks):
-    result, run = nc.run_client(CLIENT + ["metadata", broker.bootstrap], broker.tmp, "metadata", 60)
-    if not checks.check("metadata: printed a result", result is not None, run.tail()):
-        return
-    checks.equal("metadata: error", result.get("error"), None)
-    nc.check_topics(checks, "metadata", result.get("topics"), {"ck-events": 3})
-    checks.equal("metadata: brokers", result.get("brokers"), [broker.bootstrap])
+def test_idempotent_produce_and_group(eddy, client):
+    nc.group_scenario(client, None, eddy, eddy.tmp, "ck")
 
 
-def admin_scenario(broker, checks):
-    result, run = nc.run_client(CLIENT + ["admin", broker.bootstrap, "adm"], broker.tmp, "admin", 90)
-    if not checks.check("admin: printed a result", result is not None, run.tail()):
-        return
+def test_metadata(eddy, client):
+    result, _run = nc.run_for_result(client + ["metadata", eddy.bootstrap], eddy.tmp, "metadata", 60)
+    assert result.get("error") is None, "metadata: error"
+    nc.assert_topics("metadata", result.get("topics"), {"ck-events": 3})
+    assert result.get("brokers") == [eddy.bootstrap], "metadata: brokers"
+
+
+def test_admin(eddy, client):
+    result, _run = nc.run_for_result(client + ["admin", eddy.bootstrap, "adm"], eddy.tmp, "admin", 90)
     create = result.get("create", {})
-    checks.equal("admin create_topics: plain topic", create.get("adm-plain", "missing"), None)
-    checks.equal("admin create_topics: topic with compression.type, retention.ms, cleanup.policy",
-                 create.get("adm-configured", "missing"), None)
+    assert create.get("adm-plain", "missing") is None, "admin create_topics: plain topic"
+    assert create.get("adm-configured", "missing") is None, \
+        "admin create_topics: topic with compression.type, retention.ms, cleanup.policy"
     bad = create.get("adm-bad")
-    checks.check("admin create_topics: an unknown config is refused", bad not in (None, "missing"), bad)
-    checks.equal("admin list_topics: error", result.get("list_topics_error"), None)
-    nc.check_topics(checks, "admin list_topics", result.get("list_topics"),
-                    {"adm-plain": 3, "adm-configured": 2, "ck-events": 3})
-    checks.check("admin list_topics: the refused topic does not exist",
-                 "adm-bad" not in (result.get("list_topics") or {}), result.get("list_topics"))
-    checks.equal("admin list_topics: brokers", result.get("brokers"), [broker.bootstrap])
+    assert bad not in (None, "missing"), "admin create_topics: an unknown config is refused"
+    assert result.get("list_topics_error") is None, "admin list_topics: error"
+    nc.assert_topics("admin list_topics", result.get("list_topics"),
+                     {"adm-plain": 3, "adm-configured": 2, "ck-events": 3})
+    assert "adm-bad" not in (result.get("list_topics") or {}), "admin list_topics: the refused topic does not exist"
+    assert result.get("brokers") == [eddy.bootstrap], "admin list_topics: brokers"
     described = result.get("describe_configs", {})
     plain = described.get("adm-plain", {})
-    checks.check("admin describe_configs adm-plain: no error and the usual topic configs",
-                 "error" not in plain and {"retention.ms", "cleanup.policy", "compression.type"} <= set(plain),
-                 plain)
+    assert "error" not in plain and {"retention.ms", "cleanup.policy", "compression.type"} <= set(plain), \
+        "admin describe_configs adm-plain: no error and the usual topic configs: %s" % plain
     configured = described.get("adm-configured", {})
-    if "error" in configured or create.get("adm-configured") is not None:
-        checks.fail("admin describe_configs adm-configured: the configs it was created with", configured)
-    else:
-        checks.equal("admin describe_configs adm-configured: the configs it was created with",
-                     {k: configured.get(k) for k in ("compression.type", "retention.ms", "cleanup.policy")},
-                     {"compression.type": "producer", "retention.ms": "3600000", "cleanup.policy": "delete"})
+    assert "error" not in configured, "admin describe_configs adm-configured: %s" % configured
+    assert {k: configured.get(k) for k in ("compression.type", "retention.ms", "cleanup.policy")} == \
+        {"compression.type": "producer", "retention.ms": "3600000", "cleanup.policy": "delete"}, \
+        "admin describe_configs adm-configured: the configs it was created with"
     broker_configs = described.get("1", {})
-    checks.check("admin describe_configs broker 1: no error, some configs",
-                 "error" not in broker_configs and len(broker_configs) > 0, broker_configs)
+    assert "error" not in broker_configs and len(broker_configs) > 0, \
+        "admin describe_configs broker 1: no error, some configs: %s" % broker_configs
 
 
 def produce_raw(broker, topic, values):
     records = [(None, v.encode(), ()) for v in values]
     with kafka_wire.Connection(broker.port) as conn:
         error, _offset = kafka_wire.produce(conn, topic, 0, kafka_wire.record_batch(records))
-    if error:
-        raise eddy_fixture.FixtureError("raw produce to %s: error %d" % (topic, error))
+    assert not error, "raw produce to %s: error %d" % (topic, error)
 
 
-def regex_scenario(broker, checks):
+def test_regex_subscription(eddy, client):
     """^sensors-.*: sensors-a and sensors-b at the start, other-x never,
     sensors-c created while the consumer runs."""
     for name in ("sensors-a", "sensors-b", "other-x"):
-        nc.create_topic(broker, name, 1)
+        nc.create_topic(eddy, name, 1)
     a = ["a-%d" % i for i in range(20)]
     b = ["b-%d" % i for i in range(20)]
     c = ["c-%d" % i for i in range(20)]
-    produce_raw(broker, "sensors-a", a)
-    produce_raw(broker, "sensors-b", b)
-    produce_raw(broker, "other-x", ["x-%d" % i for i in range(20)])
-    run = nc.ClientRun(CLIENT + ["consume", broker.bootstrap, "regex-group", "^sensors-.*", str(60), "60"],
-                       broker.tmp, "regex consumer")
+    produce_raw(eddy, "sensors-a", a)
+    produce_raw(eddy, "sensors-b", b)
+    produce_raw(eddy, "other-x", ["x-%d" % i for i in range(20)])
+    run = nc.ClientRun(client + ["consume", eddy.bootstrap, "regex-group", "^sensors-.*", str(60), "60"],
+                       eddy.tmp, "regex consumer")
     try:
         first = run.wait_event(lambda e: e.get("event") == "assigned" and
                                {"sensors-a", "sensors-b"} <= {t for t, _p in e["partitions"]}, 30,
                                "assignment of sensors-a and sensors-b")
-        checks.equal("regex: first assignment", sorted(map(tuple, first["partitions"])),
-                     [("sensors-a", 0), ("sensors-b", 0)])
-    except eddy_fixture.FixtureError as e:
-        checks.fail("regex: first assignment", e)
+    except eddy_fixture.FixtureError:
         run.kill()
-        print(run.tail())
-        return
-    nc.create_topic(broker, "sensors-c", 1)
-    produce_raw(broker, "sensors-c", c)
+        raise
+    assert sorted(map(tuple, first["partitions"])) == [("sensors-a", 0), ("sensors-b", 0)], "regex: first assignment"
+    nc.create_topic(eddy, "sensors-c", 1)
+    produce_raw(eddy, "sensors-c", c)
     result = run.wait(90)
-    if not checks.check("regex: printed a result", result is not None, run.tail()):
-        return
+    assert result is not None, "regex: printed no result:\n" + run.tail()
     values = [r[3] for r in result["records"]]
-    checks.equal("regex: values read (sensors-a, -b, and -c created later; never other-x)",
-                 sorted(values), sorted(a + b + c))
-    checks.check("regex: sensors-c joined the assignment",
-                 run.event(lambda e: e.get("event") == "assigned" and
-                           ["sensors-c", 0] in e["partitions"]), run.events)
-    checks.equal("regex: commit error", result.get("commit_error"), None)
-    checks.equal("regex: consumer errors", result.get("errors"), [])
+    assert sorted(values) == sorted(a + b + c), "regex: values read (sensors-a, -b, and -c created later; never other-x)"
+    assert run.event(lambda e: e.get("event") == "assigned" and ["sensors-c", 0] in e["partitions"]), \
+        "regex: sensors-c joined the assignment: %s" % run.events
+    assert result.get("commit_error") is None, "regex: commit error"
+    assert result.get("errors") == [], "regex: consumer errors"
 
 
-def body(broker, checks):
-    nc.group_scenario(checks, CLIENT, None, broker, broker.tmp, "ck")
-    metadata_scenario(broker, checks)
-    admin_scenario(broker, checks)
-    regex_scenario(broker, checks)
-    checks.check("broker closed no connection as a bad request",
-                 b"closing connection" not in broker.log_bytes(),
-                 "\n".join(l for l in broker.log_text().splitlines() if "closing connection" in l)[-3000:])
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+def test_no_connection_closed_as_bad_request(eddy):
+    eddy_fixture.assert_no_closed_connection(eddy)

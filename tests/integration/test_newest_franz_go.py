@@ -7,38 +7,39 @@ against one eddy:
   2. kadm CreateTopics, ListTopics (metadata of all topics), ListBrokers,
      ListEndOffsets.
 Its stderr is in the broker's tmp dir (EDDY_KEEP_TMP=1 keeps it,
-EDDY_CLIENT_DEBUG=1 switches kgo's logger to debug)."""
+EDDY_CLIENT_DEBUG=1 switches kgo's logger to debug).
+The tests share one eddy and run in file order."""
+
+import pytest
 
 import eddy_fixture
 import newest_clients as nc
 
-CLIENT = [nc.provision("franz-go %s" % nc.FRANZ_GO, nc.franz_go)]
+
+@pytest.fixture(scope="module")
+def client():
+    exe = nc.provision("franz-go %s" % nc.FRANZ_GO, nc.franz_go)
+    return [exe]
 
 
-def metadata_scenario(broker, checks):
-    result, run = nc.run_client(CLIENT + ["metadata", broker.bootstrap, "fg-created"], broker.tmp, "metadata", 90)
-    if not checks.check("metadata: printed a result", result is not None, run.tail()):
-        return
-    checks.equal("kadm CreateTopics: request error", result.get("create_error"), None)
-    checks.equal("kadm CreateTopics: topic error", result.get("create_topic_error"), None)
-    checks.equal("kadm ListTopics: error", result.get("list_error"), None)
-    nc.check_topics(checks, "kadm ListTopics", result.get("topics"), {"fg-events": 3, "fg-created": 2})
+def test_idempotent_produce_and_group(eddy, client):
+    nc.group_scenario(client, None, eddy, eddy.tmp, "fg")
+
+
+def test_metadata(eddy, client):
+    result, _run = nc.run_for_result(client + ["metadata", eddy.bootstrap, "fg-created"], eddy.tmp, "metadata", 90)
+    assert result.get("create_error") is None, "kadm CreateTopics: request error"
+    assert result.get("create_topic_error") is None, "kadm CreateTopics: topic error"
+    assert result.get("list_error") is None, "kadm ListTopics: error"
+    nc.assert_topics("kadm ListTopics", result.get("topics"), {"fg-events": 3, "fg-created": 2})
     errors = {n: t.get("error") for n, t in (result.get("topics") or {}).items() if t.get("error")}
-    checks.equal("kadm ListTopics: topic errors", errors, {})
-    checks.equal("kadm ListBrokers: error", result.get("brokers_error"), None)
-    checks.equal("kadm ListBrokers: brokers", result.get("brokers"), [broker.bootstrap])
-    checks.equal("kadm ListEndOffsets: error", result.get("end_offsets_error"), None)
-    checks.equal("kadm ListEndOffsets: the new topic's end offsets", result.get("end_offsets"),
-                 {"0": {"offset": 0, "error": None}, "1": {"offset": 0, "error": None}})
+    assert errors == {}, "kadm ListTopics: topic errors"
+    assert result.get("brokers_error") is None, "kadm ListBrokers: error"
+    assert result.get("brokers") == [eddy.bootstrap], "kadm ListBrokers: brokers"
+    assert result.get("end_offsets_error") is None, "kadm ListEndOffsets: error"
+    assert result.get("end_offsets") == {"0": {"offset": 0, "error": None}, "1": {"offset": 0, "error": None}}, \
+        "kadm ListEndOffsets: the new topic's end offsets"
 
 
-def body(broker, checks):
-    nc.group_scenario(checks, CLIENT, None, broker, broker.tmp, "fg")
-    metadata_scenario(broker, checks)
-    checks.check("broker closed no connection as a bad request",
-                 b"closing connection" not in broker.log_bytes(),
-                 "\n".join(l for l in broker.log_text().splitlines() if "closing connection" in l)[-3000:])
-
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+def test_no_connection_closed_as_bad_request(eddy):
+    eddy_fixture.assert_no_closed_connection(eddy)

@@ -7,45 +7,46 @@ against one eddy:
      describeCluster, fetchTopicOffsets.
 The client is clients/kafkajs/kafkajs_client.js under node; its stderr is
 in the broker's tmp dir (EDDY_KEEP_TMP=1 keeps it, EDDY_CLIENT_DEBUG=1
-sets logLevel DEBUG)."""
+sets logLevel DEBUG).
+The tests share one eddy and run in file order."""
 
 import os
+
+import pytest
 
 import eddy_fixture
 import newest_clients as nc
 
-NODE, ENV = nc.provision("kafkajs %s" % nc.KAFKAJS, nc.kafkajs)
-CLIENT = [NODE, os.path.join(nc.CLIENTS, "kafkajs", "kafkajs_client.js")]
+
+@pytest.fixture(scope="module")
+def client_env():
+    node, env = nc.provision("kafkajs %s" % nc.KAFKAJS, nc.kafkajs)
+    return [node, os.path.join(nc.CLIENTS, "kafkajs", "kafkajs_client.js")], env
 
 
-def metadata_scenario(broker, checks):
-    result, run = nc.run_client(CLIENT + ["metadata", broker.bootstrap, "kj-created"], broker.tmp, "metadata", 90,
-                                env=ENV)
-    if not checks.check("metadata: printed a result", result is not None, run.tail()):
-        return
-    checks.equal("admin connect: error", result.get("connect_error"), None)
-    checks.equal("admin createTopics: error", result.get("create_error"), None)
-    checks.equal("admin createTopics: created", result.get("create_result"), True)
-    checks.equal("admin listTopics: error", result.get("list_topics_error"), None)
-    checks.check("admin listTopics: both topics listed",
-                 {"kj-events", "kj-created"} <= set(result.get("list_topics") or []), result.get("list_topics"))
-    checks.equal("admin fetchTopicMetadata: error", result.get("fetch_topic_metadata_error"), None)
-    nc.check_topics(checks, "admin fetchTopicMetadata (all topics)", result.get("topics"),
-                    {"kj-events": 3, "kj-created": 2})
-    checks.equal("admin describeCluster: error", result.get("describe_cluster_error"), None)
-    checks.equal("admin describeCluster: brokers", result.get("brokers"), [broker.bootstrap])
-    checks.equal("admin fetchTopicOffsets: error", result.get("fetch_topic_offsets_error"), None)
-    checks.equal("admin fetchTopicOffsets: high watermarks of the new topic", result.get("end_offsets"),
-                 {"0": 0, "1": 0})
+def test_idempotent_produce_and_group(eddy, client_env):
+    client, env = client_env
+    nc.group_scenario(client, env, eddy, eddy.tmp, "kj")
 
 
-def body(broker, checks):
-    nc.group_scenario(checks, CLIENT, ENV, broker, broker.tmp, "kj")
-    metadata_scenario(broker, checks)
-    checks.check("broker closed no connection as a bad request",
-                 b"closing connection" not in broker.log_bytes(),
-                 "\n".join(l for l in broker.log_text().splitlines() if "closing connection" in l)[-3000:])
+def test_metadata(eddy, client_env):
+    client, env = client_env
+    result, _run = nc.run_for_result(client + ["metadata", eddy.bootstrap, "kj-created"], eddy.tmp, "metadata", 90,
+                                     env=env)
+    assert result.get("connect_error") is None, "admin connect: error"
+    assert result.get("create_error") is None, "admin createTopics: error"
+    assert result.get("create_result") is True, "admin createTopics: created"
+    assert result.get("list_topics_error") is None, "admin listTopics: error"
+    assert {"kj-events", "kj-created"} <= set(result.get("list_topics") or []), "admin listTopics: both topics listed"
+    assert result.get("fetch_topic_metadata_error") is None, "admin fetchTopicMetadata: error"
+    nc.assert_topics("admin fetchTopicMetadata (all topics)", result.get("topics"),
+                     {"kj-events": 3, "kj-created": 2})
+    assert result.get("describe_cluster_error") is None, "admin describeCluster: error"
+    assert result.get("brokers") == [eddy.bootstrap], "admin describeCluster: brokers"
+    assert result.get("fetch_topic_offsets_error") is None, "admin fetchTopicOffsets: error"
+    assert result.get("end_offsets") == {"0": 0, "1": 0}, \
+        "admin fetchTopicOffsets: high watermarks of the new topic"
 
 
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)
+def test_no_connection_closed_as_bad_request(eddy):
+    eddy_fixture.assert_no_closed_connection(eddy)

@@ -18,7 +18,6 @@ and their answers compared.
 
 import gzip
 import io
-import os
 import struct
 import subprocess
 import time
@@ -27,6 +26,8 @@ import lz4.frame
 import snappy
 import zstandard
 from kafka import KafkaConsumer
+
+import pytest
 
 import eddy_fixture
 import kafka_fixture
@@ -168,24 +169,24 @@ def end_offset(port):
     return offset
 
 
-def compare(checks, kafka_port, eddy_port, name, records, count, last_delta, codec=0):
+def compare(kafka_port, eddy_port, name, records, count, last_delta, codec=0):
     batch = raw_batch(records, count, last_delta, codec)
     k = produce_v8(kafka_port, batch)
     e = produce_v8(eddy_port, batch)
     label = "%s%s" % (name, " (%s)" % CODECS[codec] if codec else "")
     print("  %-48s kafka %3d %-5s eddy %3d %r" % (label, k[0], bool(k[2]), e[0], e[1]))
     if (name, codec) in STRICTER:
-        checks.equal("%s: Kafka answers %d" % (label, STRICTER[(name, codec)]), k[0], STRICTER[(name, codec)])
-        checks.equal("%s: Eddy refuses it (INVALID_RECORD)" % label, e[0], INVALID_RECORD)
+        assert k[0] == STRICTER[(name, codec)], "%s: Kafka answers %d" % (label, STRICTER[(name, codec)])
+        assert e[0] == INVALID_RECORD, "%s: Eddy refuses it (INVALID_RECORD)" % label
     elif k[0] == -1:
         # An exception Kafka does not catch: Eddy answers as Kafka does for
         # the same fault in a compressed batch.
-        checks.equal("%s: Eddy answers INVALID_RECORD (Kafka: UNKNOWN_SERVER_ERROR)" % label, e[0], INVALID_RECORD)
+        assert e[0] == INVALID_RECORD, "%s: Eddy answers INVALID_RECORD (Kafka: UNKNOWN_SERVER_ERROR)" % label
     else:
-        checks.equal("%s: Eddy answers as Kafka (%d)" % (label, k[0]), e[0], k[0])
-    checks.equal("%s: record_errors where Kafka has them" % label, bool(e[2]), bool(k[2]))
+        assert e[0] == k[0], "%s: Eddy answers as Kafka (%d)" % (label, k[0])
+    assert bool(e[2]) == bool(k[2]), "%s: record_errors where Kafka has them" % label
     if e[0] != NONE:
-        checks.check("%s: Eddy says why" % label, bool(e[1]), e)
+        assert bool(e[1]), "%s: %s" % ("%s: Eddy says why" % label, e)
     return k, e
 
 
@@ -203,19 +204,18 @@ RETRIABLE_WHILE_CREATED = (3, 6)
 
 
 def produce_to(port, topic, batch, client_id="eddy-it", timeout=30):
-    deadline = time.monotonic() + timeout
-    while True:
+    def answer():
         with w.Connection(port) as conn:
             cid = conn.send(0, 8, w.produce_v3(topic, 0, batch), client_id=client_id)
             got, data = conn.receive()
             assert got == cid
-        answer = decode_produce_v8(data)
-        if answer[0] not in RETRIABLE_WHILE_CREATED or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.2)
+        decoded = decode_produce_v8(data)
+        return None if decoded[0] in RETRIABLE_WHILE_CREATED else decoded
+    return eddy_fixture.wait_until(answer, timeout, "%s to have a leader (produce answered)" % topic, interval=0.2)
 
 
-def timestamps(checks, kport, eport):
+def test_timestamps(ports):
+    kport, eport = ports
     """message.timestamp.before/after.max.ms per record: INVALID_TIMESTAMP
     with record_errors naming exactly the bad records, as Kafka."""
     topic = "stamped"
@@ -233,17 +233,18 @@ def timestamps(checks, kport, eport):
         e = produce_to(eport, topic, batch)
         label = "records out of message.timestamp.before/after.max.ms (%s)" % CODECS.get(codec, "none")
         print("  %s\n    kafka %s\n    eddy  %s" % (label, k, e))
-        checks.equal(label + ": INVALID_TIMESTAMP from both", (k[0], e[0]), (INVALID_TIMESTAMP, INVALID_TIMESTAMP))
-        checks.equal(label + ": record_errors name records 1 and 3, as Kafka's",
-                     ([i for i, _ in e[2]], [i for i, _ in k[2]]), ([1, 3], [1, 3]))
-        checks.check(label + ": each record error says why", all("out of range" in m for _, m in e[2]), e[2])
+        assert (k[0], e[0]) == (INVALID_TIMESTAMP, INVALID_TIMESTAMP), label + ": INVALID_TIMESTAMP from both"
+        assert ([i for i, _ in e[2]], [i for i, _ in k[2]]) == ([1, 3], [1, 3]), \
+            label + ": record_errors name records 1 and 3, as Kafka's"
+        assert all("out of range" in m for _, m in e[2]), "%s: %s" % (label + ": each record error says why", e[2])
     # The same records within the bounds are taken.
     recs = b"".join(w.record(i, b"k", b"v", timestamp_delta=i) for i in range(4))
     e = produce_to(eport, topic, raw_batch(recs, 4, None, 0, base_timestamp=now - 600000))
-    checks.equal("records inside the bounds: accepted", e[0], NONE)
+    assert e[0] == NONE, "records inside the bounds: accepted"
 
 
-def max_decompressed_record(checks, kport, eport):
+def test_max_decompressed_record(ports):
+    kport, eport = ports
     """max.decompressed.message.bytes (Kafka 4.4) bounds one record of a
     compressed batch: INVALID_RECORD from both."""
     topic = "bounded-records"
@@ -256,8 +257,8 @@ def max_decompressed_record(checks, kport, eport):
         e = produce_to(eport, topic, batch)
         label = "a 300-byte record, max.decompressed.message.bytes=100 (%s)" % CODECS[codec]
         print("  %s: kafka %s eddy %s" % (label, k, e))
-        checks.equal(label + ": Eddy answers as Kafka", e[0], k[0])
-        checks.equal(label + ": INVALID_RECORD", e[0], INVALID_RECORD)
+        assert e[0] == k[0], label + ": Eddy answers as Kafka"
+        assert e[0] == INVALID_RECORD, label + ": INVALID_RECORD"
 
 
 def rss_kib(pid):
@@ -266,7 +267,8 @@ def rss_kib(pid):
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-def zstd_bomb(checks, broker):
+def test_zstd_bomb(eddy):
+    broker = eddy
     """A zstd batch of a few KiB that decompresses to 1 GiB (one record
     claiming a 1 GiB value, then zeros): MESSAGE_TOO_LARGE after
     eddy.max.decompressed.batch.bytes of work, RSS (and its peak) up by no
@@ -293,13 +295,14 @@ def zstd_bomb(checks, broker):
     rss1, peak1 = rss_kib(broker.proc.pid)
     print("zstd bomb: %d bytes -> 1 GiB; answer %s in %.2f s; RSS %d -> %d KiB, peak %d -> %d KiB" % (
         len(batch), e, took, rss0, rss1, peak0, peak1))
-    checks.equal("zstd bomb (%d bytes, 1 GiB decompressed): MESSAGE_TOO_LARGE" % len(batch), e[0], 10)
-    checks.check("zstd bomb: the answer names the bound", "eddy.max.decompressed.batch.bytes" in (e[1] or ""), e)
-    checks.check("zstd bomb: peak RSS grew by less than 8 MiB (%d KiB)" % (peak1 - peak0), peak1 - peak0 < 8192,
-                 (peak0, peak1))
+    assert e[0] == 10, "zstd bomb (%d bytes, 1 GiB decompressed): MESSAGE_TOO_LARGE" % len(batch)
+    assert "eddy.max.decompressed.batch.bytes" in (e[1] or ""), "zstd bomb: the answer names the bound: %r" % (e,)
+    assert peak1 - peak0 < 8192, \
+        "%s: %s" % ("zstd bomb: peak RSS grew by less than 8 MiB (%d KiB)" % (peak1 - peak0), (peak0, peak1))
 
 
-def poison_then_good(checks, broker):
+def test_poison_then_good(eddy):
+    broker = eddy
     """Issue 21's batch (valid CRC, 24 bytes of 0xff as its record) is
     refused; a good message produced after it is read by kcat and by
     kafka-python."""
@@ -308,57 +311,60 @@ def poison_then_good(checks, broker):
     time.sleep(1.1)  # refusals are logged at most once a second
     forged = "x\n2026-12-01T00:00:00.000Z ERROR forged line from a client\x1b[31m"
     e = produce_to(broker.port, topic, raw_batch(b"\xff" * 24, 1, None, 0), client_id=forged)
-    checks.equal("garbage records behind a good CRC: INVALID_RECORD", e[0], INVALID_RECORD)
+    assert e[0] == INVALID_RECORD, "garbage records behind a good CRC: INVALID_RECORD"
     run = subprocess.run(["kcat", "-b", broker.bootstrap, "-P", "-t", topic, "-p", "0"], input=b"good message\n",
                          capture_output=True, timeout=60)
-    checks.check("kcat produces a good message after it", run.returncode == 0, run.stderr)
+    assert run.returncode == 0, "kcat produces a good message after it: %r" % (run.stderr,)
     run = subprocess.run(["kcat", "-b", broker.bootstrap, "-C", "-t", topic, "-o", "beginning", "-c", "1", "-e",
                           "-f", "%o %s\n"], capture_output=True, timeout=60)
-    checks.equal("kcat reads the good message at offset 0", run.stdout.decode().strip(), "0 good message")
+    assert run.stdout.decode().strip() == "0 good message", "kcat reads the good message at offset 0"
     consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
                              consumer_timeout_ms=10000, enable_auto_commit=False)
     values = [m.value for m in consumer]
     consumer.close()
-    checks.equal("kafka-python reads the good message", values, [b"good message"])
+    assert values == [b"good message"], "kafka-python reads the good message"
     log = broker.log_text()
     lines = [line for line in log.splitlines() if "forged line" in line]
     print("the refusal in the log: %r" % lines)
-    checks.equal("the forged client id is logged on one line", len(lines), 1)
-    checks.check("... escaped (\\n, \\x1b), naming the client and the topic",
-                 lines and "x\\n2026-12-01T00:00:00.000Z ERROR forged" in lines[0] and "\\x1b" in lines[0]
-                 and "poison-0" in lines[0], lines)
-    checks.check("no log line starts as the client wrote it",
-                 not any(line.startswith("2026-12-01T00:00:00.000Z ERROR") for line in log.splitlines()))
+    assert len(lines) == 1, "the forged client id is logged on one line"
+    assert (lines and "x\\n2026-12-01T00:00:00.000Z ERROR forged" in lines[0] and "\\x1b" in lines[0]
+                 and "poison-0" in lines[0]), \
+        "... escaped (\\n, \\x1b), naming the client and the topic: %r" % (lines,)
+    assert not any(line.startswith("2026-12-01T00:00:00.000Z ERROR") for line in log.splitlines()), \
+        "no log line starts as the client wrote it"
 
 
-def body_fn(broker, checks):
-    with kafka_fixture.KafkaCluster(1) as kafka:
-        kport = kafka.ports[1]
-        create_topic(kport, TOPIC)
-        create_topic(broker.port, TOPIC)
-        eport = broker.port
-
-        print("faulty records, same bytes to Kafka %s and Eddy:" % kafka_fixture.KAFKA_VERSION)
-        for codec in (0, 1, 2, 3, 4):
-            for name, (records, count, last_delta) in FAULTS.items():
-                if codec and name == "recordCount 0":
-                    continue
-                compare(checks, kport, eport, name, records, count, last_delta, codec)
-            for name, (records, count, last_delta) in OFFSET_FAULTS.items():
-                compare(checks, kport, eport, name, records, count, last_delta, codec)
-        checks.equal("Eddy stored none of the faulty batches", end_offset(eport), 0)
-
-        # Good batches still go in, compressed or not.
-        for codec in (0, 1, 2, 3, 4):
-            good = GOOD + w.record(1, b"k2", b"v2", headers=[("h", b"x")])
-            k = produce_v8(kport, raw_batch(good, 2, None, codec))
-            e = produce_v8(eport, raw_batch(good, 2, None, codec))
-            checks.equal("good batch (%s): accepted by both" % CODECS.get(codec, "none"), (k[0], e[0]), (0, 0))
-        timestamps(checks, kport, eport)
-        max_decompressed_record(checks, kport, eport)
-    zstd_bomb(checks, broker)
-    poison_then_good(checks, broker)
+@pytest.fixture(scope="module")
+def ports(kafka, eddy):
+    """(Kafka's port, Eddy's port), each with TOPIC created."""
+    kport = kafka.ports[1]
+    create_topic(kport, TOPIC)
+    create_topic(eddy.port, TOPIC)
+    return kport, eddy.port
 
 
-if __name__ == "__main__":
-    eddy_fixture.run_test(body_fn)
+@pytest.mark.parametrize("codec", [0, 1, 2, 3, 4], ids=lambda c: CODECS.get(c, "none"))
+def test_faulty_records_answered_as_kafka(ports, codec):
+    """The same faulty bytes to Kafka and Eddy."""
+    kport, eport = ports
+    print("faulty records, same bytes to Kafka %s and Eddy:" % kafka_fixture.KAFKA_VERSION)
+    for name, (records, count, last_delta) in FAULTS.items():
+        if codec and name == "recordCount 0":
+            continue
+        compare(kport, eport, name, records, count, last_delta, codec)
+    for name, (records, count, last_delta) in OFFSET_FAULTS.items():
+        compare(kport, eport, name, records, count, last_delta, codec)
+
+
+def test_no_faulty_batch_stored(ports):
+    assert end_offset(ports[1]) == 0, "Eddy stored none of the faulty batches"
+
+
+@pytest.mark.parametrize("codec", [0, 1, 2, 3, 4], ids=lambda c: CODECS.get(c, "none"))
+def test_good_batches_accepted(ports, codec):
+    """Good batches still go in, compressed or not."""
+    kport, eport = ports
+    good = GOOD + w.record(1, b"k2", b"v2", headers=[("h", b"x")])
+    k = produce_v8(kport, raw_batch(good, 2, None, codec))
+    e = produce_v8(eport, raw_batch(good, 2, None, codec))
+    assert (k[0], e[0]) == (0, 0), "good batch (%s): accepted by both" % CODECS.get(codec, "none")

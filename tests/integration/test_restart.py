@@ -15,6 +15,8 @@ import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
+import pytest
+
 import eddy_fixture
 import kafka_wire
 
@@ -78,18 +80,18 @@ def expected_offsets(start, count):
     return [(i % PARTITIONS, i // PARTITIONS) for i in range(start, start + count)]
 
 
-def phase(checks, clients, name, start):
+def phase(clients, name, start):
     clients.ensure()
     acked = clients.produce(start, PER_PHASE)
-    checks.equal("%s: acknowledged offsets continue from %d per partition" % (name, start // PARTITIONS),
-                 acked, expected_offsets(start, PER_PHASE))
+    assert acked == expected_offsets(start, PER_PHASE), \
+        "%s: acknowledged offsets continue from %d per partition" % (name, start // PARTITIONS)
     got = clients.consume(PER_PHASE)
-    checks.equal("%s: the consumer receives the new records" % name,
-                 sorted((r.partition, r.offset, r.value) for r in got),
-                 sorted((i % PARTITIONS, i // PARTITIONS, b"message %d" % i) for i in range(start, start + PER_PHASE)))
+    assert sorted((r.partition, r.offset, r.value) for r in got) == \
+        sorted((i % PARTITIONS, i // PARTITIONS, b"message %d" % i) for i in range(start, start + PER_PHASE)), \
+        "%s: the consumer receives the new records" % name
 
 
-def check_everything(checks, broker, name, total):
+def check_everything(broker, name, total):
     """A fresh consumer reads the whole topic: exactly messages 0..total-1."""
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False,
                              fetch_max_wait_ms=200)
@@ -103,13 +105,13 @@ def check_everything(checks, broker, name, total):
             got.extend(records)
     ends = consumer.end_offsets(tps)
     consumer.close()
-    checks.equal("%s: end offsets" % name, [ends[tp] for tp in tps], [total // PARTITIONS] * PARTITIONS)
-    checks.equal("%s: all %d records, each at its offset" % (name, total),
-                 sorted((r.partition, r.offset, r.key, r.value) for r in got),
-                 sorted((i % PARTITIONS, i // PARTITIONS, b"k%d" % i, b"message %d" % i) for i in range(total)))
+    assert [ends[tp] for tp in tps] == [total // PARTITIONS] * PARTITIONS, "%s: end offsets" % name
+    assert sorted((r.partition, r.offset, r.key, r.value) for r in got) == \
+        sorted((i % PARTITIONS, i // PARTITIONS, b"k%d" % i, b"message %d" % i) for i in range(total)), \
+        "%s: all %d records, each at its offset" % (name, total)
 
 
-def crash_while_producing(broker, checks):
+def crash_while_producing(broker):
     """SIGKILL in the middle of a stream of acks=all produce requests."""
     topic = "crash"
     sent = []    # batches in send order
@@ -135,63 +137,81 @@ def crash_while_producing(broker, checks):
     with kafka_wire.Connection(broker.port) as conn:
         from kafka.protocol.admin import CreateTopicsResponse
         r = conn.request(19, 1, kafka_wire.create_topics_v1(topic, 1), response_class=CreateTopicsResponse[1])
-        checks.equal("create topic crash", r.topic_errors[0][1], 0)
+        assert r.topic_errors[0][1] == 0, "create topic crash"
     thread = threading.Thread(target=produce_stream)
     thread.start()
     eddy_fixture.wait_until(lambda: len(acked) >= 300 or failure or not thread.is_alive(), 60,
                             "300 acknowledged batches")
     rc = broker.kill()
     thread.join(30)
-    checks.equal("no produce error before the kill", failure, [])
-    checks.equal("SIGKILL exit code", rc, -signal.SIGKILL)
-    checks.equal("acknowledged base offsets are 0, 5, 10, ...", [a[0] for a in acked],
-                 [5 * j for j in range(len(acked))])
+    assert failure == [], "no produce error before the kill"
+    assert rc == -signal.SIGKILL, "SIGKILL exit code"
+    assert [a[0] for a in acked] == [5 * j for j in range(len(acked))], "acknowledged base offsets are 0, 5, 10, ..."
     broker.start()
     with kafka_wire.Connection(broker.port) as conn:
         stored = kafka_wire.fetch_all(conn, topic, 0)
-        checks.check("after SIGKILL: at least the %d acknowledged batches are stored (%d)" % (len(acked), len(stored)),
-                     len(acked) <= len(stored) <= len(sent), "sent %d" % len(sent))
+        assert len(acked) <= len(stored) <= len(sent), \
+            "after SIGKILL: at least the %d acknowledged batches are stored (%d, sent %d)" \
+            % (len(acked), len(stored), len(sent))
 
         def unpatched(batch):
             # baseOffset and partitionLeaderEpoch are the broker's to set.
             return b"\0" * 8 + batch[8:12] + b"\0" * 4 + batch[16:]
 
         prefix_ok = all(unpatched(data) == sent[j] and base == 5 * j for j, (base, _last, data) in enumerate(stored))
-        checks.check("after SIGKILL: the log is exactly a prefix of the sent batches, byte for byte", prefix_ok)
+        assert prefix_ok, "after SIGKILL: the log is exactly a prefix of the sent batches, byte for byte"
         acked_ok = all(j < len(stored) and stored[j][0] == off and unpatched(stored[j][2]) == batch
                        for j, (off, batch) in enumerate(acked))
-        checks.check("after SIGKILL: every acknowledged batch at its acknowledged offset", acked_ok)
+        assert acked_ok, "after SIGKILL: every acknowledged batch at its acknowledged offset"
         error_code, base_offset = kafka_wire.produce(conn, topic, 0,
                                                      kafka_wire.record_batch([(b"after", b"restart", [])]))
-        checks.equal("after SIGKILL: the next batch continues the offsets", (error_code, base_offset),
-                     (0, 5 * len(stored)))
+        assert (error_code, base_offset) == (0, 5 * len(stored)), \
+            "after SIGKILL: the next batch continues the offsets"
     return topic, 5 * len(stored) + 1
 
 
-def body(broker, checks):
+@pytest.fixture(scope="module")
+def broker(eddy):
+    return eddy
+
+
+@pytest.fixture(scope="module")
+def crash(broker):
+    """What test_sigkill_while_producing leaves: (topic, its end offset)."""
+    return {}
+
+
+def test_restarts_keep_the_data(broker):
     from kafka.admin import KafkaAdminClient, NewTopic
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])
     admin.close()
 
     clients = Clients(broker)
-    phase(checks, clients, "before any restart", 0)
+    try:
+        phase(clients, "before any restart", 0)
 
-    old_port = broker.port
-    checks.equal("SIGTERM: exit code 0", broker.restart(signal.SIGTERM), 0)
-    print("restarted on %s port" % ("the same" if broker.port == old_port else "a new"))
-    phase(checks, clients, "after SIGTERM restart", PER_PHASE)
+        old_port = broker.port
+        assert broker.restart(signal.SIGTERM) == 0, "SIGTERM: exit code 0"
+        print("restarted on %s port" % ("the same" if broker.port == old_port else "a new"))
+        phase(clients, "after SIGTERM restart", PER_PHASE)
 
-    checks.equal("SIGKILL: exit code", broker.restart(signal.SIGKILL), -signal.SIGKILL)
-    phase(checks, clients, "after SIGKILL restart", 2 * PER_PHASE)
-    clients.close()
-    check_everything(checks, broker, "after two restarts", 3 * PER_PHASE)
+        assert broker.restart(signal.SIGKILL) == -signal.SIGKILL, "SIGKILL: exit code"
+        phase(clients, "after SIGKILL restart", 2 * PER_PHASE)
+    finally:
+        clients.close()
+    check_everything(broker, "after two restarts", 3 * PER_PHASE)
 
-    crash_topic, crash_end = crash_while_producing(broker, checks)
 
-    # One more clean restart, with a long-poll fetch parked at the end of the
-    # topic: the broker answers it and stops at once (not after max_wait_ms).
-    # Afterwards everything, including the crash topic, is there.
+def test_sigkill_while_producing(broker, crash):
+    crash["topic"], crash["end"] = crash_while_producing(broker)
+
+
+def test_stop_answers_a_parked_fetch(broker, crash):
+    """One more clean restart, with a long-poll fetch parked at the end of
+    the topic: the broker answers it and stops at once (not after
+    max_wait_ms). Afterwards everything, including the crash topic, is
+    there."""
     parked = kafka_wire.Connection(broker.port)
     # ApiVersions and the fetch travel in one segment: once ApiVersions is
     # answered the broker has read the fetch too, and parked it.
@@ -199,24 +219,21 @@ def body(broker, checks):
     parked.send_raw(kafka_wire.frame(kafka_wire.request_header(18, 0, 1)) +
                     kafka_wire.frame(kafka_wire.request_header(1, 4, 2) + fetch))
     cid = 2
-    checks.equal("ApiVersions before the parked fetch answered", parked.receive()[0], 1)
+    assert parked.receive()[0] == 1, "ApiVersions before the parked fetch answered"
     started = time.monotonic()
-    checks.equal("final SIGTERM with a parked fetch: exit code 0", broker.restart(signal.SIGTERM), 0)
+    assert broker.restart(signal.SIGTERM) == 0, "final SIGTERM with a parked fetch: exit code 0"
     try:
         got_cid, _ = parked.receive()
         answered = got_cid == cid
     except kafka_wire.Closed:
         answered = False
     parked.close()
-    checks.check("the parked fetch was answered at shutdown", answered)
-    checks.check("the stop did not wait for the fetch's max_wait_ms", time.monotonic() - started < 30,
-                 time.monotonic() - started)
-    check_everything(checks, broker, "after the final restart", 3 * PER_PHASE)
+    assert answered, "the parked fetch was answered at shutdown"
+    assert time.monotonic() - started < 30, \
+        "the stop did not wait for the fetch's max_wait_ms: %r" % (time.monotonic() - started,)
+    check_everything(broker, "after the final restart", 3 * PER_PHASE)
     with kafka_wire.Connection(broker.port) as conn:
-        stored = kafka_wire.fetch_all(conn, crash_topic, 0)
-        checks.equal("after the final restart: the crash topic ends at %d" % crash_end,
-                     stored[-1][1] + 1 if stored else 0, crash_end)
+        stored = kafka_wire.fetch_all(conn, crash["topic"], 0)
+        assert (stored[-1][1] + 1 if stored else 0) == crash["end"], \
+            "after the final restart: the crash topic ends at %d" % crash["end"]
 
-
-if __name__ == "__main__":
-    eddy_fixture.run_test(body)

@@ -5,16 +5,16 @@ link builds a backlog; the page, after its script ran (--dump-dom with a
 virtual time budget), must show the broker, the disk budget and the link's
 backlog with the numbers /metrics and `eddy forward status` give, render a
 client-chosen group id as text (no markup), and draw the backlog history.
-A screenshot is kept: ARTIFACT_DIR/status_page.png.
-
-usage: test_status_page.py ARTIFACT_DIR"""
+A screenshot is kept: ARTIFACT_DIR/status_page.png (--artifact-dir; the
+current directory by default)."""
 
 import html.parser
 import os
 import shutil
 import struct
 import subprocess
-import sys
+
+import pytest
 
 import eddy_fixture
 import forward_fixture as ff
@@ -90,13 +90,13 @@ def produce(broker, count, start):
     p.close()
 
 
-def build_backlog(checks, central, edge, port):
+def build_backlog(central, edge, port):
     ff.create_eddy_topic(edge, TOPIC, 1)
     produce(edge, FIRST, 0)
     ff.wait_drained(edge, TOPIC, 1, timeout=30)
     forwarded = sum(p["forwarded_messages"] for p in ff.forward_status(edge)["links"][0]["partitions"])
-    checks.equal("the link forwarded to the central eddy", forwarded, FIRST)
-    checks.equal("central eddy stops", central.stop(), 0)
+    assert forwarded == FIRST, "the link forwarded to the central eddy"
+    assert central.stop() == 0, "central eddy stops"
     produce(edge, BACKLOG, FIRST)
 
     def backlog_seen_in_history():
@@ -110,33 +110,34 @@ def build_backlog(checks, central, edge, port):
     c.close()
 
 
-def check_page(checks, edge, port, dom):
+def test_page_shows_the_status(page):
+    edge, port, dom = page["edge"], page["port"], page["dom"]
     samples, _, _ = mf.scrape(port)
     status = ff.forward_status(edge)
     link_status = status["links"][0]
-    checks.equal("page: version", dom.text.get("version"), mf.status_json(port)["broker"]["version"])
-    checks.check("page: uptime and connections shown", dom.text.get("uptime") and dom.text.get("connections"))
+    assert dom.text.get("version") == mf.status_json(port)["broker"]["version"], "page: version"
+    assert dom.text.get("uptime") and dom.text.get("connections"), "page: uptime and connections shown"
     disk = dom.by_id.get("disk-text", {})
-    checks.equal("page: disk used = /metrics", float(disk.get("data-used", -1)),
-                 mf.value(samples, "eddy_disk_budget_used_bytes"))
-    checks.equal("page: disk limit = eddy forward status", int(disk.get("data-limit", -1)),
-                 status["disk_budget"]["limit_bytes"])
+    assert float(disk.get("data-used", -1)) == mf.value(samples, "eddy_disk_budget_used_bytes"), \
+        "page: disk used = /metrics"
+    assert int(disk.get("data-limit", -1)) == status["disk_budget"]["limit_bytes"], \
+        "page: disk limit = eddy forward status"
     width = dom.by_id.get("disk-fill", {}).get("style", "")
-    checks.check("page: the disk bar has a width", "width:" in width.replace(" ", ""), width)
+    assert "width:" in width.replace(" ", ""), "page: the disk bar has a width: %r" % (width,)
     link = dom.links.get("central", {})
     backlog = sum(p["backlog_messages"] for p in link_status["partitions"])
-    checks.equal("eddy forward status: the backlog", backlog, BACKLOG)
-    checks.equal("page: link backlog messages = eddy forward status", link.get("backlog_messages"), str(backlog))
-    checks.equal("page: link backlog messages = /metrics", float(link.get("backlog_messages", -1)),
-                 mf.total(samples, "eddy_link_backlog_messages", link="central"))
-    checks.equal("page: link backlog bytes = /metrics", float(link.get("backlog_bytes", -1)),
-                 mf.total(samples, "eddy_link_backlog_bytes", link="central"))
+    assert backlog == BACKLOG, "eddy forward status: the backlog"
+    assert link.get("backlog_messages") == str(backlog), "page: link backlog messages = eddy forward status"
+    assert float(link.get("backlog_messages", -1)) == mf.total(samples, "eddy_link_backlog_messages", link="central"), \
+        "page: link backlog messages = /metrics"
+    assert float(link.get("backlog_bytes", -1)) == mf.total(samples, "eddy_link_backlog_bytes", link="central"), \
+        "page: link backlog bytes = /metrics"
     points = link.get("points", "").split()
-    checks.check("page: the backlog history is drawn (several points)", len(points) >= 4, points[:6])
-    checks.check("page: the client-chosen group id is text, not markup",
-                 XSS_GROUP in dom.groups and "img" not in dom.tags, dom.groups)
-    checks.check("page: the group's lag is shown", str(FIRST + BACKLOG - FIRST) in dom.text.get("group_cells", []),
-                 dom.text.get("group_cells"))
+    assert len(points) >= 4, "page: the backlog history is drawn (several points): %r" % (points[:6],)
+    assert XSS_GROUP in dom.groups and "img" not in dom.tags, \
+        "page: the client-chosen group id is text, not markup: %r" % (dom.groups,)
+    assert str(FIRST + BACKLOG - FIRST) in dom.text.get("group_cells", []), \
+        "page: the group's lag is shown: %r" % (dom.text.get("group_cells"),)
 
 
 def png_size(path):
@@ -147,39 +148,31 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
-def main():
-    artifact_dir = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
-    checks = eddy_fixture.Checks()
+@pytest.fixture(scope="module")
+def page(eddy_factory):
+    """An edge eddy with a backlog (its central eddy stopped), and its page
+    as chromium rendered it: {edge, port, url, dom}."""
     if chromium() is None:
-        print("chromium not installed (scripts/install-deps.sh host installs it)")
-        sys.exit(1)
-    with eddy_fixture.Broker() as central, eddy_fixture.Broker(overrides=dict(
-            ff.edge_link_overrides("127.0.0.1:0", TOPIC, link="central"), **{
-                "eddy.metrics.listener": "http://127.0.0.1:0", "eddy.metrics.history.sample.ms": "300",
-                "eddy.disk.budget.bytes": str(256 << 20)})) as edge:
-        central.start()
-        edge.overrides["eddy.forward.central.bootstrap.servers"] = central.bootstrap
-        edge.start()
-        port = mf.metrics_port(edge)
-        build_backlog(checks, central, edge, port)
-        url = "http://127.0.0.1:%d/" % port
-        r = browser(["--dump-dom"], url)
-        checks.equal("chromium --dump-dom exits 0", r.returncode, 0)
-        dom = Dom()
-        dom.feed(r.stdout.decode("utf-8", "replace"))
-        check_page(checks, edge, port, dom)
-        os.makedirs(artifact_dir, exist_ok=True)
-        shot = os.path.join(artifact_dir, "status_page.png")
-        if os.path.exists(shot):
-            os.remove(shot)
-        r = browser(["--screenshot=" + shot, "--window-size=1000,1000"], url)
-        checks.check("chromium --screenshot exits 0", r.returncode == 0, r.stderr[-300:])
-        checks.equal("the screenshot is a 1000x1000 PNG", png_size(shot) if os.path.exists(shot) else None,
-                     (1000, 1000))
-        print("screenshot:", shot)
-        checks.equal("edge stops cleanly", edge.stop(), 0)
-    checks.finish()
+        pytest.fail("chromium not installed (scripts/install-deps.sh host installs it)")
+    central = eddy_factory()
+    edge = eddy_factory(dict(ff.edge_link_overrides(central.bootstrap, TOPIC, link="central"), **{
+        "eddy.metrics.listener": "http://127.0.0.1:0", "eddy.metrics.history.sample.ms": "300",
+        "eddy.disk.budget.bytes": str(256 << 20)}))
+    port = mf.metrics_port(edge)
+    build_backlog(central, edge, port)
+    url = "http://127.0.0.1:%d/" % port
+    r = browser(["--dump-dom"], url)
+    assert r.returncode == 0, "chromium --dump-dom exits 0"
+    dom = Dom()
+    dom.feed(r.stdout.decode("utf-8", "replace"))
+    return {"edge": edge, "port": port, "url": url, "dom": dom}
 
 
-if __name__ == "__main__":
-    main()
+def test_screenshot(page, artifact_dir):
+    shot = os.path.join(artifact_dir, "status_page.png")
+    if os.path.exists(shot):
+        os.remove(shot)
+    r = browser(["--screenshot=" + shot, "--window-size=1000,1000"], page["url"])
+    assert r.returncode == 0, "chromium --screenshot exits 0: %r" % (r.stderr[-300:],)
+    assert os.path.exists(shot) and png_size(shot) == (1000, 1000), "the screenshot is a 1000x1000 PNG"
+    print("screenshot:", shot)

@@ -34,9 +34,57 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
-import eddy_fixture  # noqa: E402 - Checks, port_accepts
+import eddy_fixture  # noqa: E402 - port_accepts
 import debian_tree  # noqa: E402
 import unit_runner  # noqa: E402
+
+
+class Checks:
+    """Named checks: check() prints ok/FAIL and counts; finish() prints
+    'N passed, N failed' and exits 0 only when nothing failed and at least
+    one check ran. (The integration tests run under pytest; this script,
+    run by `make package-test` as root against a Debian tree, keeps its
+    own small tally.)"""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.started = time.monotonic()
+
+    def check(self, name, condition, detail=""):
+        if condition:
+            self.passed += 1
+            print("ok   %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL %s%s" % (name, (": " + str(detail)) if detail != "" else ""), flush=True)
+        return bool(condition)
+
+    def equal(self, name, actual, expected):
+        if actual == expected:
+            return self.check(name, True)
+        a, e = repr(actual), repr(expected)
+        if len(a) > 300:
+            a = a[:300] + "..."
+        if len(e) > 300:
+            e = e[:300] + "..."
+        return self.check(name, False, "got %s, want %s" % (a, e))
+
+    def fail(self, name, detail):
+        return self.check(name, False, detail)
+
+    def finish(self):
+        print("took %.1f s" % (time.monotonic() - self.started))
+        print("%d passed, %d failed" % (self.passed, self.failed), flush=True)
+        sys.exit(0 if self.failed == 0 and self.passed > 0 else 1)
+
+
+def assert_no_closed_connection(broker):
+    """The broker closed no client connection for a bad or unsupported
+    request. Its log is the only place that says so: no metric counts these
+    closes."""
+    closed = [line for line in broker.log_text().splitlines() if "closing connection" in line]
+    assert closed == [], "broker closed connections as bad requests:\n" + "\n".join(closed)[-3000:]
 
 UNIT = "/lib/systemd/system/eddy.service"
 CONF = "/etc/eddy/eddy.properties"
@@ -309,7 +357,7 @@ def main():
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("package_test: needs root (chroot, debootstrap)")
-    checks = eddy_fixture.Checks()
+    checks = Checks()
     debs = {field(os.path.join(args.debs, n), "Architecture"): os.path.join(args.debs, n)
             for n in sorted(os.listdir(args.debs)) if n.endswith(".deb")}
     try:
