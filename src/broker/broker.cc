@@ -18,7 +18,7 @@ std::vector<int16_t> supported_api_keys() {
 
 }  // namespace
 
-Broker::Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta, storage::LogManager* logs)
+Broker::Broker(port::Executor& executor, BrokerOptions options, meta::MetaStore* meta, storage::LogManager* logs)
     : executor_(executor),
       options_(std::move(options)),
       meta_(meta),
@@ -160,7 +160,7 @@ void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage:
   }
   std::weak_ptr<bool> alive = alive_;
   std::string name = topic.name;
-  Executor* executor = &executor_;
+  port::Executor* executor = &executor_;
   log->set_durability_listener([this, alive, name, partition, executor](int64_t durable, storage::Status status) {
     // Flusher thread: hand over to the reactor.
     executor->post([this, alive, name, partition, durable] {

@@ -17,17 +17,16 @@
 #include <vector>
 
 #include "broker/broker_options.h"
-#include "broker/executor.h"
-#include "broker/group_timers.h"
 #include "broker/producer_state_table.h"
 #include "broker/reply.h"
 #include "broker/request_metrics.h"
 #include "broker/topic_table.h"
 #include "group/coordinator.h"
 #include "meta/meta_store.h"
-#include "protocol/headers.h"
+#include "port/executor.h"
 #include "protocol/codec.h"
 #include "protocol/generated/messages.h"
+#include "protocol/headers.h"
 #include "protocol/record_batch.h"
 #include "storage/log_manager.h"
 
@@ -62,7 +61,7 @@ struct ApiSupport {
 class Broker {
  public:
   // REQUIRES: executor, meta and logs outlive the Broker.
-  Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta, storage::LogManager* logs);
+  Broker(port::Executor& executor, BrokerOptions options, meta::MetaStore* meta, storage::LogManager* logs);
   ~Broker();
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
@@ -123,13 +122,13 @@ class Broker {
     RequestPtr request;
     protocol::ProduceResponse response;
     std::vector<Pending> pending;
-    Executor::TimerId timer = 0;
+    port::Executor::TimerId timer = 0;
   };
   // A Fetch waiting for min_bytes.
   struct FetchWaiter {
     RequestPtr request;
     protocol::FetchRequest body;
-    Executor::TimerId timer = 0;
+    port::Executor::TimerId timer = 0;
   };
 
   template <typename M>
@@ -224,7 +223,7 @@ class Broker {
   // The advertised endpoint for a client of listener (falls back to the first).
   const AdvertisedListener* endpoint_for(const std::string& listener) const;
 
-  Executor& executor_;
+  port::Executor& executor_;
   BrokerOptions options_;
   meta::MetaStore* meta_;
   storage::LogManager* logs_;
@@ -234,7 +233,6 @@ class Broker {
   std::string producer_state_error_;
   std::list<ProduceWaiter> produce_waiters_;
   std::list<FetchWaiter> fetch_waiters_;
-  std::unique_ptr<ExecutorGroupTimers> group_timers_;
   std::unique_ptr<group::Coordinator> coordinator_;  // created by start()
   // Cleared when the broker is destroyed, so that durability reports posted
   // by the flusher after that are ignored.

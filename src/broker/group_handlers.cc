@@ -41,9 +41,8 @@ bool Broker::start_groups(std::string* error) {
   o.initial_rebalance_delay_ms = options_.group_initial_rebalance_delay_ms;
   o.offsets_retention_ms = options_.offsets_retention_ms;
   o.offsets_retention_check_interval_ms = options_.offsets_retention_check_interval_ms;
-  group_timers_ = std::make_unique<ExecutorGroupTimers>(executor_);
   coordinator_ = std::make_unique<group::Coordinator>(
-      *group_timers_, meta_,
+      executor_, meta_,
       [this](const std::string& topic, int32_t partition) {
         Topic* t = topics_.find(topic);
         return t != nullptr && partition >= 0 && static_cast<size_t>(partition) < t->partitions.size();

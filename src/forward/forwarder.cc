@@ -4,7 +4,7 @@
 
 namespace eddy::forward {
 
-Forwarder::Forwarder(broker::Executor& executor, broker::Broker& broker, std::string data_dir,
+Forwarder::Forwarder(port::Executor& executor, broker::Broker& broker, std::string data_dir,
                      std::vector<LinkOptions> links)
     : executor_(executor), broker_(broker), data_dir_(std::move(data_dir)), options_(std::move(links)) {}
 

@@ -28,7 +28,7 @@ class Forwarder {
  public:
   // Progress is kept in <data_dir>/forward.db (opened by init() when there
   // are links, or when the file exists from earlier links).
-  Forwarder(broker::Executor& executor, broker::Broker& broker, std::string data_dir, std::vector<LinkOptions> links);
+  Forwarder(port::Executor& executor, broker::Broker& broker, std::string data_dir, std::vector<LinkOptions> links);
   ~Forwarder();
 
   // Compiles the topic mappings, opens forward.db, loads saved progress and
@@ -47,7 +47,7 @@ class Forwarder {
   }
 
  private:
-  broker::Executor& executor_;
+  port::Executor& executor_;
   broker::Broker& broker_;
   const std::string data_dir_;
   std::vector<LinkOptions> options_;

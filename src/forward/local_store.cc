@@ -29,7 +29,7 @@ uint64_t bytes_from(storage::PartitionLog* log, int64_t offset) {
 
 }  // namespace
 
-LocalStore::LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress)
+LocalStore::LocalStore(port::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress)
     : executor_(executor), topics_(topics), progress_(progress) {}
 
 template <typename R, typename Fn>

@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "broker/executor.h"
 #include "broker/topic_table.h"
 #include "meta/forward_progress.h"
+#include "port/executor.h"
 #include "protocol/wire.h"
 #include "storage/partition_log.h"
 
@@ -61,7 +61,7 @@ struct LocalRead {
 class LocalStore {
  public:
   // REQUIRES: executor, topics and progress outlive the store.
-  LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress);
+  LocalStore(port::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress);
 
   // (reactor) Loads the saved cursors and producers of these links; false
   // with *error when forward.db fails. Call before the broker opens its
@@ -108,7 +108,7 @@ class LocalStore {
   void repin(const std::string& topic, int32_t partition);
   LinkEntry* find_link(const std::string& name);
 
-  broker::Executor& executor_;
+  port::Executor& executor_;
   broker::TopicTable& topics_;
   meta::ForwardProgress* progress_;
   std::vector<LinkEntry> links_;  // reactor

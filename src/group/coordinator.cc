@@ -14,9 +14,9 @@ namespace eddy::group {
 
 using protocol::ErrorCode;
 
-Coordinator::Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists,
+Coordinator::Coordinator(port::Executor& executor, meta::MetaStore* meta, PartitionExists partition_exists,
                          CoordinatorOptions options)
-    : timers_(timers),
+    : executor_(executor),
       meta_(meta),
       options_(options),
       offsets_(meta, std::move(partition_exists), options.offset_metadata_max_bytes, options.offsets_retention_ms) {}
@@ -24,15 +24,16 @@ Coordinator::Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists 
 Coordinator::~Coordinator() {
   // Parked requests are dropped unanswered: the network may be gone already.
   // drain() is the orderly way to answer them.
-  timers_.cancel(expiry_timer_);
+  executor_.cancel(expiry_timer_);
   for (auto& [id, g] : groups_) {
-    timers_.cancel(g->join_timer);
-    for (auto& [pid, timer] : g->pending) timers_.cancel(timer);
-    for (auto& [mid, m] : g->members) timers_.cancel(m.session_timer);
+    executor_.cancel(g->join_timer);
+    for (auto& [pid, timer] : g->pending) executor_.cancel(timer);
+    for (auto& [mid, m] : g->members) executor_.cancel(m.session_timer);
   }
 }
 
 meta::Status Coordinator::start() {
+  EDDY_DCHECK_ON_LOOP(executor_);
   std::vector<meta::StaticMember> stored;
   meta::Status s = meta_->static_members().load_all(&stored);
   if (!s.ok()) return s;
@@ -65,15 +66,16 @@ meta::Status Coordinator::start() {
 }
 
 void Coordinator::drain() {
+  EDDY_DCHECK_ON_LOOP(executor_);
   draining_ = true;
-  timers_.cancel(expiry_timer_);
+  executor_.cancel(expiry_timer_);
   expiry_timer_ = 0;
   for (auto& [id, g] : groups_) {
-    timers_.cancel(g->join_timer);
+    executor_.cancel(g->join_timer);
     g->join_timer = 0;
-    for (auto& [pid, timer] : g->pending) timers_.cancel(timer);
+    for (auto& [pid, timer] : g->pending) executor_.cancel(timer);
     for (auto& [mid, m] : g->members) {
-      timers_.cancel(m.session_timer);
+      executor_.cancel(m.session_timer);
       m.session_timer = 0;
       m.fail_parked_join(ErrorCode::kCoordinatorNotAvailable);
       m.fail_parked_sync(ErrorCode::kCoordinatorNotAvailable);
@@ -101,7 +103,7 @@ void Coordinator::erase_group(const std::string& id) {
   auto it = groups_.find(id);
   if (it == groups_.end()) return;
   it->second->set_state(State::kDead);
-  timers_.cancel(it->second->join_timer);
+  executor_.cancel(it->second->join_timer);
   groups_.erase(it);
 }
 

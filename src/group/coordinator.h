@@ -17,7 +17,8 @@
 // restart they get UNKNOWN_MEMBER_ID and rejoin. Static members are reloaded
 // with their assignment, so a restarted member keeps its partitions.
 //
-// Threading: REQUIRES every call (and every Timers callback) on one thread.
+// Threading: REQUIRES every call (and every timer callback) on the
+// executor's loop thread (checked in checked builds).
 #pragma once
 
 #include <cstdint>
@@ -30,8 +31,8 @@
 
 #include "group/group.h"
 #include "group/group_offsets.h"
-#include "group/timers.h"
 #include "meta/meta_store.h"
+#include "port/executor.h"
 #include "protocol/errors.h"
 #include "protocol/generated/messages.h"
 
@@ -67,8 +68,8 @@ class Coordinator {
   using SyncDone = group::SyncDone;
   using State = GroupState;
 
-  // REQUIRES: timers and meta outlive the coordinator.
-  Coordinator(Timers& timers, meta::MetaStore* meta, PartitionExists partition_exists, CoordinatorOptions options);
+  // REQUIRES: executor and meta outlive the coordinator.
+  Coordinator(port::Executor& executor, meta::MetaStore* meta, PartitionExists partition_exists, CoordinatorOptions options);
   ~Coordinator();
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
@@ -181,13 +182,13 @@ class Coordinator {
   // The offsets sweep: empty groups without committed offsets go.
   void erase_empty_groups_without_offsets(const std::vector<std::string>& with_offsets);
 
-  Timers& timers_;
+  port::Executor& executor_;
   meta::MetaStore* meta_;
   CoordinatorOptions options_;
   TransitionObserver transition_observer_;  // every group points at it: declared before groups_
   std::map<std::string, std::unique_ptr<Group>> groups_;
   GroupOffsets offsets_;
-  Timers::Id expiry_timer_ = 0;
+  port::Executor::TimerId expiry_timer_ = 0;
   bool draining_ = false;
 };
 

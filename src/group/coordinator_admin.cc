@@ -29,6 +29,7 @@ bool passes_filter(const std::vector<std::string>& filter, const std::string& va
 }  // namespace
 
 protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroupsRequest& req) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   protocol::ListGroupsResponse r;
   std::map<std::string, std::pair<std::string, std::string>> all;  // id -> (protocol type, state)
   std::vector<std::string> with_offsets;
@@ -55,6 +56,7 @@ protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroups
 }
 
 protocol::DescribeGroupsResponse Coordinator::describe_groups(const protocol::DescribeGroupsRequest& req) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   protocol::DescribeGroupsResponse r;
   for (const auto& id : req.groups) {
     protocol::DescribeGroupsResponse::DescribedGroup dg;
@@ -91,6 +93,7 @@ protocol::DescribeGroupsResponse Coordinator::describe_groups(const protocol::De
 }
 
 protocol::DeleteGroupsResponse Coordinator::delete_groups(const protocol::DeleteGroupsRequest& req) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   protocol::DeleteGroupsResponse r;
   for (const auto& id : req.groups_names) {
     protocol::DeleteGroupsResponse::DeletableGroupResult dr;

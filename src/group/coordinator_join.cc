@@ -87,6 +87,7 @@ protocol::JoinGroupResponse Coordinator::join_response(const Group& g, const Mem
 }
 
 void Coordinator::join(const protocol::JoinGroupRequest& req, const ClientContext& client, JoinDone done) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   const ErrorCode refused = check_join_request(req);
   if (refused != ErrorCode::kNone) return refuse_join(done, client.version, refused, req.member_id);
   if (req.member_id.empty()) return join_without_member_id(req, client, std::move(done));
@@ -129,7 +130,7 @@ std::string Coordinator::hand_out_member_id(Group& g, const std::string& client_
   std::string id = new_member_id(client_id);
   std::string gid = g.id;
   // Not back within the session timeout: the id is forgotten.
-  g.pending[id] = timers_.schedule_after(session_timeout_ms, [this, gid, id] {
+  g.pending[id] = executor_.schedule_after(session_timeout_ms, [this, gid, id] {
     Group* pg = find_group(gid);
     if (pg == nullptr) return;
     pg->pending.erase(id);
@@ -148,7 +149,7 @@ void Coordinator::join_with_member_id(const protocol::JoinGroupRequest& req, con
   auto pending = g->pending.find(req.member_id);
   if (pending != g->pending.end()) {
     if (!protocols_supported(*g, req)) return refuse(ErrorCode::kInconsistentGroupProtocol);
-    timers_.cancel(pending->second);
+    executor_.cancel(pending->second);
     g->pending.erase(pending);
     return join_new_member(*g, req, client, std::move(done));
   }
@@ -182,7 +183,7 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
                                           const ClientContext& client, JoinDone done) {
   auto node = g.members.extract(old_id);
   Member m = std::move(node.mapped());
-  timers_.cancel(m.session_timer);
+  executor_.cancel(m.session_timer);
   m.session_timer = 0;
   // The older instance is fenced: its parked requests learn it now.
   m.fail_parked_join(ErrorCode::kFencedInstanceId);

@@ -14,8 +14,9 @@ using protocol::ErrorCode;
 
 protocol::OffsetCommitResponse Coordinator::commit_offsets(const protocol::OffsetCommitRequest& req,
                                                            int16_t version) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   const ErrorCode verdict = commit_verdict(req, version);
-  return offsets_.commit(req, version, verdict, timers_.now_ms());
+  return offsets_.commit(req, version, verdict, executor_.now_ms());
 }
 
 ErrorCode Coordinator::commit_verdict(const protocol::OffsetCommitRequest& req, int16_t version) {
@@ -39,10 +40,12 @@ ErrorCode Coordinator::commit_verdict(const protocol::OffsetCommitRequest& req, 
 }
 
 protocol::OffsetFetchResponse Coordinator::fetch_offsets(const protocol::OffsetFetchRequest& req, int16_t version) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   return offsets_.fetch(req, version);
 }
 
 protocol::OffsetDeleteResponse Coordinator::delete_offsets(const protocol::OffsetDeleteRequest& req) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   const Group* g = find_group(req.group_id);
   protocol::OffsetDeleteResponse r = offsets_.remove(req, g != nullptr, subscribed_topics(g));
   // The group outlives its last offsets until the next sweep, as in Kafka
@@ -70,7 +73,7 @@ SubscribedTopics Coordinator::subscribed_topics(const Group* g) {
 
 void Coordinator::schedule_expiry() {
   if (options_.offsets_retention_check_interval_ms <= 0 || draining_) return;
-  expiry_timer_ = timers_.schedule_after(options_.offsets_retention_check_interval_ms, [this] {
+  expiry_timer_ = executor_.schedule_after(options_.offsets_retention_check_interval_ms, [this] {
     expiry_timer_ = 0;
     expire_offsets();
     schedule_expiry();
@@ -78,6 +81,7 @@ void Coordinator::schedule_expiry() {
 }
 
 void Coordinator::expire_offsets() {
+  EDDY_DCHECK_ON_LOOP(executor_);
   std::vector<std::string> with_offsets;
   meta::Status s = offsets_.groups_with_offsets(&with_offsets);
   if (!s.ok()) {
@@ -90,7 +94,7 @@ void Coordinator::expire_offsets() {
     if (g == nullptr || (g->members.empty() && g->pending.empty())) empty.push_back(id);
   }
   if (!empty.empty()) {
-    if (!offsets_.expire(empty, timers_.now_ms()).ok()) return;
+    if (!offsets_.expire(empty, executor_.now_ms()).ok()) return;
     if (!offsets_.groups_with_offsets(&with_offsets).ok()) return;
   }
   erase_empty_groups_without_offsets(with_offsets);

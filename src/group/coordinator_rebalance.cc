@@ -33,7 +33,7 @@ void Coordinator::prepare_rebalance(Group& g, const char* reason) {
   g.set_state(State::kPreparingRebalance);
   int32_t timeout = 0;
   for (const auto& [id, m] : g.members) timeout = std::max(timeout, m.rebalance_timeout_ms);
-  timers_.cancel(g.join_timer);
+  executor_.cancel(g.join_timer);
   if (was_empty && options_.initial_rebalance_delay_ms > 0 && !g.members.empty()) {
     g.initial_delay = true;
     g.joined_during_delay = false;
@@ -42,7 +42,7 @@ void Coordinator::prepare_rebalance(Group& g, const char* reason) {
     return;
   }
   std::string gid = g.id;
-  g.join_timer = timers_.schedule_after(timeout, [this, gid] {
+  g.join_timer = executor_.schedule_after(timeout, [this, gid] {
     Group* pg = find_group(gid);
     if (pg == nullptr) return;
     pg->join_timer = 0;
@@ -55,7 +55,7 @@ void Coordinator::prepare_rebalance(Group& g, const char* reason) {
 void Coordinator::arm_initial_delay(Group& g, int64_t delay_ms) {
   g.delay_budget_ms -= delay_ms;
   std::string gid = g.id;
-  g.join_timer = timers_.schedule_after(delay_ms, [this, gid] {
+  g.join_timer = executor_.schedule_after(delay_ms, [this, gid] {
     Group* pg = find_group(gid);
     if (pg == nullptr) return;
     pg->join_timer = 0;
@@ -108,7 +108,7 @@ std::string Coordinator::select_protocol(const Group& g) const {
 }
 
 void Coordinator::complete_join(Group& g) {
-  timers_.cancel(g.join_timer);
+  executor_.cancel(g.join_timer);
   g.join_timer = 0;
   g.initial_delay = false;
   remove_members_that_did_not_rejoin(g);
@@ -139,7 +139,7 @@ void Coordinator::remove_members_that_did_not_rejoin(Group& g) {
   }
   for (const auto& id : absent) {
     Member& m = g.members.at(id);
-    timers_.cancel(m.session_timer);
+    executor_.cancel(m.session_timer);
     m.fail_parked_sync(ErrorCode::kUnknownMemberId);
     if (m.instance_id) {
       forget_static(g, *m.instance_id);
@@ -172,6 +172,7 @@ void Coordinator::answer_parked_joins(Group& g) {
 // ---- SyncGroup ----------------------------------------------------------
 
 void Coordinator::sync(const protocol::SyncGroupRequest& req, const ClientContext& /*client*/, SyncDone done) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   Group* g = nullptr;
   const ErrorCode refused = check_sync_request(req, &g);
   if (refused != ErrorCode::kNone) return done(sync_error(refused));

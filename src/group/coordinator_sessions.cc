@@ -12,6 +12,7 @@ using protocol::to_int;
 // ---- Heartbeat, sessions, LeaveGroup -------------------------------------
 
 protocol::HeartbeatResponse Coordinator::heartbeat(const protocol::HeartbeatRequest& req) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   protocol::HeartbeatResponse r;
   auto code = [&]() -> ErrorCode {
     if (draining_) return ErrorCode::kCoordinatorNotAvailable;
@@ -40,10 +41,10 @@ protocol::HeartbeatResponse Coordinator::heartbeat(const protocol::HeartbeatRequ
 }
 
 void Coordinator::schedule_session_timeout(Group& g, Member& m) {
-  timers_.cancel(m.session_timer);
+  executor_.cancel(m.session_timer);
   std::string gid = g.id;
   std::string mid = m.member_id;
-  m.session_timer = timers_.schedule_after(m.session_timeout_ms, [this, gid, mid] { on_session_timeout(gid, mid); });
+  m.session_timer = executor_.schedule_after(m.session_timeout_ms, [this, gid, mid] { on_session_timeout(gid, mid); });
 }
 
 void Coordinator::on_session_timeout(const std::string& group_id, const std::string& member_id) {
@@ -67,7 +68,7 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
   if (it == g.members.end()) return;
   Member m = std::move(it->second);
   g.members.erase(it);
-  timers_.cancel(m.session_timer);
+  executor_.cancel(m.session_timer);
   if (m.instance_id) {
     g.static_members.erase(*m.instance_id);
     forget_static(g, *m.instance_id);
@@ -88,6 +89,7 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
 }
 
 protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupRequest& req, int16_t version) {
+  EDDY_DCHECK_ON_LOOP(executor_);
   protocol::LeaveGroupResponse r;
   if (draining_) {
     r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
@@ -130,7 +132,7 @@ ErrorCode Coordinator::leave_one(Group& g, const protocol::LeaveGroupRequest::Me
     target = it->second;
   } else if (auto pending = g.pending.find(who.member_id); pending != g.pending.end()) {
     // A member id handed out but not joined with yet.
-    timers_.cancel(pending->second);
+    executor_.cancel(pending->second);
     g.pending.erase(pending);
     return ErrorCode::kNone;
   } else if (g.members.find(who.member_id) == g.members.end()) {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "group/group_state.h"
-#include "group/timers.h"
+#include "port/executor.h"
 #include "protocol/errors.h"
 #include "protocol/generated/messages.h"
 
@@ -40,7 +40,7 @@ struct Member {
   JoinDone join_done;  // set while a JoinGroup is parked
   int16_t join_version = 0;
   SyncDone sync_done;  // set while a SyncGroup is parked
-  Timers::Id session_timer = 0;
+  port::Executor::TimerId session_timer = 0;
 
   const std::vector<uint8_t>* metadata_for(const std::string& protocol) const;
 
@@ -89,8 +89,8 @@ class Group {
   std::string leader;
   std::map<std::string, Member> members;              // by member id
   std::map<std::string, std::string> static_members;  // instance id -> member id
-  std::map<std::string, Timers::Id> pending;          // MEMBER_ID_REQUIRED handed out, awaiting rejoin
-  Timers::Id join_timer = 0;
+  std::map<std::string, port::Executor::TimerId> pending;          // MEMBER_ID_REQUIRED handed out, awaiting rejoin
+  port::Executor::TimerId join_timer = 0;
   // While set, the join does not complete before the timer fires
   // (group.initial.rebalance.delay.ms).
   bool initial_delay = false;

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "port/port.h"
+
 namespace eddy::net {
 
 // Timers: one asio timer armed for the earliest deadline of an ordered map,
@@ -83,6 +85,8 @@ void Reactor::run() {
 void Reactor::stop() { impl_->io.stop(); }
 
 bool Reactor::in_reactor_thread() const { return running_thread_.load() == std::this_thread::get_id(); }
+
+int64_t Reactor::now_ms() { return port::wall_clock_millis(); }
 
 bool Reactor::on_loop_thread() const {
   const std::thread::id running = running_thread_.load();

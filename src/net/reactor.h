@@ -1,5 +1,5 @@
 // The reactor: one event loop (an asio::io_context) run by one thread, which
-// owns all broker state. Other rooms see it as a broker::Executor; this header
+// owns all broker state. Other rooms see it as a port::Executor; this header
 // does not include Asio, so they compile without it.
 //
 //   net::Reactor reactor;
@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "broker/executor.h"
+#include "port/executor.h"
 
 namespace asio {
 class io_context;
@@ -21,7 +21,7 @@ class io_context;
 
 namespace eddy::net {
 
-class Reactor final : public broker::Executor {
+class Reactor final : public port::Executor {
  public:
   Reactor();
   ~Reactor() override;
@@ -38,11 +38,12 @@ class Reactor final : public broker::Executor {
   // True on the thread currently inside run().
   bool in_reactor_thread() const;
 
-  // broker::Executor. post() is thread-safe; schedule_after() and cancel()
+  // port::Executor. post() is thread-safe; schedule_after() and cancel()
   // REQUIRE the reactor thread (or no thread inside run()).
   void post(std::function<void()> fn) override;
   TimerId schedule_after(int64_t delay_ms, std::function<void()> fn) override;
   void cancel(TimerId id) override;
+  int64_t now_ms() override;
   bool on_loop_thread() const override;
 
   // For src/net/ only: the underlying context.

@@ -21,7 +21,7 @@ void TestReactor::post(std::function<void()> fn) {
   cv_.notify_all();
 }
 
-broker::Executor::TimerId TestReactor::schedule_after(int64_t delay_ms, std::function<void()> fn) {
+port::Executor::TimerId TestReactor::schedule_after(int64_t delay_ms, std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(mu_);
   TimerId id = next_timer_++;
   timers_[id] = {port::monotonic_millis() + delay_ms, std::move(fn)};

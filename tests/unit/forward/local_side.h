@@ -17,15 +17,16 @@
 #include <vector>
 
 #include "broker/broker.h"
-#include "broker/executor.h"
 #include "meta/meta_store.h"
+#include "port/executor.h"
+#include "port/port.h"
 #include "storage/log_manager.h"
 
 namespace eddy::forward::testing {
 
 // An Executor with its own thread: posted closures in order, timers by due
 // time. Stands in for net::Reactor.
-class TestReactor final : public broker::Executor {
+class TestReactor final : public port::Executor {
  public:
   TestReactor();
   ~TestReactor() override;
@@ -33,6 +34,7 @@ class TestReactor final : public broker::Executor {
   void post(std::function<void()> fn) override;
   TimerId schedule_after(int64_t delay_ms, std::function<void()> fn) override;
   void cancel(TimerId id) override;
+  int64_t now_ms() override { return port::wall_clock_millis(); }
   bool on_loop_thread() const override { return std::this_thread::get_id() == thread_id_; }
 
   // Runs fn on the reactor thread and waits for it.

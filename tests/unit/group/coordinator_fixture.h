@@ -21,17 +21,26 @@ namespace eddy::group {
 using protocol::ErrorCode;
 using State = Coordinator::State;
 
-class FakeTimers : public Timers {
+// A single-threaded Executor whose clock moves only when the test says so.
+// Posted closures run at the next advance(), before any timer.
+class FakeExecutor : public port::Executor {
  public:
-  Id schedule_after(int64_t delay_ms, std::function<void()> fn) override {
-    Id id = next_++;
-    timers_[id] = {now_ + delay_ms, std::move(fn)};
+  void post(std::function<void()> fn) override { posted_.push_back(std::move(fn)); }
+  TimerId schedule_after(int64_t delay_ms, std::function<void()> fn) override {
+    TimerId id = next_++;
+    timers_[id] = {now_ + std::max<int64_t>(delay_ms, 0), std::move(fn)};
     return id;
   }
-  void cancel(Id id) override { timers_.erase(id); }
+  void cancel(TimerId id) override { timers_.erase(id); }
   int64_t now_ms() override { return now_; }
+  bool on_loop_thread() const override { return true; }
   // Moves the clock, running due timers in deadline order.
   void advance(int64_t ms) {
+    while (!posted_.empty()) {
+      auto fn = std::move(posted_.front());
+      posted_.erase(posted_.begin());
+      fn();
+    }
     const int64_t end = now_ + ms;
     for (;;) {
       auto due = timers_.end();
@@ -48,9 +57,10 @@ class FakeTimers : public Timers {
   }
 
  private:
-  Id next_ = 1;
+  TimerId next_ = 1;
   int64_t now_ = 1'000'000;
-  std::map<Id, std::pair<int64_t, std::function<void()>>> timers_;
+  std::vector<std::function<void()>> posted_;
+  std::map<TimerId, std::pair<int64_t, std::function<void()>>> timers_;
 };
 
 // A parked JoinGroup/SyncGroup answer.
@@ -117,7 +127,7 @@ class CoordinatorTest : public ::testing::Test {
     o.offsets_retention_check_interval_ms = 10'000;
     o.initial_rebalance_delay_ms = initial_delay_ms_;
     coordinator_ = std::make_unique<Coordinator>(
-        timers_, meta_.get(), [](const std::string& t, int32_t p) { return t == "t" && p >= 0 && p < 6; }, o);
+        clock_, meta_.get(), [](const std::string& t, int32_t p) { return t == "t" && p >= 0 && p < 6; }, o);
     coordinator_->observe_transitions(
         [this](const std::string& group, State from, State to) { transitions_.push_back({group, {from, to}}); });
     ASSERT_TRUE(coordinator_->start().ok());
@@ -219,7 +229,7 @@ class CoordinatorTest : public ::testing::Test {
   std::vector<std::pair<std::string, Transition>> transitions_;  // every group's, in order
   size_t taken_ = 0;
   eddy::testing::TempDir dir_;
-  FakeTimers timers_;
+  FakeExecutor clock_;
   std::unique_ptr<meta::MetaStore> meta_;
   std::unique_ptr<Coordinator> coordinator_;
 };

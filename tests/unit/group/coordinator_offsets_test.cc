@@ -32,9 +32,9 @@ TEST_F(CoordinatorTest, OffsetsSurviveRestartAndExpireWhenEmpty) {
   EXPECT_EQ(commit("", -1, 2, 42), 0);
   open();
   EXPECT_EQ(committed(2), 42);
-  timers_.advance(50'000);
+  clock_.advance(50'000);
   EXPECT_EQ(committed(2), 42);
-  timers_.advance(30'000);  // past retention, checked every 10 s
+  clock_.advance(30'000);  // past retention, checked every 10 s
   EXPECT_EQ(committed(2), -1);
 }
 

@@ -68,7 +68,7 @@ TEST_F(CoordinatorTest, RebalanceTimeoutDropsMembersThatDoNotRejoin) {
   sync(a, 1, {{a, {1}}});
   auto jb = join_new(&b);
   EXPECT_FALSE(jb.ready());
-  timers_.advance(30'000);  // a's rebalance timeout; a heartbeats but never rejoins
+  clock_.advance(30'000);  // a's rebalance timeout; a heartbeats but never rejoins
   ASSERT_TRUE(jb.ready());
   EXPECT_EQ(jb->generation_id, 2);
   EXPECT_EQ(jb->leader, b);
@@ -86,11 +86,11 @@ TEST_F(CoordinatorTest, SessionTimeoutRemovesMemberAndRebalances) {
   sync(b, 2);
   // b keeps heartbeating, a goes silent.
   for (int i = 0; i < 3; i++) {
-    timers_.advance(3'000);
+    clock_.advance(3'000);
     EXPECT_EQ(heartbeat(b, 2), 0);
   }
   EXPECT_EQ(coordinator_->group_state("g"), State::kStable);
-  timers_.advance(1'001);  // a's session timeout (10 s after its SyncGroup)
+  clock_.advance(1'001);  // a's session timeout (10 s after its SyncGroup)
   EXPECT_EQ(coordinator_->group_state("g"), State::kPreparingRebalance);
   EXPECT_EQ(heartbeat(b, 2), code(ErrorCode::kRebalanceInProgress));
   auto jb2 = join(join_request(b));
@@ -103,7 +103,7 @@ TEST_F(CoordinatorTest, SessionTimeoutRemovesMemberAndRebalances) {
 TEST_F(CoordinatorTest, PendingMemberIdExpires) {
   auto first = join(join_request(""));
   ASSERT_EQ(first->error_code, code(ErrorCode::kMemberIdRequired));
-  timers_.advance(10'001);
+  clock_.advance(10'001);
   auto late = join(join_request(first->member_id));
   ASSERT_TRUE(late.ready());
   EXPECT_EQ(late->error_code, code(ErrorCode::kUnknownMemberId));
@@ -172,7 +172,7 @@ TEST_F(CoordinatorTest, LeaveGroupSeveralMembers) {
   // An empty group stays, as in Kafka, until the offsets sweep finds it
   // without committed offsets.
   EXPECT_EQ(coordinator_->group_state("g"), State::kEmpty);
-  timers_.advance(10'001);  // offsets.retention.check.interval.ms
+  clock_.advance(10'001);  // offsets.retention.check.interval.ms
   EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
 }
 
@@ -279,7 +279,7 @@ TEST_F(CoordinatorTest, ReloadedStaticMemberThatNeverReturnsIsRemoved) {
   auto ja = join(join_request("", "inst-a"));
   sync(ja->member_id, 1, {{ja->member_id, {1}}}, "inst-a");
   open();
-  timers_.advance(10'001);
+  clock_.advance(10'001);
   EXPECT_EQ(coordinator_->group_state("g"), State::kDead);  // removed, then swept (no offsets)
   open();
   EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
@@ -291,14 +291,14 @@ TEST_F(CoordinatorTest, InitialRebalanceDelayGathersMembersStartingTogether) {
   std::string a, b, c;
   auto ja = join_new(&a);
   EXPECT_FALSE(ja.ready());
-  timers_.advance(2'000);
+  clock_.advance(2'000);
   auto jb = join_new(&b);
-  timers_.advance(2'000);  // first delay over, b came during it: wait again
+  clock_.advance(2'000);  // first delay over, b came during it: wait again
   EXPECT_FALSE(ja.ready());
   auto jc = join_new(&c);   // t = 4 s, during the second delay (until 6 s): a third one
-  timers_.advance(4'999);
+  clock_.advance(4'999);
   EXPECT_FALSE(ja.ready());
-  timers_.advance(1);
+  clock_.advance(1);
   ASSERT_TRUE(ja.ready() && jb.ready() && jc.ready());
   EXPECT_EQ(ja->generation_id, 1);  // one rebalance for all three
   EXPECT_EQ(ja->members.size(), 3u);
@@ -308,12 +308,12 @@ TEST_F(CoordinatorTest, InitialRebalanceDelayIsBoundedByTheRebalanceTimeout) {
   initial_delay_ms_ = 3'000;
   open();
   std::string id;
-  const int64_t start = timers_.now_ms();
+  const int64_t start = clock_.now_ms();
   auto first = join_new(&id);
   int64_t ready_after = -1;
   for (int64_t t = 100; t <= 40'000 && ready_after < 0; t += 100) {
-    timers_.advance(100);
-    if (first.ready()) ready_after = timers_.now_ms() - start;
+    clock_.advance(100);
+    if (first.ready()) ready_after = clock_.now_ms() - start;
     if (t % 2'900 == 0) join_new(&id);  // members keep coming
   }
   EXPECT_GT(ready_after, 27'000);

@@ -42,7 +42,7 @@ TEST_F(CoordinatorTest, TransitionsOfLeaveAndTheSweep) {
   leave.member_id = a;
   ASSERT_EQ(coordinator_->leave(leave, 0).error_code, 0);
   EXPECT_EQ(take_transitions(), (std::vector<Transition>{{kStable, kPreparing}, {kPreparing, kEmpty}}));
-  timers_.advance(10'001);  // the offsets sweep forgets an empty group without offsets
+  clock_.advance(10'001);  // the offsets sweep forgets an empty group without offsets
   EXPECT_EQ(take_transitions(), (std::vector<Transition>{{kEmpty, kDead}}));
   EXPECT_EQ(coordinator_->group_state("g"), kDead);
 }
@@ -78,13 +78,13 @@ TEST_F(CoordinatorTest, TransitionsOfSessionExpiry) {
   sync(a, 2, {{a, {1}}, {b, {2}}});
   sync(b, 2);
   take_transitions();
-  timers_.advance(5'000);
+  clock_.advance(5'000);
   EXPECT_EQ(heartbeat(b, 2), 0);
-  timers_.advance(5'001);  // a's session is over; b's is not
+  clock_.advance(5'001);  // a's session is over; b's is not
   EXPECT_EQ(take_transitions(), (std::vector<Transition>{{kStable, kPreparing}}));
   join(join_request(b));
   EXPECT_EQ(take_transitions(), (std::vector<Transition>{{kPreparing, kCompleting}}));
-  timers_.advance(10'001);  // b goes silent too
+  clock_.advance(10'001);  // b goes silent too
   EXPECT_EQ(take_transitions(), (std::vector<Transition>{{kCompleting, kPreparing}, {kPreparing, kEmpty}}));
 }
 
@@ -94,7 +94,7 @@ TEST_F(CoordinatorTest, ReloadedGroupIsCreatedStableWithoutATransition) {
   open();
   EXPECT_EQ(take_transitions().size(), 3u);  // the first coordinator's: Empty -> ... -> Stable
   EXPECT_EQ(coordinator_->group_state("g"), kStable);
-  timers_.advance(10'001);  // the reloaded member never returns
+  clock_.advance(10'001);  // the reloaded member never returns
   EXPECT_EQ(take_transitions(),
             (std::vector<Transition>{{kStable, kPreparing}, {kPreparing, kEmpty}, {kEmpty, kDead}}));
 }
