@@ -118,7 +118,7 @@ class Coordinator {
   std::string new_member_id(const std::string& client_id);
   // instance_id (when given) belongs to another member than member_id.
   static bool is_fenced(const Group& g, const std::optional<std::string>& instance_id, const std::string& member_id);
-  // Generation/member checks shared by Heartbeat and SyncGroup.
+  // Member checks (known, not fenced) used by check_generation.
   protocol::ErrorCode check_member(const Group& g, const std::string& member_id,
                                    const std::optional<std::string>& instance_id) const;
 
@@ -153,6 +153,11 @@ class Coordinator {
   void answer_parked_joins(Group& g);
   std::string select_protocol(const Group& g) const;
   // What refuses a SyncGroup whatever the group's state; else *group is set.
+  // The checks SyncGroup and Heartbeat share: coordinator up, group known,
+  // member known and not fenced, generation current. Sets *group when kNone.
+  protocol::ErrorCode check_generation(const std::string& group_id, const std::string& member_id,
+                                       const std::optional<std::string>& instance_id, int32_t generation,
+                                       Group** group);
   protocol::ErrorCode check_sync_request(const protocol::SyncGroupRequest& req, Group** group);
   // REQUIRES: g is CompletingRebalance and req is the leader's.
   void take_leader_assignment(Group& g, const protocol::SyncGroupRequest& req);

@@ -195,14 +195,24 @@ void Coordinator::sync(const protocol::SyncGroupRequest& req, const ClientContex
   }
 }
 
-ErrorCode Coordinator::check_sync_request(const protocol::SyncGroupRequest& req, Group** group) {
+ErrorCode Coordinator::check_generation(const std::string& group_id, const std::string& member_id,
+                                        const std::optional<std::string>& instance_id, int32_t generation,
+                                        Group** group) {
   if (draining_) return ErrorCode::kCoordinatorNotAvailable;
-  if (req.group_id.empty()) return ErrorCode::kInvalidGroupId;
-  Group* g = find_group(req.group_id);
+  if (group_id.empty()) return ErrorCode::kInvalidGroupId;
+  Group* g = find_group(group_id);
   if (g == nullptr) return ErrorCode::kUnknownMemberId;
-  ErrorCode e = check_member(*g, req.member_id, req.group_instance_id);
+  ErrorCode e = check_member(*g, member_id, instance_id);
   if (e != ErrorCode::kNone) return e;
-  if (req.generation_id != g->generation) return ErrorCode::kIllegalGeneration;
+  if (generation != g->generation) return ErrorCode::kIllegalGeneration;
+  *group = g;
+  return ErrorCode::kNone;
+}
+
+ErrorCode Coordinator::check_sync_request(const protocol::SyncGroupRequest& req, Group** group) {
+  Group* g = nullptr;
+  ErrorCode e = check_generation(req.group_id, req.member_id, req.group_instance_id, req.generation_id, &g);
+  if (e != ErrorCode::kNone) return e;
   if ((req.protocol_type && *req.protocol_type != g->protocol_type) ||
       (req.protocol_name && *req.protocol_name != g->protocol_name))
     return ErrorCode::kInconsistentGroupProtocol;

@@ -15,13 +15,9 @@ protocol::HeartbeatResponse Coordinator::heartbeat(const protocol::HeartbeatRequ
   EDDY_DCHECK_ON_LOOP(executor_);
   protocol::HeartbeatResponse r;
   auto code = [&]() -> ErrorCode {
-    if (draining_) return ErrorCode::kCoordinatorNotAvailable;
-    if (req.group_id.empty()) return ErrorCode::kInvalidGroupId;
-    Group* g = find_group(req.group_id);
-    if (g == nullptr) return ErrorCode::kUnknownMemberId;
-    ErrorCode e = check_member(*g, req.member_id, req.group_instance_id);
+    Group* g = nullptr;
+    ErrorCode e = check_generation(req.group_id, req.member_id, req.group_instance_id, req.generation_id, &g);
     if (e != ErrorCode::kNone) return e;
-    if (req.generation_id != g->generation) return ErrorCode::kIllegalGeneration;
     Member& m = g->members.at(req.member_id);
     switch (g->state()) {
       case State::kEmpty:

@@ -12,9 +12,10 @@
 // completions fill entries in any order; entries leave the front of the
 // pending queue in order, into the write queue.
 //
-// Write side: runs of memory chunks (across queued responses) go out with one
-// gathered write; file regions go out with the stream's async_send_file
-// (sendfile(2) on plaintext). One write operation at a time.
+// Write side (the cursor in write_queue.h): runs of memory chunks (across
+// queued responses) go out with one gathered write; file regions go out with
+// the stream's async_send_file (sendfile(2) on plaintext). One write
+// operation at a time.
 //
 // Lifetime: owned by shared_ptr; every pending Asio operation and every
 // ResponseSlot holds one. close() is idempotent and leaves the object inert.
@@ -37,8 +38,11 @@
 #include "net/connection_core.h"
 #include "net/frame_handler.h"
 #include "net/request_memory.h"
+#include "net/staging_pool.h"
+#include "net/write_queue.h"
 #include "port/log.h"
 #include "port/port.h"
+#include "protocol/big_endian.h"
 
 namespace eddy::net {
 
@@ -110,13 +114,12 @@ class Connection final : public ConnectionCore {
     give_back(large_reserved_);
     large_reserved_ = 0;
     write_queue_.clear();
-    queued_bytes_ = 0;
     handler_->on_connection_closed(context());
     if (owner_ != nullptr) owner_->connection_closed(context().id());
   }
 
   bool read_paused() const { return read_paused_; }
-  size_t queued_response_bytes() const { return queued_bytes_; }
+  size_t queued_response_bytes() const { return write_queue_.queued_bytes(); }
 
   void complete(uint64_t sequence, Completion kind, protocol::OutputBuffer response) override {
     if (context().closed()) return;
@@ -177,7 +180,6 @@ class Connection final : public ConnectionCore {
     if (!reading_ && !in_parse_) continue_reading();
   }
 
-  static constexpr size_t kMaxGather = 16;
   // A frame larger than the staging buffer grows by at least this much.
   static constexpr size_t kLargeFrameStep = 16 * 1024;
 
@@ -189,7 +191,7 @@ class Connection final : public ConnectionCore {
 
   bool over_limits() const {
     return outstanding_requests() >= limits_.max_in_flight_requests ||
-           queued_bytes_ >= limits_.max_queued_response_bytes;
+           write_queue_.queued_bytes() >= limits_.max_queued_response_bytes;
   }
 
   bool may_read() const { return !context().closed() && !draining_ && !closing_; }
@@ -228,8 +230,7 @@ class Connection final : public ConnectionCore {
     const size_t available = staging_end_ - staging_begin_;
     if (available < 4) return Step::kReadMore;
     const uint8_t* p = staging_.data() + staging_begin_;
-    const int32_t size = static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
-                                              (uint32_t{p[2]} << 8) | uint32_t{p[3]});
+    const int32_t size = static_cast<int32_t>(protocol::load_be32(p));
     if (size < 0 || size > limits_.max_frame_bytes) {
       EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %" PRId32
                     " is outside 0..%" PRId32 " (socket.request.max.bytes)",
@@ -317,30 +318,13 @@ class Connection final : public ConnectionCore {
     read_into_staging();
   }
 
-  // Staging buffers of connections that wait idle, for reuse (reactor
-  // thread only): a busy connection does not allocate one per request.
-  static std::vector<std::vector<uint8_t>>& staging_pool() {
-    thread_local std::vector<std::vector<uint8_t>> pool;
-    return pool;
-  }
-  static constexpr size_t kPooledStagingBuffers = 16;
-
+  // An idle connection gives its staging buffer back (staging_pool.h).
   void release_staging() {
-    if (staging_.empty()) return;
-    auto& pool = staging_pool();
-    if (pool.size() < kPooledStagingBuffers && staging_.size() == staging_bytes_) pool.push_back(std::move(staging_));
-    staging_ = std::vector<uint8_t>();
+    if (!staging_.empty()) give_back_staging_buffer(staging_, staging_bytes_);
   }
 
   void take_staging() {
-    if (!staging_.empty()) return;
-    auto& pool = staging_pool();
-    if (!pool.empty() && pool.back().size() == staging_bytes_) {
-      staging_ = std::move(pool.back());
-      pool.pop_back();
-    } else {
-      staging_.resize(staging_bytes_);
-    }
+    if (staging_.empty()) staging_ = take_staging_buffer(staging_bytes_);
   }
 
   void on_read(const std::error_code& ec, size_t n) {
@@ -433,8 +417,7 @@ class Connection final : public ConnectionCore {
     const auto& chunks = response.chunks();
     if (chunks.empty() || chunks.front().is_file || chunks.front().length < 4) return false;
     const uint8_t* p = response.memory() + chunks.front().memory_offset;
-    uint32_t size = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-    return size == response.size() - 4;
+    return protocol::load_be32(p) == response.size() - 4;
   }
 
   void release_in_order() {
@@ -444,8 +427,7 @@ class Connection final : public ConnectionCore {
       ++first_pending_seq_;
       give_back(entry.reserved);
       if (entry.state == Completion::kRespond) {
-        queued_bytes_ += entry.response.memory_size();
-        write_queue_.push_back(std::move(entry.response));
+        write_queue_.push(std::move(entry.response));
       } else if (entry.state == Completion::kClose) {
         // Later requests are not answered: forget them (their slots then
         // complete into nothing).
@@ -470,52 +452,20 @@ class Connection final : public ConnectionCore {
   }
 
   // ---- write side ---------------------------------------------------------
-
-  // Moves the cursor past chunks with nothing left to send and drops fully
-  // written responses at the front of the write queue.
-  void pop_written() {
-    while (!write_queue_.empty()) {
-      const auto& chunks = write_queue_.front().chunks();
-      while (write_chunk_ < chunks.size() && write_offset_ == chunks[write_chunk_].length) {
-        ++write_chunk_;
-        write_offset_ = 0;
-      }
-      if (write_chunk_ < chunks.size()) return;
-      queued_bytes_ -= write_queue_.front().memory_size();
-      write_queue_.pop_front();
-      write_chunk_ = 0;
-      write_offset_ = 0;
-    }
-  }
+  // write_queue_ keeps the cursor; this only starts the socket operations.
 
   void start_write() {
     if (writing_ || context().closed()) return;
-    pop_written();
-    if (write_queue_.empty()) return;
-    const protocol::OutputBuffer& front = write_queue_.front();
-    const protocol::OutputBuffer::Chunk& chunk = front.chunks()[write_chunk_];
+    WriteQueue::Next next;
+    if (!write_queue_.next(&next)) return;
     writing_ = true;
-    if (chunk.is_file) {
-      stream_->async_send_file(chunk.file.fd, chunk.file.offset + write_offset_, chunk.length - write_offset_,
+    if (next.is_file) {
+      stream_->async_send_file(next.fd, next.file_offset, next.file_length,
                               [self = self()](const std::error_code& ec, size_t n) { self->on_written(ec, n); });
       return;
     }
-    // Gather memory chunks from the cursor on, across responses, up to the
-    // next file region.
     gather_.clear();
-    size_t chunk_index = write_chunk_;
-    size_t offset = write_offset_;
-    for (const protocol::OutputBuffer& buffer : write_queue_) {
-      const auto& chunks = buffer.chunks();
-      for (; chunk_index < chunks.size() && gather_.size() < kMaxGather; ++chunk_index) {
-        const auto& c = chunks[chunk_index];
-        if (c.is_file) break;
-        gather_.emplace_back(buffer.memory() + c.memory_offset + offset, c.length - offset);
-        offset = 0;
-      }
-      if (gather_.size() >= kMaxGather || (chunk_index < chunks.size())) break;
-      chunk_index = 0;
-    }
+    for (size_t i = 0; i < next.piece_count; ++i) gather_.emplace_back(next.pieces[i].data, next.pieces[i].length);
     stream_->async_write(gather_,
                         [self = self()](const std::error_code& ec, size_t n) { self->on_written(ec, n); });
   }
@@ -529,24 +479,11 @@ class Connection final : public ConnectionCore {
       return;
     }
     last_activity_ms_ = port::monotonic_millis();
-    advance_write_cursor(n);
+    write_queue_.advance(n);
     start_write();
     close_if_drained();
     if (context().closed()) return;
     maybe_resume_reading();
-  }
-
-  void advance_write_cursor(size_t n) {
-    pop_written();
-    while (n > 0 && !write_queue_.empty()) {
-      const auto& chunks = write_queue_.front().chunks();
-      size_t left = chunks[write_chunk_].length - write_offset_;
-      size_t take = std::min(left, n);
-      write_offset_ += take;
-      n -= take;
-      pop_written();
-    }
-    pop_written();
   }
 
   // ---- timeouts -----------------------------------------------------------
@@ -649,11 +586,8 @@ class Connection final : public ConnectionCore {
   uint64_t first_pending_seq_ = 0;
   std::deque<Pending> pending_;
 
-  // Write side. The cursor is (front response, write_chunk_, write_offset_).
-  std::deque<protocol::OutputBuffer> write_queue_;
-  size_t write_chunk_ = 0;
-  size_t write_offset_ = 0;
-  size_t queued_bytes_ = 0;  // memory bytes of the responses in write_queue_
+  // Write side.
+  WriteQueue write_queue_;
   bool writing_ = false;
   std::vector<asio::const_buffer> gather_;
 };
