@@ -24,13 +24,13 @@ class ProducerStateTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
     flusher_.start();
-    ASSERT_TRUE(meta::MetaStore::open(dir_.sub("eddy.db"), &meta_).ok());
+    ASSERT_TRUE(meta::MetaStore::open(dir_.file("eddy.db"), &meta_).ok());
     open_log("t-0");
   }
 
   void open_log(const std::string& name) {
     log_.reset();
-    ASSERT_EQ(storage::PartitionLog::open(dir_.sub(name), storage::testing::small_config(64 * 1024), &flusher_, &log_),
+    ASSERT_EQ(storage::PartitionLog::open(dir_.file(name), storage::testing::small_config(64 * 1024), &flusher_, &log_),
               storage::Status::kOk);
   }
 

@@ -87,19 +87,6 @@ void TestReactor::loop() {
   }
 }
 
-ScratchDir::ScratchDir() {
-  const char* base = getenv("TMPDIR");
-  std::string pattern = std::string(base && *base ? base : "/tmp") + "/eddy-forward-XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (mkdtemp(buffer.data()) != nullptr) path_ = buffer.data();
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-}
-
 LocalSide::LocalSide() {
   EXPECT_EQ(storage::LogManager::open(dir_.path(), &logs_), storage::Status::kOk);
   meta::Status s = meta::MetaStore::open(dir_.path() + "/eddy.db", &meta_);

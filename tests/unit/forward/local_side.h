@@ -21,6 +21,7 @@
 #include "port/executor.h"
 #include "port/port.h"
 #include "storage/log_manager.h"
+#include "tests/unit/port/test_dir.h"
 
 namespace eddy::forward::testing {
 
@@ -55,17 +56,6 @@ class TestReactor final : public port::Executor {
   const std::thread::id thread_id_ = thread_.get_id();
 };
 
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 class LocalSide {
  public:
   LocalSide();
@@ -89,7 +79,7 @@ class LocalSide {
   broker::Broker& broker() { return *broker_; }
 
  private:
-  ScratchDir dir_;
+  eddy::testing::TempDir dir_;
   std::unique_ptr<meta::MetaStore> meta_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<broker::Broker> broker_;

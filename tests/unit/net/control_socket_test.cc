@@ -20,6 +20,7 @@
 #include "net/control_server.h"
 #include "net/local_socket.h"
 #include "net/reactor.h"
+#include "tests/unit/port/test_dir.h"
 
 namespace eddy::net {
 namespace {
@@ -30,24 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kRequestTimeoutMs = 10000;
 
-// A fresh directory under the system temp directory, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device random;
-    std::string name = "eddy-ctl-" + std::to_string(random()) + std::to_string(random() % 1000);
-    path_ = fs::temp_directory_path() / name;
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using eddy::testing::TempDir;
 
 // A ControlServer on a reactor run by a background thread. The handler
 // records every command and answers by `reply_for` (default: "ok\n" + the

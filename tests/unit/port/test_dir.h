@@ -1,4 +1,5 @@
-// A fresh temporary directory for one test, removed afterwards.
+// A fresh temporary directory for one test, removed with its contents
+// afterwards: the one temporary-directory helper of the unit tests.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,15 +15,17 @@ namespace eddy::testing {
 
 class TempDir {
  public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base ? base : "/tmp") + "/eddy-test-XXXXXX";
+  // Under base (default: $TMPDIR, or /tmp).
+  explicit TempDir(const char* base = nullptr) {
+    if (base == nullptr) base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != 0 ? base : "/tmp") + "/eddy-test-XXXXXX";
     char* made = ::mkdtemp(pattern.data());
     EXPECT_NE(made, nullptr);
     path_ = pattern;
   }
   ~TempDir() { port::remove_tree(path_); }
   const std::string& path() const { return path_; }
+  // A path inside the directory (nothing is created).
   std::string file(const std::string& name) const { return path_ + "/" + name; }
 
  private:

@@ -86,7 +86,7 @@ TEST(DiskBudgetArithmetic, MeasuresTheDataDirectory) {
   ASSERT_EQ(measure_data_directory(dir.path(), &space), Status::kOk);
   EXPECT_GT(space.filesystem_bytes, 0u);
   EXPECT_LE(space.available_bytes, space.filesystem_bytes);
-  EXPECT_EQ(measure_data_directory(dir.sub("missing"), &space), Status::kIoError);
+  EXPECT_EQ(measure_data_directory(dir.file("missing"), &space), Status::kIoError);
 }
 
 TEST(DiskBudgetArithmetic, HumanBytes) {
@@ -124,7 +124,7 @@ class BudgetedLogsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
-    ASSERT_EQ(LogManager::open(dir_.sub("data"), &logs_), Status::kOk);
+    ASSERT_EQ(LogManager::open(dir_.file("data"), &logs_), Status::kOk);
   }
 
   PartitionLog* open(const std::string& topic, int32_t partition, const LogConfig& config) {
@@ -174,7 +174,7 @@ TEST_F(BudgetedLogsTest, AnUnboundedPartitionGrowsUntilTheBudgetIsFullThenRecycl
   EXPECT_EQ(logs_->budget().free_bytes(), 0u);
   EXPECT_EQ(logs_->budget().used_bytes(), kOtherFilesReserveBytes + charges());
   // What du counts never exceeds what the partition is charged.
-  EXPECT_LE(allocated(dir_.sub("data/t-0")), log->budget_charge());
+  EXPECT_LE(allocated(dir_.file("data/t-0")), log->budget_charge());
 }
 
 TEST_F(BudgetedLogsTest, UnboundedPartitionsShareWhatIsLeft) {
@@ -260,7 +260,7 @@ TEST_F(BudgetedLogsTest, IndexFilesStayWithinTheirBound) {
   ASSERT_GT(log->segments().size(), 2u);
   ASSERT_EQ(logs_->close(), Status::kOk);  // writes the active segment's index too
   int indexes = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_.sub("data/t-0"))) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.file("data/t-0"))) {
     if (entry.path().extension() != ".index") continue;
     ++indexes;
     EXPECT_LE(entry.file_size(), index_file_bound_bytes(64 * 1024, 1)) << entry.path();

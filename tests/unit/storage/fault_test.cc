@@ -87,7 +87,7 @@ bool all_zero(const std::string& path, uint64_t from, uint64_t to) {
 TEST(StorageFaultTest, SigkillWhileAppendingKeepsADurableValidPrefix) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
-  const std::string directory = dir.sub("t-0");
+  const std::string directory = dir.file("t-0");
   const uint64_t seed = 20240601;
   std::mt19937_64 rng(seed);
   int64_t recycled_iterations = 0;
@@ -184,7 +184,7 @@ TEST(StorageFaultTest, DamagedTailKeepsExactlyTheValidPrefix) {
   flusher.start();
   for (int trial = 0; trial < 90; ++trial) {
     TempDir dir;
-    const std::string directory = dir.sub("t-0");
+    const std::string directory = dir.file("t-0");
     LogConfig config = testing::small_config(16 << 10);
     std::vector<Written> active;  // batches of the last segment
     int64_t active_base = 0;
@@ -260,7 +260,7 @@ TEST(StorageFaultTest, DamageInASealedSegmentEndsTheLogThereAndDiscardsLaterOnes
   Flusher flusher;
   flusher.start();
   TempDir dir;
-  const std::string directory = dir.sub("t-0");
+  const std::string directory = dir.file("t-0");
   LogConfig config = testing::small_config(8 << 10);
   std::vector<SegmentInfo> segments;
   {
@@ -298,7 +298,7 @@ TEST(StorageFaultTest, StaleBatchesAfterTheEndOfARecycledSegmentAreNeverResurrec
   Flusher flusher;
   flusher.start();
   TempDir dir;
-  const std::string directory = dir.sub("t-0");
+  const std::string directory = dir.file("t-0");
   LogConfig config = testing::small_config(8 << 10, 2 * (8 << 10));  // a ring of 2
   std::vector<uint8_t> old_batches;
   int64_t leo = 0;
@@ -377,12 +377,12 @@ class TmpfsMount {
 TEST(StorageFaultTest, FullFilesystemGivesAnErrorNotACrashNorACorruptLog) {
   if (geteuid() != 0) GTEST_SKIP() << "mounting a 1 MiB tmpfs needs root";
   TempDir dir;
-  TmpfsMount mount_point(dir.sub("small"));
+  TmpfsMount mount_point(dir.file("small"));
   if (!mount_point.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here: " << mount_point.error();
   std::mt19937_64 rng(3);
   Flusher flusher;
   flusher.start();
-  const std::string directory = dir.sub("small/t-0");
+  const std::string directory = dir.file("small/t-0");
   LogConfig config = testing::small_config(192 << 10);  // no byte budget: the filesystem is the limit
   config.acks_all_waits_for = AcksAllWaitsFor::kDisk;
   int64_t leo = 0;
@@ -440,7 +440,7 @@ class FailingSyncs : public port::FileInterceptor {
 
 TEST(StorageFaultTest, AFailedSyncIsNeverAcknowledgedAndStopsAppends) {
   TempDir dir;
-  const std::string directory = dir.sub("p-0");
+  const std::string directory = dir.file("p-0");
   LogConfig config = testing::small_config(64 << 10);
   config.acks_all_waits_for = AcksAllWaitsFor::kDisk;
   std::mt19937_64 rng(7);

@@ -21,17 +21,17 @@ AppendResult append_records(PartitionLog* log, int records) {
 TEST(LogManagerTest, PartitionsLiveInTopicDashPartitionDirectories) {
   TempDir dir;
   std::unique_ptr<LogManager> manager;
-  ASSERT_EQ(LogManager::open(dir.sub("data"), &manager), Status::kOk);
+  ASSERT_EQ(LogManager::open(dir.file("data"), &manager), Status::kOk);
   PartitionLog* a0 = nullptr;
   PartitionLog* a1 = nullptr;
   PartitionLog* b7 = nullptr;
   ASSERT_EQ(manager->open_partition({"sensors", 0}, testing::small_config(), &a0), Status::kOk);
   ASSERT_EQ(manager->open_partition({"sensors", 1}, testing::small_config(), &a1), Status::kOk);
   ASSERT_EQ(manager->open_partition({"my-topic-2", 7}, testing::small_config(), &b7), Status::kOk);
-  EXPECT_TRUE(std::filesystem::is_directory(dir.sub("data/sensors-0")));
-  EXPECT_TRUE(std::filesystem::is_directory(dir.sub("data/sensors-1")));
-  EXPECT_TRUE(std::filesystem::is_directory(dir.sub("data/my-topic-2-7")));
-  EXPECT_TRUE(std::filesystem::exists(dir.sub("data/sensors-0/00000000000000000000.log")));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.file("data/sensors-0")));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.file("data/sensors-1")));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.file("data/my-topic-2-7")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("data/sensors-0/00000000000000000000.log")));
   EXPECT_EQ(manager->find({"sensors", 1}), a1);
   EXPECT_EQ(manager->find({"sensors", 2}), nullptr);
   PartitionLog* again = nullptr;
@@ -97,20 +97,20 @@ TEST(LogManagerTest, DeletingATopicRemovesItsPartitionsOnly) {
   ASSERT_EQ(manager->open_partition({"kept", 0}, testing::small_config(), &log), Status::kOk);
   append_records(log, 3);
   // A partition of the topic that exists on disk but was not opened.
-  std::filesystem::create_directories(dir.sub("doomed-1"));
+  std::filesystem::create_directories(dir.file("doomed-1"));
   // A deletion interrupted by a crash in an earlier run.
-  std::filesystem::create_directories(dir.sub("old-0.deleting"));
+  std::filesystem::create_directories(dir.file("old-0.deleting"));
 
   ASSERT_EQ(manager->delete_topic("doomed"), Status::kOk);
   EXPECT_EQ(manager->find({"doomed", 0}), nullptr);
-  EXPECT_FALSE(std::filesystem::exists(dir.sub("doomed-0")));
-  EXPECT_FALSE(std::filesystem::exists(dir.sub("doomed-1")));
-  EXPECT_TRUE(std::filesystem::exists(dir.sub("kept-0")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("doomed-0")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("doomed-1")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("kept-0")));
   EXPECT_NE(manager->find({"kept", 0}), nullptr);
   ASSERT_EQ(manager->close(), Status::kOk);
 
   ASSERT_EQ(LogManager::open(dir.path(), &manager), Status::kOk);
-  EXPECT_FALSE(std::filesystem::exists(dir.sub("old-0.deleting")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("old-0.deleting")));
   EXPECT_EQ(manager->partitions_on_disk().size(), 1u);
 }
 

@@ -30,7 +30,7 @@ class PartitionLogTest : public ::testing::Test {
 
   std::unique_ptr<PartitionLog> open_log(const LogConfig& config) {
     std::unique_ptr<PartitionLog> log;
-    Status s = PartitionLog::open(dir_.sub("t-0"), config, &flusher_, &log);
+    Status s = PartitionLog::open(dir_.file("t-0"), config, &flusher_, &log);
     EXPECT_EQ(s, Status::kOk) << status_name(s);
     return log;
   }
@@ -82,7 +82,7 @@ class PartitionLogTest : public ::testing::Test {
 
   std::vector<std::string> files_with_suffix(const char* suffix) {
     std::vector<std::string> out;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_.sub("t-0"))) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.file("t-0"))) {
       std::string name = entry.path().filename().string();
       if (name.size() > strlen(suffix) && name.compare(name.size() - strlen(suffix), strlen(suffix), suffix) == 0) {
         out.push_back(name);
@@ -230,7 +230,7 @@ TEST_F(PartitionLogTest, RollsIntoPreallocatedSegmentsNamedByBaseOffset) {
   for (size_t i = 0; i < segments.size(); ++i) {
     EXPECT_EQ(files[i], segment_file_name(segments[i].base_offset));
     EXPECT_EQ(files[i].size(), 24u);
-    EXPECT_EQ(std::filesystem::file_size(dir_.sub("t-0/" + files[i])), 4096u);
+    EXPECT_EQ(std::filesystem::file_size(dir_.file("t-0/" + files[i])), 4096u);
     EXPECT_EQ(segments[i].capacity, 4096u);
     if (i + 1 < segments.size()) {
       EXPECT_EQ(segments[i].next_offset, segments[i + 1].base_offset);
@@ -249,7 +249,7 @@ TEST_F(PartitionLogTest, RecyclesTheOldestSegmentFileWithinTheBudget) {
   std::set<ino_t> inodes;
   for (const std::string& f : files_with_suffix(".log")) {
     struct stat st;
-    ASSERT_EQ(stat(dir_.sub("t-0/" + f).c_str(), &st), 0);
+    ASSERT_EQ(stat(dir_.file("t-0/" + f).c_str(), &st), 0);
     inodes.insert(st.st_ino);
   }
   ASSERT_EQ(inodes.size(), 3u);
@@ -261,7 +261,7 @@ TEST_F(PartitionLogTest, RecyclesTheOldestSegmentFileWithinTheBudget) {
   std::set<ino_t> after;
   for (const std::string& f : files_with_suffix(".log")) {
     struct stat st;
-    ASSERT_EQ(stat(dir_.sub("t-0/" + f).c_str(), &st), 0);
+    ASSERT_EQ(stat(dir_.file("t-0/" + f).c_str(), &st), 0);
     after.insert(st.st_ino);
     EXPECT_EQ(st.st_size, 4096);
   }
@@ -283,7 +283,7 @@ TEST_F(PartitionLogTest, IndexLookupsAtSegmentEdges) {
     LogConfig config = testing::small_config(4096);
     config.index_interval_bytes = interval;
     std::unique_ptr<PartitionLog> log;
-    ASSERT_EQ(PartitionLog::open(dir.sub("p-0"), config, &flusher_, &log), Status::kOk);
+    ASSERT_EQ(PartitionLog::open(dir.file("p-0"), config, &flusher_, &log), Status::kOk);
     // Batches of varying record counts, so offsets and positions differ.
     std::vector<std::pair<int64_t, int64_t>> batches;  // base, last
     for (int i = 0; i < 80; ++i) {
@@ -513,7 +513,7 @@ TEST_F(PartitionLogTest, ReopenWithoutIndexFilesScansEverything) {
     for (int i = 0; i < 50; ++i) append(*log, 3);
     ASSERT_TRUE(log->wait_durable(log->log_end_offset(), 10000));
   }
-  for (const std::string& f : files_with_suffix(".index")) std::filesystem::remove(dir_.sub("t-0/" + f));
+  for (const std::string& f : files_with_suffix(".index")) std::filesystem::remove(dir_.file("t-0/" + f));
   auto log = open_log(config);
   EXPECT_EQ(log->recovery_stats().segments_scanned, log->segments().size());
   EXPECT_EQ(log->log_end_offset(), 150);
@@ -560,7 +560,7 @@ TEST_F(PartitionLogTest, FlushIntervalsSyncInPageCacheMode) {
     LogConfig config = testing::small_config(64 << 10);
     config.flush_interval_ms = 20;
     std::unique_ptr<PartitionLog> log;
-    ASSERT_EQ(PartitionLog::open(dir.sub("p-0"), config, &flusher_, &log), Status::kOk);
+    ASSERT_EQ(PartitionLog::open(dir.file("p-0"), config, &flusher_, &log), Status::kOk);
     append(*log, 3);
     int64_t deadline = port::monotonic_millis() + 10000;
     while (log->durable_offset() < 3 && port::monotonic_millis() < deadline) std::this_thread::yield();
@@ -619,12 +619,12 @@ TEST_F(PartitionLogTest, RecyclingLeavesNoIndexFileWithoutItsSegment) {
 TEST_F(PartitionLogTest, InvalidConfigurationsAreRefused) {
   std::unique_ptr<PartitionLog> log;
   LogConfig config = testing::small_config(100);
-  EXPECT_EQ(PartitionLog::open(dir_.sub("x-0"), config, &flusher_, &log), Status::kInvalidArgument);
+  EXPECT_EQ(PartitionLog::open(dir_.file("x-0"), config, &flusher_, &log), Status::kInvalidArgument);
   config = testing::small_config(4096);
   config.flush_interval_messages = 0;
-  EXPECT_EQ(PartitionLog::open(dir_.sub("x-0"), config, &flusher_, &log), Status::kInvalidArgument);
+  EXPECT_EQ(PartitionLog::open(dir_.file("x-0"), config, &flusher_, &log), Status::kInvalidArgument);
   config = testing::small_config(4096, -2);
-  EXPECT_EQ(PartitionLog::open(dir_.sub("x-0"), config, &flusher_, &log), Status::kInvalidArgument);
+  EXPECT_EQ(PartitionLog::open(dir_.file("x-0"), config, &flusher_, &log), Status::kInvalidArgument);
   EXPECT_EQ(ring_segments(testing::small_config(4096, 1)), 2u);
   EXPECT_EQ(ring_segments(testing::small_config(4096, 4096 * 5 + 1)), 6u);
   EXPECT_EQ(ring_segments(testing::small_config(4096, kNoLimit)), 0u);

@@ -124,8 +124,8 @@ TEST(StoragePowerCutTest, AcknowledgedBatchesSurviveRandomPowerCuts) {
   // Every cut makes the storage log failed writes and syncs: expected here.
   const port::LogLevel level = port::log_level();
   port::set_log_level(port::LogLevel::kOff);
-  const std::string directory = root.sub("disk") + "/topic-0";
-  PowerCutFilesystem disk(root.sub("disk"), root.sub("stash"));
+  const std::string directory = root.file("disk") + "/topic-0";
+  PowerCutFilesystem disk(root.file("disk"), root.file("stash"));
   port::set_file_interceptor(&disk);
 
   Load load;

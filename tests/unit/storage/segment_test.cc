@@ -21,7 +21,7 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 TEST(SegmentTest, AFileLargerThanASegmentCanBeIsUsedUpToTheMaximumOnly) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
-  const std::string path = dir.sub(segment_file_name(0));
+  const std::string path = dir.file(segment_file_name(0));
   const std::vector<uint8_t> batch = testing::batch_for_offsets(0, 3, 10, 20);
   {
     // 5 GiB, sparse: a few KiB on disk.

@@ -11,30 +11,11 @@
 
 #include "protocol/record_batch.h"
 #include "storage/log_config.h"
+#include "tests/unit/port/test_dir.h"
 
 namespace eddy::storage::testing {
 
-// A fresh directory under base (default: $TMPDIR, or /tmp), removed with
-// its contents.
-class TempDir {
- public:
-  explicit TempDir(const char* base = nullptr) {
-    if (base == nullptr) base = getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/eddy-storage-XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (mkdtemp(buffer.data()) != nullptr) path_ = buffer.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using eddy::testing::TempDir;
 
 // Deterministic 64-bit mix (splitmix64).
 inline uint64_t mix(uint64_t x) {
