@@ -212,7 +212,6 @@ void Flusher::stop() {
 void Flusher::add(std::shared_ptr<SyncState> state) {
   {
     port::MutexLock lock(mu_);
-    state->registered_ = true;
     states_.push_back(std::move(state));
     woken_ = true;
   }
@@ -222,7 +221,6 @@ void Flusher::add(std::shared_ptr<SyncState> state) {
 void Flusher::remove(const std::shared_ptr<SyncState>& state) {
   port::MutexLock lock(mu_);
   while (busy_ == state.get()) lock.wait(idle_cv_);
-  state->registered_ = false;
   states_.erase(std::remove(states_.begin(), states_.end(), state), states_.end());
 }
 
@@ -233,6 +231,12 @@ void Flusher::wake() {
     woken_ = true;
   }
   wake_cv_.notify_one();
+}
+
+bool Flusher::is_added(const SyncState* state) const {
+  // Linear: a gateway has tens of partitions, and this runs once per
+  // partition per round.
+  return std::any_of(states_.begin(), states_.end(), [state](const auto& s) { return s.get() == state; });
 }
 
 void Flusher::run() {
@@ -246,7 +250,7 @@ void Flusher::run() {
     // anything pending) gets one sync covering all it appended so far.
     std::vector<std::shared_ptr<SyncState>> round = states_;
     for (const std::shared_ptr<SyncState>& state : round) {
-      if (!state->registered_) continue;  // removed while we were syncing another
+      if (!is_added(state.get())) continue;  // removed while we were syncing another
       if (!stopping && !state->due(now, &next_deadline)) continue;
       SyncState::Work work;
       if (!state->take_work(&work)) continue;

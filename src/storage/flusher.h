@@ -122,9 +122,6 @@ class SyncState {
   std::atomic<int64_t> durable_offset_;
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> syncs_{0};
-  // Guarded by the Flusher's mutex, which GUARDED_BY cannot name from here:
-  // only Flusher touches it, in add(), remove() and run(), with its mu_ held.
-  bool registered_ = false;
 };
 
 class Flusher {
@@ -153,8 +150,15 @@ class Flusher {
 
  private:
   void run() EXCLUDES(mu_);
+  // Whether state is still added (not removed while another was synced).
+  bool is_added(const SyncState* state) const REQUIRES(mu_);
 
-  port::Mutex mu_;
+  // Lock order: Flusher::mu_ before any SyncState::mu_ (run() asks each
+  // state whether it is due while holding mu_); no SyncState method calls
+  // into the Flusher with its own mutex held (PartitionLog calls wake()
+  // after they return). Clang's acquired_before cannot name "every
+  // SyncState's mu_", so this order is stated here, not checked.
+  mutable port::Mutex mu_;
   std::condition_variable wake_cv_;
   std::condition_variable idle_cv_;
   // Guarded by mu_.
