@@ -45,7 +45,7 @@ bool Broker::start(std::string* error) {
   return start_groups(error);
 }
 
-void Broker::note_encode_problem(const Request& request, const protocol::Status& status) {
+void Broker::note_encode_problem(const Request& request, const Status& status) {
   // A value the negotiated version cannot carry: the frame is still valid
   // (the value is dropped); worth knowing, not worth failing the client.
   EDDY_LOG_DEBUG("encoding %s v%d for %s: %s", protocol::api_name(request.api_key()), request.version(),
@@ -88,7 +88,7 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
   request->client = client;
   request->frame = std::move(frame);
   request->reply = std::move(reply);
-  protocol::Status s = protocol::parse_request_header(request->frame, &request->parsed);
+  Status s = protocol::parse_request_header(request->frame, &request->parsed);
   if (!s.ok()) {
     close_bad_request(*request, s.message());
     return;

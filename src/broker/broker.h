@@ -143,7 +143,7 @@ class Broker {
   // cannot flood the log.
   void note_refused_batch(const Request& request, const std::string& topic, int32_t partition,
                           protocol::ErrorCode code, const std::string& why);
-  void note_encode_problem(const Request& request, const protocol::Status& status);
+  void note_encode_problem(const Request& request, const Status& status);
 
   // Handlers (one file each, named after the API family).
   void handle_api_versions(RequestPtr request);
@@ -251,7 +251,7 @@ class Broker {
 template <typename M>
 void Broker::respond(Request& request, const M& body) {
   protocol::OutputBuffer out;
-  protocol::Status s = protocol::encode_response_frame(body, request.version(), request.correlation_id(), &out);
+  Status s = protocol::encode_response_frame(body, request.version(), request.correlation_id(), &out);
   if (!s.ok()) note_encode_problem(request, s);
   request.reply->send(std::move(out));
 }
@@ -259,7 +259,7 @@ void Broker::respond(Request& request, const M& body) {
 template <typename M>
 bool Broker::decode(Request& request, M* out) {
   size_t trailing = 0;
-  protocol::Status s = protocol::decode_request_body(request.frame, request.parsed, out, &trailing);
+  Status s = protocol::decode_request_body(request.frame, request.parsed, out, &trailing);
   if (!s.ok()) {
     close_bad_request(request, s.message());
     return false;

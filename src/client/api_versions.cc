@@ -107,9 +107,9 @@ protocol::ApiVersionsRequest ApiVersionsHandshake::request(const std::string& so
 ApiVersionsHandshake::Step ApiVersionsHandshake::on_response(std::span<const uint8_t> body, ApiVersionTable* table,
                                                              Status* error) {
   protocol::ApiVersionsResponse response;
-  protocol::Status s = protocol::decode(body, version_, &response);
+  eddy::Status s = protocol::decode(body, version_, &response);
   if (!s.ok() && version_ != 0) {
-    protocol::Status v0 = protocol::decode(body, 0, &response);
+    eddy::Status v0 = protocol::decode(body, 0, &response);
     if (v0.ok()) s = v0;
   }
   if (!s.ok()) {

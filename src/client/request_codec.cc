@@ -10,7 +10,7 @@ Status RequestCodec::match(std::span<const uint8_t> frame, PendingRequest* reque
   const PendingRequest& expected = pending_.front();
   int32_t correlation_id = 0;
   size_t body_offset = 0;
-  protocol::Status s =
+  eddy::Status s =
       protocol::parse_response_header(frame, expected.api_key, expected.api_version, &correlation_id, &body_offset);
   if (!s.ok()) return Status::error(StatusCode::kProtocol, "response header: " + s.message());
   if (correlation_id != expected.correlation_id) {

@@ -69,7 +69,7 @@ Status decode_response(std::span<const uint8_t> body_bytes, const PendingRequest
                                                     ", the pending request is api key " +
                                                     std::to_string(request.api_key));
   }
-  protocol::Status s = protocol::decode(body_bytes, request.api_version, out);
+  eddy::Status s = protocol::decode(body_bytes, request.api_version, out);
   if (!s.ok()) return Status::error(StatusCode::kProtocol, s.message());
   return Status();
 }
@@ -78,7 +78,7 @@ template <typename M>
 Status RequestCodec::encode(const M& body, int16_t version, bool expect_response, protocol::OutputBuffer* out,
                             PendingRequest* sent) {
   PendingRequest request{next_correlation_id_, M::kApiKey, version};
-  protocol::Status s = protocol::encode_request_frame(body, version, request.correlation_id, client_id_, out);
+  eddy::Status s = protocol::encode_request_frame(body, version, request.correlation_id, client_id_, out);
   if (!s.ok()) return Status::error(StatusCode::kInvalidArgument, s.message());
   next_correlation_id_ = next_correlation_id_ == INT32_MAX ? 1 : next_correlation_id_ + 1;
   if (expect_response) pending_.push_back(request);
