@@ -1,5 +1,6 @@
 #include "port/status.h"
 
+#include <cstddef>
 #include <cstdlib>
 
 namespace eddy {
@@ -64,27 +65,31 @@ std::string Status::to_string() const {
 }
 
 const char* status_code_name(Status::Code code) {
-  switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kInvalidArgument: return "invalid argument";
-    case Status::Code::kNotFound: return "not found";
-    case Status::Code::kAlreadyExists: return "already exists";
-    case Status::Code::kNotSupported: return "not supported";
-    case Status::Code::kCorruption: return "corruption";
-    case Status::Code::kIOError: return "I/O error";
-    case Status::Code::kNoSpace: return "no space";
-    case Status::Code::kLogFull: return "log full";
-    case Status::Code::kTooLarge: return "too large";
-    case Status::Code::kOutOfRange: return "out of range";
-    case Status::Code::kLocked: return "locked";
-    case Status::Code::kNetwork: return "network error";
-    case Status::Code::kTimeout: return "timeout";
-    case Status::Code::kProtocol: return "protocol error";
-    case Status::Code::kUnsupportedVersion: return "unsupported version";
-    case Status::Code::kBrokerError: return "broker error";
-    case Status::Code::kCodec: return "codec error";
-  }
-  return "unknown";
+  // In the order of Status::Code.
+  static constexpr const char* kNames[] = {
+      "OK",
+      "invalid argument",
+      "not found",
+      "already exists",
+      "not supported",
+      "corruption",
+      "I/O error",
+      "no space",
+      "log full",
+      "too large",
+      "out of range",
+      "locked",
+      "network error",
+      "timeout",
+      "protocol error",
+      "unsupported version",
+      "broker error",
+      "codec error",
+  };
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Status::Code::kCodec) + 1,
+                "one name per code");
+  const auto i = static_cast<size_t>(code);
+  return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "unknown";
 }
 
 }  // namespace eddy

@@ -207,6 +207,6 @@ int runtime_error(const char* tool, const std::string& message) {
   return kExitFailure;
 }
 
-int runtime_error(const char* tool, const client::Status& status) { return runtime_error(tool, status.message()); }
+int runtime_error(const char* tool, const Status& status) { return runtime_error(tool, status.message()); }
 
 }  // namespace eddy::app

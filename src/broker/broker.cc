@@ -128,7 +128,8 @@ void Broker::handle_api_versions(RequestPtr request) {
     // client can retry with a version we speak.
     response.error_code = protocol::to_int(ErrorCode::kUnsupportedVersion);
     protocol::OutputBuffer out;
-    protocol::encode_response_frame(response, 0, request->correlation_id(), &out);
+    Status s = protocol::encode_response_frame(response, 0, request->correlation_id(), &out);
+    if (!s.ok()) note_encode_problem(*request, s);
     request->reply->send(std::move(out));
     return;
   }
@@ -161,7 +162,7 @@ void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage:
   std::weak_ptr<bool> alive = alive_;
   std::string name = topic.name;
   Executor* executor = &executor_;
-  log->set_durability_listener([this, alive, name, partition, executor](int64_t durable, storage::Status status) {
+  log->set_durability_listener([this, alive, name, partition, executor](int64_t durable, Status status) {
     // Flusher thread: hand over to the reactor.
     executor->post([this, alive, name, partition, durable] {
       auto a = alive.lock();

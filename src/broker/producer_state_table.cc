@@ -159,7 +159,7 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
     const int32_t partition = it->first.second;
     PartitionState& state = it->second;
     if (current_log(topic, partition) != state.log) {
-      meta::Status s = meta_->producer_snapshots().remove_partition(topic, partition);
+      Status s = meta_->producer_snapshots().remove_partition(topic, partition);
       if (!s.ok()) EDDY_LOG_WARN("removing producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
       auto indexed = by_log_.find(state.log);
       if (indexed != by_log_.end() && indexed->second == &state) by_log_.erase(indexed);
@@ -187,7 +187,7 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
     std::vector<meta::ProducerSnapshot> rows = state.producers.to_snapshot(topic, partition, point, state.last_rows);
     std::vector<meta::ProducerSnapshot> with_marker = rows;
     with_marker.push_back(marker_row(topic, partition, point, now_ms));
-    meta::Status s = meta_->producer_snapshots().replace_partition(topic, partition, with_marker);
+    Status s = meta_->producer_snapshots().replace_partition(topic, partition, with_marker);
     if (!s.ok()) {
       EDDY_LOG_WARN("saving the producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
       ++it;

@@ -19,12 +19,12 @@ protocol::Uuid to_protocol(const meta::Uuid& id) {
 
 TopicResult fail(ErrorCode code, std::string message) { return TopicResult{code, std::move(message)}; }
 
-TopicResult from_meta(const meta::Status& s) {
+TopicResult from_meta(const Status& s) {
   if (s.ok()) return {};
   switch (s.code()) {
-    case meta::Status::Code::kNotFound: return fail(ErrorCode::kUnknownTopicOrPartition, s.message());
-    case meta::Status::Code::kAlreadyExists: return fail(ErrorCode::kTopicAlreadyExists, s.message());
-    case meta::Status::Code::kInvalidArgument: return fail(ErrorCode::kInvalidTopicException, s.message());
+    case Status::Code::kNotFound: return fail(ErrorCode::kUnknownTopicOrPartition, s.message());
+    case Status::Code::kAlreadyExists: return fail(ErrorCode::kTopicAlreadyExists, s.message());
+    case Status::Code::kInvalidArgument: return fail(ErrorCode::kInvalidTopicException, s.message());
     default: return fail(ErrorCode::kUnknownServerError, s.message());
   }
 }
@@ -58,10 +58,10 @@ Topic* TopicTable::insert(const meta::TopicRecord& record) {
 TopicResult TopicTable::open_partitions(Topic* topic, int32_t from, int32_t to) {
   for (int32_t p = from; p < to; ++p) {
     storage::PartitionLog* log = nullptr;
-    storage::Status s = logs_->open_partition({topic->name, p}, topic->config.log, &log);
-    if (s != storage::Status::kOk) {
+    Status s = logs_->open_partition({topic->name, p}, topic->config.log, &log);
+    if (!s.ok()) {
       return fail(ErrorCode::kKafkaStorageError, "cannot open partition " + topic->name + "-" + std::to_string(p) +
-                                                     ": " + storage::status_name(s));
+                                                     ": " + s.to_string());
     }
     topic->partitions.push_back(log);
     if (on_opened_) on_opened_(*topic, p, log);
@@ -136,7 +136,7 @@ TopicResult TopicTable::create(const std::string& name, int32_t partitions, int1
   TopicResult r = validate_configs(configs);
   if (!r.ok()) return r;
   const EffectiveTopicConfig effective = effective_topic_config(options_, configs);
-  if (storage::validate(effective.log) != storage::Status::kOk) {
+  if (!storage::validate(effective.log).ok()) {
     return fail(ErrorCode::kInvalidConfig, "The resulting storage configuration is not valid.");
   }
   r = check_new_partitions(logs_->budget(), "topic '" + name + "'", partitions, effective.log);
@@ -167,9 +167,9 @@ TopicResult TopicTable::remove(const std::string& name) {
   TopicResult r = from_meta(meta_->topics().remove(name));
   if (!r.ok()) return r;
   topics_.erase(name);
-  storage::Status s = logs_->delete_topic(name);
-  if (s != storage::Status::kOk) {
-    EDDY_LOG_ERROR("delete topic %s: removing its logs failed: %s", name.c_str(), storage::status_name(s));
+  Status s = logs_->delete_topic(name);
+  if (!s.ok()) {
+    EDDY_LOG_ERROR("delete topic %s: removing its logs failed: %s", name.c_str(), s.to_string().c_str());
   }
   EDDY_LOG_INFO("deleted topic %s", name.c_str());
   return {};
@@ -215,7 +215,7 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
     }
   }
   EffectiveTopicConfig effective = effective_topic_config(options_, next);
-  if (storage::validate(effective.log) != storage::Status::kOk) {
+  if (!storage::validate(effective.log).ok()) {
     return fail(ErrorCode::kInvalidConfig, "The resulting storage configuration is not valid.");
   }
   TopicResult r = check_config_change(logs_->budget(), name, topic->partitions, effective.log);
@@ -226,10 +226,10 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
   topic->overrides = std::move(next);
   topic->config = effective;
   for (auto* log : topic->partitions) {
-    storage::Status s = log->update_config(effective.log);
-    if (s != storage::Status::kOk) {
+    Status s = log->update_config(effective.log);
+    if (!s.ok()) {
       EDDY_LOG_WARN("topic %s: new config not applied to %s: %s", name.c_str(), log->directory().c_str(),
-                    storage::status_name(s));
+                    s.to_string().c_str());
     }
   }
   return {};

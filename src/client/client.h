@@ -23,8 +23,9 @@
 #include "client/broker_connection.h"
 #include "client/cluster_metadata.h"
 #include "client/deadline.h"
-#include "client/status.h"
 #include "client/transport.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 
 namespace eddy::client {
 

@@ -18,7 +18,7 @@ uint64_t bytes_from(storage::PartitionLog* log, int64_t offset) {
   offset = std::max(offset, log->log_start_offset());
   if (offset >= log->log_end_offset()) return 0;
   storage::BatchLocation where;
-  if (log->lookup(offset, &where) != storage::Status::kOk) return 0;
+  if (!log->lookup(offset, &where).ok()) return 0;
   uint64_t total = 0;
   for (const storage::SegmentInfo& s : log->segments()) {
     if (s.next_offset <= offset || s.base_offset < where.segment_base_offset) continue;

@@ -24,6 +24,7 @@
 #include "broker/executor.h"
 #include "broker/topic_table.h"
 #include "meta/forward_progress.h"
+#include "port/status.h"
 #include "protocol/wire.h"
 #include "storage/partition_log.h"
 
@@ -52,7 +53,7 @@ struct LocalPartition {
 
 struct LocalRead {
   bool exists = true;  // false: the topic or partition is gone
-  storage::Status status = storage::Status::kOk;
+  Status status;
   std::vector<uint8_t> bytes;  // whole batches
   int64_t next_offset = 0;
   int64_t log_start_offset = 0;

@@ -11,7 +11,7 @@ ReadAhead::Result ReadAhead::next(LocalStore* store, const std::string& topic, i
     LocalRead r;
     if (!store->read(topic, partition, offset, read_bytes, &r)) return Result::kStopping;
     if (!r.exists) return Result::kNone;
-    if (r.status == storage::Status::kOffsetOutOfRange && offset < r.log_start_offset) {
+    if (r.status.code() == Status::Code::kOutOfRange && offset < r.log_start_offset) {
       *log_start_offset = r.log_start_offset;
       return Result::kDropped;
     }

@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   storage::Flusher flusher;
   flusher.start();
   std::unique_ptr<meta::MetaStore> meta;
-  meta::Status ms = meta::MetaStore::open(dir + "/eddy.db", &meta);
+  Status ms = meta::MetaStore::open(dir + "/eddy.db", &meta);
   if (!ms.ok()) {
     std::fprintf(stderr, "%s\n", ms.message().c_str());
     return 1;
@@ -92,9 +92,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     storage::AppendResult r;
-    storage::Status s = log->append(batch, storage::AppendOptions{}, &r);
-    if (s != storage::Status::kOk) {
-      std::fprintf(stderr, "append: %s\n", storage::status_name(s));
+    Status s = log->append(batch, storage::AppendOptions{}, &r);
+    if (!s.ok()) {
+      std::fprintf(stderr, "append: %s\n", s.to_string().c_str());
       return 1;
     }
     state->record(pid, 0, seq, kRecordsPerBatch, r.base_offset, r.last_offset, now);
@@ -109,11 +109,11 @@ int main(int argc, char** argv) {
   table->snapshot(current, now, /*sync=*/true);
   const double snapshot_ms = ms_since(t0);
   table.reset();
-  if (log->close() != storage::Status::kOk) return 1;
+  if (!log->close().ok()) return 1;
   log.reset();
 
   t0 = std::chrono::steady_clock::now();
-  if (storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log) != storage::Status::kOk) return 1;
+  if (!storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log).ok()) return 1;
   const double log_open_ms = ms_since(t0);
 
   broker::ProducerReplayStats with_snapshot;

@@ -68,7 +68,8 @@ void FakeBroker::on(std::function<Resp(const Req&, int16_t version)> handler) {
     Status s = protocol::decode_request_body(frame, h, &request);
     if (!s.ok()) return;  // no answer: the test sees a timeout
     Resp response = handler(request, h.header.request_api_version);
-    protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, out);
+    s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, out);
+    if (!s.ok()) out->clear();  // no answer: the test sees a timeout
   };
 }
 

@@ -101,7 +101,7 @@ TEST_F(LocalStoreTest, ReadsWholeBatchesFromTheOneHoldingTheOffset) {
   LocalRead r;
   ASSERT_TRUE(store_->read("sensors", 0, 4, 1 << 20, &r));
   EXPECT_TRUE(r.exists);
-  EXPECT_EQ(r.status, storage::Status::kOk);
+  EXPECT_EQ(r.status.code(), Status::Code::kOk);
   protocol::RecordBatchView first;
   ASSERT_EQ(protocol::RecordBatchView::parse(r.bytes, &first), protocol::BatchError::kOk);
   EXPECT_EQ(first.base_offset(), 3);
