@@ -169,9 +169,8 @@ bool client_options_from_flags(const ToolFlags& flags, client::ClientOptions* ou
     *error = "--bootstrap-server is required";
     return false;
   }
-  std::string why;
-  if (!client::parse_broker_list(*servers, &out->bootstrap, &why)) {
-    *error = "--bootstrap-server: " + why;
+  if (Status s = client::parse_broker_list(*servers, &out->bootstrap); !s.ok()) {
+    *error = "--bootstrap-server: " + s.message();
     return false;
   }
   out->connection.client_id = "eddy-tools";

@@ -113,7 +113,7 @@ ApiVersionsHandshake::Step ApiVersionsHandshake::on_response(std::span<const uin
     if (v0.ok()) s = v0;
   }
   if (!s.ok()) {
-    *error = Status::error(StatusCode::kProtocol, "ApiVersions response: " + s.message());
+    *error = Status::error(Status::Code::kProtocol, "ApiVersions response: " + s.message());
     return Step::kFailed;
   }
   if (response.error_code == protocol::to_int(protocol::ErrorCode::kUnsupportedVersion) && !retried_) {
@@ -129,7 +129,7 @@ ApiVersionsHandshake::Step ApiVersionsHandshake::on_response(std::span<const uin
     }
   }
   if (response.error_code != 0) {
-    *error = Status::broker_error(response.error_code, "ApiVersions v" + std::to_string(version_));
+    *error = protocol::broker_error(response.error_code, "ApiVersions v" + std::to_string(version_));
     return Step::kFailed;
   }
   table->set(response);

@@ -20,8 +20,8 @@ std::span<const uint8_t> bytes_of(const std::string& s) {
 
 TEST(BrokerAddressTest, ParsesHostPortListsAndIpv6) {
   std::vector<BrokerAddress> list;
-  std::string error;
-  ASSERT_TRUE(parse_broker_list("a:1, b.example:9092,[::1]:9093", &list, &error)) << error;
+  Status s = parse_broker_list("a:1, b.example:9092,[::1]:9093", &list);
+  ASSERT_TRUE(s.ok()) << s.to_string();
   ASSERT_EQ(list.size(), 3u);
   EXPECT_EQ(list[0], (BrokerAddress{"a", 1}));
   EXPECT_EQ(list[1], (BrokerAddress{"b.example", 9092}));
@@ -31,11 +31,11 @@ TEST(BrokerAddressTest, ParsesHostPortListsAndIpv6) {
 
 TEST(BrokerAddressTest, RejectsMalformedAddresses) {
   std::vector<BrokerAddress> list;
-  std::string error;
   for (const char* bad : {"", " , ", "host", "host:", ":9092", "host:0", "host:65536", "host:12a", "[::1]9092",
                           "::1:9092", "h:1,h2"}) {
-    EXPECT_FALSE(parse_broker_list(bad, &list, &error)) << bad;
-    EXPECT_FALSE(error.empty());
+    Status s = parse_broker_list(bad, &list);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << bad;
+    EXPECT_FALSE(s.message().empty());
   }
 }
 
