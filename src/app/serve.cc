@@ -273,8 +273,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     // The broker works without it; only `eddy forward status` cannot reach it.
     EDDY_LOG_WARN("%s; `eddy forward status` will not reach this broker", error.c_str());
   }
-  if (!broker.start(&error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
+  if (Status s = broker.start(); !s.ok()) {
+    EDDY_LOG_ERROR("%s", s.message().c_str());
     return kExitFailure;
   }
   report_disk_budget(logs->budget());

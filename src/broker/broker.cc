@@ -33,16 +33,14 @@ Broker::Broker(Executor& executor, BrokerOptions options, meta::MetaStore* meta,
 
 Broker::~Broker() { *alive_ = false; }
 
-bool Broker::start(std::string* error) {
+Status Broker::start() {
   EDDY_DCHECK_ON_LOOP(executor_);
-  if (!topics_.load(error)) return false;
-  if (!producer_state_error_.empty()) {
-    *error = producer_state_error_;
-    return false;
-  }
+  Status s = topics_.load();
+  if (!s.ok()) return s;
+  if (!producer_state_error_.ok()) return producer_state_error_;
   schedule_producer_snapshots();
   started_ = true;
-  return start_groups(error);
+  return start_groups();
 }
 
 void Broker::note_encode_problem(const Request& request, const Status& status) {
@@ -148,11 +146,11 @@ const AdvertisedListener* Broker::endpoint_for(const std::string& listener) cons
 void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log) {
   if (partition_observer_) partition_observer_(topic.name, partition, log, started_);
   ProducerReplayStats replay;
-  std::string error;
   const int64_t started = port::monotonic_millis();
-  if (!producer_state_.open_partition(topic.name, partition, log, port::wall_clock_millis(), &replay, &error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
-    if (producer_state_error_.empty()) producer_state_error_ = error;
+  Status s = producer_state_.open_partition(topic.name, partition, log, port::wall_clock_millis(), &replay);
+  if (!s.ok()) {
+    EDDY_LOG_ERROR("%s", s.message().c_str());
+    if (producer_state_error_.ok()) producer_state_error_ = s;
   } else if (replay.batches_replayed > 0 || replay.snapshot_rows > 0) {
     EDDY_LOG_INFO("%s-%d: producer state from %zu snapshot rows and %zu batches (%llu bytes) in %lld ms",
                   topic.name.c_str(), partition, replay.snapshot_rows, replay.batches_replayed,

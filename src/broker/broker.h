@@ -67,9 +67,9 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
-  // Opens the topics the meta store knows. False with *error when a log
-  // cannot be opened.
-  bool start(std::string* error);
+  // Opens the topics the meta store knows. Fails when a log, the producer
+  // state or the group coordinator cannot be opened.
+  Status start();
 
   // A request frame (without its size prefix) from a client.
   void handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply);
@@ -173,7 +173,7 @@ class Broker {
   void handle_list_groups(RequestPtr request);
   void handle_describe_groups(RequestPtr request);
   void handle_delete_groups(RequestPtr request);
-  bool start_groups(std::string* error);
+  Status start_groups();
   void drain_groups();
   void handle_init_producer_id(RequestPtr request);
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
@@ -231,7 +231,7 @@ class Broker {
   TopicTable topics_;
   ProducerStateTable producer_state_;
   // Set when a partition's producer state could not be rebuilt (start fails).
-  std::string producer_state_error_;
+  Status producer_state_error_;
   std::list<ProduceWaiter> produce_waiters_;
   std::list<FetchWaiter> fetch_waiters_;
   std::unique_ptr<ExecutorGroupTimers> group_timers_;

@@ -69,20 +69,15 @@ TopicResult TopicTable::open_partitions(Topic* topic, int32_t from, int32_t to) 
   return {};
 }
 
-bool TopicTable::load(std::string* error) {
+Status TopicTable::load() {
   std::vector<meta::TopicRecord> records;
-  meta::Status s = meta_->topics().list(&records);
-  if (!s.ok()) {
-    *error = s.message();
-    return false;
-  }
+  Status s = meta_->topics().list(&records);
+  if (!s.ok()) return s;
   for (const auto& record : records) {
     Topic* topic = insert(record);
     TopicResult r = open_partitions(topic, 0, record.partition_count);
-    if (!r.ok()) {
-      *error = r.message;
-      return false;
-    }
+    // open_partitions fails only with KAFKA_STORAGE_ERROR (a log that cannot be opened).
+    if (!r.ok()) return Status::io_error(r.message);
   }
   for (const auto& tp : logs_->partitions_on_disk()) {
     Topic* topic = find(tp.topic);
@@ -92,7 +87,7 @@ bool TopicTable::load(std::string* error) {
     }
   }
   EDDY_LOG_INFO("loaded %zu topics", topics_.size());
-  return true;
+  return Status();
 }
 
 Topic* TopicTable::find(const std::string& name) {

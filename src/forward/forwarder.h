@@ -2,8 +2,8 @@
 // shared LocalStore (reactor side: cursors and pins) and StatusBoard.
 //
 //   Forwarder forwarder(reactor, broker, data_dir, links);
-//   forwarder.init(&error);      // reactor thread, before broker.start()
-//   broker.start(&error);
+//   Status s = forwarder.init(); // reactor thread, before broker.start()
+//   Status s = broker.start();
 //   forwarder.start();           // one thread per link
 //   ... reactor runs ...
 //   forwarder.request_stop();    // any thread, does not block

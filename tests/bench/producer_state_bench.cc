@@ -66,11 +66,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::unique_ptr<storage::PartitionLog> log;
-  if (storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log) != storage::Status::kOk) return 1;
-  std::string error;
+  if (!storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log).ok()) return 1;
   const int64_t now = port::wall_clock_millis();
   auto table = std::make_unique<broker::ProducerStateTable>(meta.get(), 86400000);
-  if (!table->open_partition("bench", 0, log.get(), now, nullptr, &error)) return 1;
+  if (!table->open_partition("bench", 0, log.get(), now, nullptr).ok()) return 1;
   broker::PartitionProducers* state = table->find(log.get());
 
   auto t0 = std::chrono::steady_clock::now();
@@ -119,7 +118,7 @@ int main(int argc, char** argv) {
   broker::ProducerReplayStats with_snapshot;
   t0 = std::chrono::steady_clock::now();
   table = std::make_unique<broker::ProducerStateTable>(meta.get(), 86400000);
-  if (!table->open_partition("bench", 0, log.get(), now, &with_snapshot, &error)) return 1;
+  if (!table->open_partition("bench", 0, log.get(), now, &with_snapshot).ok()) return 1;
   const double state_snapshot_ms = ms_since(t0);
 
   // No snapshot: what a crash before the first snapshot would cost.
@@ -127,7 +126,7 @@ int main(int argc, char** argv) {
   broker::ProducerReplayStats without;
   t0 = std::chrono::steady_clock::now();
   table = std::make_unique<broker::ProducerStateTable>(meta.get(), 86400000);
-  if (!table->open_partition("bench", 0, log.get(), now, &without, &error)) return 1;
+  if (!table->open_partition("bench", 0, log.get(), now, &without).ok()) return 1;
   const double state_replay_ms = ms_since(t0);
   const size_t known = table->find(log.get())->size();
 

@@ -37,8 +37,8 @@ class ProducerStateTableTest : public ::testing::Test {
   // A fresh table on the current log (what a restart does).
   std::unique_ptr<ProducerStateTable> open_table(ProducerReplayStats* stats = nullptr) {
     auto table = std::make_unique<ProducerStateTable>(meta_.get(), kExpiry);
-    std::string error;
-    EXPECT_TRUE(table->open_partition("t", 0, log_.get(), kNow, stats, &error)) << error;
+    Status s = table->open_partition("t", 0, log_.get(), kNow, stats);
+    EXPECT_TRUE(s.ok()) << s.to_string();
     return table;
   }
 

@@ -123,8 +123,8 @@ LocalSide::~LocalSide() {
 
 void LocalSide::start() {
   reactor_.run([this] {
-    std::string error;
-    EXPECT_TRUE(broker_->start(&error)) << error;
+    Status s = broker_->start();
+    EXPECT_TRUE(s.ok()) << s.to_string();
   });
 }
 
