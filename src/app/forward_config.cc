@@ -129,9 +129,8 @@ bool link_from(const Config& config, const std::string& name, forward::LinkOptio
     };
   }
   forward::TopicMapping mapping;
-  std::string why;
-  if (!forward::TopicMapping::create(*o, &mapping, &why)) {
-    *error = "link '" + name + "': " + why;
+  if (Status s = forward::TopicMapping::create(*o, &mapping); !s.ok()) {
+    *error = "link '" + name + "': " + s.message();
     return false;
   }
   return true;

@@ -260,8 +260,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   // Before the broker opens its topics, so that forwarded partitions are
   // pinned before anything is appended.
   forward::Forwarder forwarder(reactor, broker, data_dir, std::move(links));
-  if (!forwarder.init(&error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
+  if (Status s = forwarder.init(); !s.ok()) {
+    EDDY_LOG_ERROR("%s", s.message().c_str());
     return kExitFailure;
   }
   // Listening before the topics load, so that a tool asking meanwhile waits

@@ -33,8 +33,9 @@ class Forwarder {
 
   // Compiles the topic mappings, opens forward.db, loads saved progress and
   // registers with the broker so that forwarded partitions are pinned as
-  // they open. False with *error (a bad pattern, forward.db refused).
-  bool init(std::string* error);
+  // they open. Fails on a bad pattern (kInvalidArgument, naming the link) or
+  // when forward.db cannot be opened.
+  Status init();
   void start();
   void request_stop();
   void join();

@@ -64,10 +64,9 @@ class LocalStore {
   // REQUIRES: executor, topics and progress outlive the store.
   LocalStore(broker::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress);
 
-  // (reactor) Loads the saved cursors and producers of these links; false
-  // with *error when forward.db fails. Call before the broker opens its
-  // topics.
-  bool load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error);
+  // (reactor) Loads the saved cursors and producers of these links; fails
+  // when forward.db does. Call before the broker opens its topics.
+  Status load(const std::vector<std::pair<std::string, const TopicMapping*>>& links);
   // (reactor) A partition was opened: pins it for the links forwarding it.
   // after_start: a new topic or partition (a fresh log) rather than one
   // loaded at start.

@@ -15,8 +15,8 @@ ReadAhead::Result ReadAhead::next(LocalStore* store, const std::string& topic, i
       *log_start_offset = r.log_start_offset;
       return Result::kDropped;
     }
-    if (r.status != storage::Status::kOk) {
-      *error = std::string("local read: ") + storage::status_name(r.status);
+    if (!r.status.ok()) {
+      *error = std::string("local read: ") + r.status.to_string();
       return Result::kReadError;
     }
     if (r.bytes.empty()) return Result::kNone;
