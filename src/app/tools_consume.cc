@@ -205,12 +205,12 @@ int consume_loop(client::Consumer& consumer, const ConsumeSettings& settings, in
     int64_t slice = timeout_ms >= 0 ? std::max<int64_t>(0, idle_since + timeout_ms - now) : 1000;
     size_t delivered = 0;
     Status s = consumer.poll(client::Deadline::after_ms(std::min<int64_t>(slice, 1000)),
-                                     [&](const client::ConsumerRecord& r) {
-                                       print_record(r, settings.format);
-                                       ++*processed;
-                                       return max_messages < 0 || *processed < max_messages;
-                                     },
-                                     &delivered);
+                             [&](const client::ConsumerRecord& r) {
+                               print_record(r, settings.format);
+                               ++*processed;
+                               return max_messages < 0 || *processed < max_messages;
+                             },
+                             &delivered);
     std::fflush(stdout);
     if (delivered > 0) idle_since = port::monotonic_millis();
     if (max_messages >= 0 && *processed >= max_messages) return kExitOk;

@@ -60,7 +60,7 @@ Status group_call(client::Client& client, int16_t max_version, Fill&& fill, Resp
   auto range = conn->versions().broker_range(Req::kApiKey);
   if (!range || range->min > max_version) {
     return Status::error(Status::Code::kUnsupportedVersion,
-                                 std::string("the broker does not support ") + protocol::api_name(Req::kApiKey));
+                         std::string("the broker does not support ") + protocol::api_name(Req::kApiKey));
   }
   const int16_t version = std::min(max_version, range->max);
   Req request;
@@ -110,7 +110,7 @@ Status describe_group(client::Client& client, const std::string& group, GroupInf
 
 // Committed offsets of group: (topic, partition) -> offset.
 Status committed_offsets(client::Client& client, const std::string& group,
-                                 std::map<std::pair<std::string, int32_t>, int64_t>* out) {
+                         std::map<std::pair<std::string, int32_t>, int64_t>* out) {
   protocol::OffsetFetchResponse resp;
   Status s = group_call<protocol::OffsetFetchRequest>(
       client, 7,
@@ -132,7 +132,7 @@ Status committed_offsets(client::Client& client, const std::string& group,
 
 // ListOffsets for one partition: timestamp -1 latest, -2 earliest.
 Status list_offset(client::Client& client, const std::string& topic, int32_t partition, int64_t timestamp,
-                           int64_t* out) {
+                   int64_t* out) {
   protocol::ListOffsetsResponse resp;
   Status s = client.call<protocol::ListOffsetsRequest>(
       -1,
@@ -303,7 +303,7 @@ bool parse_reset_target(const ToolFlags& flags, ResetTarget* target, std::string
 }
 
 Status resolve_reset(client::Client& client, const std::string& topic, int32_t partition,
-                             const ResetTarget& target, int64_t* offset) {
+                     const ResetTarget& target, int64_t* offset) {
   int64_t earliest = 0, latest = 0;
   Status s = list_offset(client, topic, partition, -2, &earliest);
   if (s.ok()) s = list_offset(client, topic, partition, -1, &latest);
@@ -321,7 +321,7 @@ Status resolve_reset(client::Client& client, const std::string& topic, int32_t p
 }
 
 Status commit_reset(client::Client& client, const std::string& group, const std::string& topic,
-                            const std::vector<std::pair<int32_t, int64_t>>& target) {
+                    const std::vector<std::pair<int32_t, int64_t>>& target) {
   protocol::OffsetCommitResponse resp;
   Status s = group_call<protocol::OffsetCommitRequest>(
       client, 8,

@@ -221,7 +221,7 @@ bool send_line(client::Producer& producer, const ProduceSettings& settings, cons
     value = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value_text.data()), value_text.size());
   }
   Status s = producer.send(settings.topic, static_cast<int32_t>(settings.partition), key, value,
-                                   port::wall_clock_millis());
+                           port::wall_clock_millis());
   if (s.ok()) return true;
   std::fprintf(stderr, "eddy produce: line %llu: %s\n", static_cast<unsigned long long>(line_number),
                s.message().c_str());

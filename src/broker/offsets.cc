@@ -124,7 +124,7 @@ void Broker::handle_delete_records(RequestPtr request) {
           out.low_watermark = log->log_start_offset();
         } else {
           out.error_code = protocol::to_int(s.code() == Status::Code::kOutOfRange ? ErrorCode::kOffsetOutOfRange
-                                                                                   : ErrorCode::kKafkaStorageError);
+                                                                                  : ErrorCode::kKafkaStorageError);
         }
       }
       topic_out.partitions.push_back(std::move(out));

@@ -114,8 +114,8 @@ Status Consumer::assign(const std::string& topic, const std::vector<std::pair<in
 Status Consumer::reset_position(int32_t partition, OffsetReset how) {
   if (how == OffsetReset::kNone) {
     return protocol::broker_error(protocol::to_int(ErrorCode::kOffsetOutOfRange),
-                                topic_ + "-" + std::to_string(partition) + " at offset " +
-                                    std::to_string(position(partition)));
+                                  topic_ + "-" + std::to_string(partition) + " at offset " +
+                                      std::to_string(position(partition)));
   }
   std::map<int32_t, int64_t> resolved;
   Status s = list_offsets(topic_, {partition}, how == OffsetReset::kEarliest ? kEarliestOffset : kLatestOffset,

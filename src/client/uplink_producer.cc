@@ -117,8 +117,8 @@ Status UplinkProducer::receive(int32_t node, std::vector<UplinkOutcome>* outcome
           outcome.remote_base_offset = p.base_offset;
         } else {
           outcome.status = protocol::broker_error(p.error_code, "produce to " + b.topic + "-" +
-                                                                  std::to_string(b.partition),
-                                                p.error_message);
+                                                                    std::to_string(b.partition),
+                                                  p.error_message);
         }
       }
     }

@@ -249,7 +249,7 @@ TEST(StatusTest, RetriableFollowsKafkaAndTransport) {
   EXPECT_TRUE(nl.retriable());
   EXPECT_EQ(nl.message(), "produce: NOT_LEADER_OR_FOLLOWER");
   Status exists = protocol::broker_error(protocol::to_int(protocol::ErrorCode::kTopicAlreadyExists), "create",
-                                       std::string("Topic 't' already exists."));
+                                         std::string("Topic 't' already exists."));
   EXPECT_FALSE(exists.retriable());
   EXPECT_EQ(exists.message(), "create: TOPIC_ALREADY_EXISTS: Topic 't' already exists.");
   EXPECT_EQ(protocol::broker_error(3, "m").code(), Status::Code::kNotFound);
