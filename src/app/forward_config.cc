@@ -52,9 +52,8 @@ bool link_endpoint(const Config& config, const std::string& k, forward::LinkOpti
   }
   std::string joined;
   for (const std::string& s : servers) joined += (joined.empty() ? "" : ",") + s;
-  std::string why;
-  if (!client::parse_broker_list(joined, &o->bootstrap, &why)) {
-    *error = where(config, k + "bootstrap.servers") + ": " + why;
+  if (Status s = client::parse_broker_list(joined, &o->bootstrap); !s.ok()) {
+    *error = where(config, k + "bootstrap.servers") + ": " + s.message();
     return false;
   }
   if (config.get_string(k + "security.protocol") != "PLAINTEXT") {
@@ -130,9 +129,8 @@ bool link_from(const Config& config, const std::string& name, forward::LinkOptio
     };
   }
   forward::TopicMapping mapping;
-  std::string why;
-  if (!forward::TopicMapping::create(*o, &mapping, &why)) {
-    *error = "link '" + name + "': " + why;
+  if (Status s = forward::TopicMapping::create(*o, &mapping); !s.ok()) {
+    *error = "link '" + name + "': " + s.message();
     return false;
   }
   return true;

@@ -8,7 +8,7 @@ namespace eddy::app {
 bool collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* out, std::string* error) {
   meta::OffsetStore& offsets = broker.meta()->offsets();
   std::vector<std::string> groups;
-  meta::Status s = offsets.list_groups(&groups);
+  Status s = offsets.list_groups(&groups);
   if (!s.ok()) {
     *error = s.message();
     return false;

@@ -122,23 +122,23 @@ std::string control_command(const forward::Forwarder& forwarder, const storage::
 bool set_disk_budget(const Config& config, storage::LogManager* logs) {
   const std::string& dir = logs->directory();
   storage::DataDirectorySpace space;
-  const storage::Status measured = storage::measure_data_directory(dir, &space);
+  const Status measured = storage::measure_data_directory(dir, &space);
   const uint64_t within_reach = space.available_bytes + space.directory_bytes;
   uint64_t limit = 0;
   if (config.is_set("eddy.disk.budget.bytes")) {
     limit = static_cast<uint64_t>(config.get_long("eddy.disk.budget.bytes"));
     EDDY_LOG_INFO("disk budget %s (%" PRIu64 " bytes: eddy.disk.budget.bytes, %s)",
                   storage::human_bytes(limit).c_str(), limit, config.origin("eddy.disk.budget.bytes").c_str());
-    if (measured == storage::Status::kOk && limit > within_reach) {
+    if (measured.ok() && limit > within_reach) {
       EDDY_LOG_WARN("eddy.disk.budget.bytes=%" PRIu64 " is more than the filesystem of %s can give (%s free + %s "
                     "already in the data directory): the disk may fill before the budget does",
                     limit, dir.c_str(), storage::human_bytes(space.available_bytes).c_str(),
                     storage::human_bytes(space.directory_bytes).c_str());
     }
   } else {
-    if (measured != storage::Status::kOk) {
+    if (!measured.ok()) {
       EDDY_LOG_ERROR("cannot measure the filesystem of %s (%s): set eddy.disk.budget.bytes", dir.c_str(),
-                     storage::status_name(measured));
+                     measured.to_string().c_str());
       return false;
     }
     limit = storage::default_budget_bytes(space);
@@ -172,17 +172,17 @@ void report_disk_budget(const storage::DiskBudget& budget) {
 // budget) and the meta store. False when either cannot be opened (logged).
 bool open_stores(const Config& config, const std::string& data_dir, std::unique_ptr<storage::LogManager>* logs,
                  std::unique_ptr<meta::MetaStore>* meta) {
-  storage::Status ls = storage::LogManager::open(data_dir, logs);
-  if (ls == storage::Status::kLocked) {
+  Status ls = storage::LogManager::open(data_dir, logs);
+  if (ls.code() == Status::Code::kLocked) {
     EDDY_LOG_ERROR("data directory %s is in use by another eddy process", data_dir.c_str());
     return false;
   }
-  if (ls != storage::Status::kOk) {
-    EDDY_LOG_ERROR("cannot open data directory %s: %s", data_dir.c_str(), storage::status_name(ls));
+  if (!ls.ok()) {
+    EDDY_LOG_ERROR("cannot open data directory %s: %s", data_dir.c_str(), ls.to_string().c_str());
     return false;
   }
   if (!set_disk_budget(config, logs->get())) return false;
-  meta::Status ms = meta::MetaStore::open(data_dir + "/eddy.db", meta);
+  Status ms = meta::MetaStore::open(data_dir + "/eddy.db", meta);
   if (!ms.ok()) {
     EDDY_LOG_ERROR("%s", ms.message().c_str());
     return false;
@@ -193,12 +193,12 @@ bool open_stores(const Config& config, const std::string& data_dir, std::unique_
 // Both stores closed durably: kExitOk, else kExitFailure (logged).
 int close_stores(storage::LogManager& logs, meta::MetaStore& meta) {
   int rc = kExitOk;
-  storage::Status cs = logs.close();
-  if (cs != storage::Status::kOk) {
-    EDDY_LOG_ERROR("closing the logs failed: %s", storage::status_name(cs));
+  Status cs = logs.close();
+  if (!cs.ok()) {
+    EDDY_LOG_ERROR("closing the logs failed: %s", cs.to_string().c_str());
     rc = kExitFailure;
   }
-  meta::Status mcs = meta.close();
+  Status mcs = meta.close();
   if (!mcs.ok()) {
     EDDY_LOG_ERROR("%s", mcs.message().c_str());
     rc = kExitFailure;
@@ -260,8 +260,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   // Before the broker opens its topics, so that forwarded partitions are
   // pinned before anything is appended.
   forward::Forwarder forwarder(reactor, broker, data_dir, std::move(links));
-  if (!forwarder.init(&error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
+  if (Status s = forwarder.init(); !s.ok()) {
+    EDDY_LOG_ERROR("%s", s.message().c_str());
     return kExitFailure;
   }
   // Listening before the topics load, so that a tool asking meanwhile waits
@@ -273,8 +273,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     // The broker works without it; only `eddy forward status` cannot reach it.
     EDDY_LOG_WARN("%s; `eddy forward status` will not reach this broker", error.c_str());
   }
-  if (!broker.start(&error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
+  if (Status s = broker.start(); !s.ok()) {
+    EDDY_LOG_ERROR("%s", s.message().c_str());
     return kExitFailure;
   }
   report_disk_budget(logs->budget());

@@ -169,9 +169,8 @@ bool client_options_from_flags(const ToolFlags& flags, client::ClientOptions* ou
     *error = "--bootstrap-server is required";
     return false;
   }
-  std::string why;
-  if (!client::parse_broker_list(*servers, &out->bootstrap, &why)) {
-    *error = "--bootstrap-server: " + why;
+  if (Status s = client::parse_broker_list(*servers, &out->bootstrap); !s.ok()) {
+    *error = "--bootstrap-server: " + s.message();
     return false;
   }
   out->connection.client_id = "eddy-tools";
@@ -207,6 +206,6 @@ int runtime_error(const char* tool, const std::string& message) {
   return kExitFailure;
 }
 
-int runtime_error(const char* tool, const client::Status& status) { return runtime_error(tool, status.message()); }
+int runtime_error(const char* tool, const Status& status) { return runtime_error(tool, status.message()); }
 
 }  // namespace eddy::app

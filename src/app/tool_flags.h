@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "client/client.h"
-#include "client/status.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 
 namespace eddy::app {
 
@@ -73,6 +74,6 @@ bool parse_tool_args(const char* tool, const std::vector<std::string>& args, std
 // stderr and returns the exit code.
 int usage_error(const char* tool, const std::string& message, const std::string& usage);
 int runtime_error(const char* tool, const std::string& message);
-int runtime_error(const char* tool, const client::Status& status);
+int runtime_error(const char* tool, const Status& status);
 
 }  // namespace eddy::app

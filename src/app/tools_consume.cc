@@ -204,13 +204,13 @@ int consume_loop(client::Consumer& consumer, const ConsumeSettings& settings, in
     if (timeout_ms >= 0 && now - idle_since >= timeout_ms) return kExitOk;
     int64_t slice = timeout_ms >= 0 ? std::max<int64_t>(0, idle_since + timeout_ms - now) : 1000;
     size_t delivered = 0;
-    client::Status s = consumer.poll(client::Deadline::after_ms(std::min<int64_t>(slice, 1000)),
-                                     [&](const client::ConsumerRecord& r) {
-                                       print_record(r, settings.format);
-                                       ++*processed;
-                                       return max_messages < 0 || *processed < max_messages;
-                                     },
-                                     &delivered);
+    Status s = consumer.poll(client::Deadline::after_ms(std::min<int64_t>(slice, 1000)),
+                             [&](const client::ConsumerRecord& r) {
+                               print_record(r, settings.format);
+                               ++*processed;
+                               return max_messages < 0 || *processed < max_messages;
+                             },
+                             &delivered);
     std::fflush(stdout);
     if (delivered > 0) idle_since = port::monotonic_millis();
     if (max_messages >= 0 && *processed >= max_messages) return kExitOk;
@@ -242,12 +242,12 @@ int run_consume(const std::vector<std::string>& args) {
   if (!consume_settings(flags, &settings, &error)) return usage_error(kTool, error, usage());
 
   client::Client client(settings.client);
-  client::Status s = client.bootstrap();
+  Status s = client.bootstrap();
   if (!s.ok()) return runtime_error(kTool, s);
   const client::TopicInfo* info = nullptr;
   s = client.topic_metadata(settings.topic, false, &info);
   if (!s.ok()) {
-    if (s.code() == client::StatusCode::kNotFound) {
+    if (s.code() == Status::Code::kNotFound) {
       return runtime_error(kTool, "topic '" + settings.topic + "' does not exist");
     }
     return runtime_error(kTool, s);

@@ -53,14 +53,14 @@ std::string usage() {
 // One request at the highest version both this tool (up to max_version)
 // and the broker speak.
 template <typename Req, typename Resp, typename Fill>
-client::Status group_call(client::Client& client, int16_t max_version, Fill&& fill, Resp* response) {
+Status group_call(client::Client& client, int16_t max_version, Fill&& fill, Resp* response) {
   client::BrokerConnection* conn = nullptr;
-  client::Status s = client.connection(-1, &conn);
+  Status s = client.connection(-1, &conn);
   if (!s.ok()) return s;
   auto range = conn->versions().broker_range(Req::kApiKey);
   if (!range || range->min > max_version) {
-    return client::Status::error(client::StatusCode::kUnsupportedVersion,
-                                 std::string("the broker does not support ") + protocol::api_name(Req::kApiKey));
+    return Status::error(Status::Code::kUnsupportedVersion,
+                         std::string("the broker does not support ") + protocol::api_name(Req::kApiKey));
   }
   const int16_t version = std::min(max_version, range->max);
   Req request;
@@ -68,8 +68,8 @@ client::Status group_call(client::Client& client, int16_t max_version, Fill&& fi
   return conn->call(request, version, response, client.request_deadline());
 }
 
-client::Status broker_error(int16_t code, const std::string& context) {
-  return client::Status::broker_error(code, context);
+Status broker_error(int16_t code, const std::string& context) {
+  return protocol::broker_error(code, context);
 }
 
 struct Member {
@@ -82,12 +82,12 @@ struct GroupInfo {
   std::vector<Member> members;
 };
 
-client::Status describe_group(client::Client& client, const std::string& group, GroupInfo* out) {
+Status describe_group(client::Client& client, const std::string& group, GroupInfo* out) {
   protocol::DescribeGroupsResponse resp;
-  client::Status s = group_call<protocol::DescribeGroupsRequest>(
+  Status s = group_call<protocol::DescribeGroupsRequest>(
       client, 5, [&](protocol::DescribeGroupsRequest& r, int16_t) { r.groups = {group}; }, &resp);
   if (!s.ok()) return s;
-  if (resp.groups.size() != 1) return client::Status::error(client::StatusCode::kProtocol, "DescribeGroups: no group");
+  if (resp.groups.size() != 1) return Status::error(Status::Code::kProtocol, "DescribeGroups: no group");
   const auto& g = resp.groups[0];
   if (g.error_code != 0) return broker_error(g.error_code, "DescribeGroups " + group);
   out->state = g.group_state;
@@ -105,14 +105,14 @@ client::Status describe_group(client::Client& client, const std::string& group, 
     std::sort(member.partitions.begin(), member.partitions.end());
     out->members.push_back(std::move(member));
   }
-  return client::Status();
+  return Status();
 }
 
 // Committed offsets of group: (topic, partition) -> offset.
-client::Status committed_offsets(client::Client& client, const std::string& group,
-                                 std::map<std::pair<std::string, int32_t>, int64_t>* out) {
+Status committed_offsets(client::Client& client, const std::string& group,
+                         std::map<std::pair<std::string, int32_t>, int64_t>* out) {
   protocol::OffsetFetchResponse resp;
-  client::Status s = group_call<protocol::OffsetFetchRequest>(
+  Status s = group_call<protocol::OffsetFetchRequest>(
       client, 7,
       [&](protocol::OffsetFetchRequest& r, int16_t) {
         r.group_id = group;
@@ -127,14 +127,14 @@ client::Status committed_offsets(client::Client& client, const std::string& grou
       if (p.committed_offset >= 0) (*out)[{t.name, p.partition_index}] = p.committed_offset;
     }
   }
-  return client::Status();
+  return Status();
 }
 
 // ListOffsets for one partition: timestamp -1 latest, -2 earliest.
-client::Status list_offset(client::Client& client, const std::string& topic, int32_t partition, int64_t timestamp,
-                           int64_t* out) {
+Status list_offset(client::Client& client, const std::string& topic, int32_t partition, int64_t timestamp,
+                   int64_t* out) {
   protocol::ListOffsetsResponse resp;
-  client::Status s = client.call<protocol::ListOffsetsRequest>(
+  Status s = client.call<protocol::ListOffsetsRequest>(
       -1,
       [&](protocol::ListOffsetsRequest& r, int16_t) {
         r.replica_id = -1;
@@ -149,11 +149,11 @@ client::Status list_offset(client::Client& client, const std::string& topic, int
       &resp);
   if (!s.ok()) return s;
   if (resp.topics.empty() || resp.topics[0].partitions.empty())
-    return client::Status::error(client::StatusCode::kProtocol, "ListOffsets: empty response");
+    return Status::error(Status::Code::kProtocol, "ListOffsets: empty response");
   const auto& p = resp.topics[0].partitions[0];
   if (p.error_code != 0) return broker_error(p.error_code, "ListOffsets " + topic + "-" + std::to_string(partition));
   *out = p.offset;
-  return client::Status();
+  return Status();
 }
 
 std::string or_dash(int64_t v) { return v < 0 ? "-" : std::to_string(v); }
@@ -161,7 +161,7 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
 int do_list(client::Client& client) {
   protocol::ListGroupsResponse resp;
-  client::Status s = group_call<protocol::ListGroupsRequest>(
+  Status s = group_call<protocol::ListGroupsRequest>(
       client, 4, [](protocol::ListGroupsRequest&, int16_t) {}, &resp);
   if (!s.ok()) return runtime_error(kTool, s);
   if (resp.error_code != 0) return runtime_error(kTool, broker_error(resp.error_code, "ListGroups"));
@@ -171,7 +171,7 @@ int do_list(client::Client& client) {
 
 int do_describe(client::Client& client, const std::string& group, bool members_only) {
   GroupInfo info;
-  client::Status s = describe_group(client, group, &info);
+  Status s = describe_group(client, group, &info);
   if (!s.ok()) return runtime_error(kTool, s);
   std::map<std::pair<std::string, int32_t>, int64_t> committed;
   s = committed_offsets(client, group, &committed);
@@ -302,10 +302,10 @@ bool parse_reset_target(const ToolFlags& flags, ResetTarget* target, std::string
   return true;
 }
 
-client::Status resolve_reset(client::Client& client, const std::string& topic, int32_t partition,
-                             const ResetTarget& target, int64_t* offset) {
+Status resolve_reset(client::Client& client, const std::string& topic, int32_t partition,
+                     const ResetTarget& target, int64_t* offset) {
   int64_t earliest = 0, latest = 0;
-  client::Status s = list_offset(client, topic, partition, -2, &earliest);
+  Status s = list_offset(client, topic, partition, -2, &earliest);
   if (s.ok()) s = list_offset(client, topic, partition, -1, &latest);
   if (!s.ok()) return s;
   switch (target.kind) {
@@ -320,10 +320,10 @@ client::Status resolve_reset(client::Client& client, const std::string& topic, i
   return s;
 }
 
-client::Status commit_reset(client::Client& client, const std::string& group, const std::string& topic,
-                            const std::vector<std::pair<int32_t, int64_t>>& target) {
+Status commit_reset(client::Client& client, const std::string& group, const std::string& topic,
+                    const std::vector<std::pair<int32_t, int64_t>>& target) {
   protocol::OffsetCommitResponse resp;
-  client::Status s = group_call<protocol::OffsetCommitRequest>(
+  Status s = group_call<protocol::OffsetCommitRequest>(
       client, 8,
       [&](protocol::OffsetCommitRequest& r, int16_t) {
         r.group_id = group;
@@ -349,7 +349,7 @@ client::Status commit_reset(client::Client& client, const std::string& group, co
       }
     }
   }
-  return client::Status();
+  return Status();
 }
 
 int do_reset(client::Client& client, const ToolFlags& flags, const std::string& group) {
@@ -362,7 +362,7 @@ int do_reset(client::Client& client, const ToolFlags& flags, const std::string& 
     return usage_error(kTool, error, usage());
   }
   const client::TopicInfo* info = nullptr;
-  client::Status s = client.topic_metadata(topic, false, &info);
+  Status s = client.topic_metadata(topic, false, &info);
   if (!s.ok()) return runtime_error(kTool, s);
   if (partitions.empty()) {
     for (const auto& p : info->partitions) partitions.push_back(p.partition);
@@ -422,7 +422,7 @@ int run_groups(const std::vector<std::string>& args) {
   client::ClientOptions options;
   if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
   client::Client client(options);
-  client::Status s = client.bootstrap();
+  Status s = client.bootstrap();
   if (!s.ok()) return runtime_error(kTool, s);
   if (action == "--list") return do_list(client);
   if (action == "--describe") return do_describe(client, *group, flags.has("--members"));

@@ -220,8 +220,8 @@ bool send_line(client::Producer& producer, const ProduceSettings& settings, cons
   if (!(settings.null_marker && value_text == *settings.null_marker)) {
     value = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value_text.data()), value_text.size());
   }
-  client::Status s = producer.send(settings.topic, static_cast<int32_t>(settings.partition), key, value,
-                                   port::wall_clock_millis());
+  Status s = producer.send(settings.topic, static_cast<int32_t>(settings.partition), key, value,
+                           port::wall_clock_millis());
   if (s.ok()) return true;
   std::fprintf(stderr, "eddy produce: line %llu: %s\n", static_cast<unsigned long long>(line_number),
                s.message().c_str());
@@ -250,7 +250,7 @@ uint64_t send_input(client::Producer& producer, const ProduceSettings& settings,
       }
     }
     if (unsent && (!more || port::monotonic_millis() >= flush_at)) {
-      client::Status s = producer.flush();
+      Status s = producer.flush();
       if (!s.ok()) std::fprintf(stderr, "eddy produce: %s\n", s.message().c_str());
       unsent = false;
     }
@@ -270,7 +270,7 @@ int run_produce(const std::vector<std::string>& args) {
   if (!produce_settings(flags, &settings, &error)) return usage_error(kTool, error, usage());
 
   client::Client client(settings.client);
-  client::Status s = client.bootstrap();
+  Status s = client.bootstrap();
   if (!s.ok()) return runtime_error(kTool, s);
   // Check the topic (creating it where the broker auto-creates topics) and
   // the partition before reading any input.
@@ -278,7 +278,7 @@ int run_produce(const std::vector<std::string>& args) {
   int32_t partition_count = 0;
   s = producer.partition_count(settings.topic, &partition_count);
   if (!s.ok()) {
-    if (s.code() == client::StatusCode::kNotFound) {
+    if (s.code() == Status::Code::kNotFound) {
       return runtime_error(kTool, "topic '" + settings.topic + "' does not exist");
     }
     return runtime_error(kTool, s);

@@ -52,13 +52,13 @@ std::string join_ids(const std::vector<int32_t>& ids) {
   return out;
 }
 
-bool topic_exists_error(const client::Status& s) {
-  return s.kafka_error() == protocol::ErrorCode::kTopicAlreadyExists;
+bool topic_exists_error(const Status& s) {
+  return protocol::kafka_error(s) == protocol::ErrorCode::kTopicAlreadyExists;
 }
 
-bool topic_missing_error(const client::Status& s) {
-  return s.kafka_error() == protocol::ErrorCode::kUnknownTopicOrPartition ||
-         s.kafka_error() == protocol::ErrorCode::kUnknownTopicId;
+bool topic_missing_error(const Status& s) {
+  return protocol::kafka_error(s) == protocol::ErrorCode::kUnknownTopicOrPartition ||
+         protocol::kafka_error(s) == protocol::ErrorCode::kUnknownTopicId;
 }
 
 int do_create(client::Client& client, const ToolFlags& flags, const std::string& topic) {
@@ -81,7 +81,7 @@ int do_create(client::Client& client, const ToolFlags& flags, const std::string&
     t.configs.emplace_back(item.substr(0, eq), item.substr(eq + 1));
   }
   client::Admin admin(&client);
-  client::Status s = admin.create_topic(t);
+  Status s = admin.create_topic(t);
   if (!s.ok()) {
     if (flags.has("--if-not-exists") && topic_exists_error(s)) return kExitOk;
     return runtime_error(kTool, s);
@@ -91,7 +91,7 @@ int do_create(client::Client& client, const ToolFlags& flags, const std::string&
 }
 
 int do_list(client::Client& client, const ToolFlags& flags) {
-  client::Status s = client.refresh_metadata(nullptr, false);
+  Status s = client.refresh_metadata(nullptr, false);
   if (!s.ok()) return runtime_error(kTool, s);
   for (const auto& [name, info] : client.metadata().topics()) {
     if (info.is_internal && flags.has("--exclude-internal")) continue;
@@ -131,7 +131,7 @@ void print_disk_budget(const DiskFigures& figures) {
 
 int describe_one(client::Admin& admin, const client::TopicInfo& info, const DiskFigures& disk) {
   std::vector<client::ConfigEntry> configs;
-  client::Status s = admin.describe_topic_configs(info.name, &configs);
+  Status s = admin.describe_topic_configs(info.name, &configs);
   if (!s.ok()) return runtime_error(kTool, s);
   std::string config_text;
   for (const auto& c : configs) {
@@ -160,7 +160,7 @@ int do_describe(client::Client& client, const ToolFlags& flags, const std::strin
   client::Admin admin(&client);
   if (topic != nullptr) {
     const client::TopicInfo* info = nullptr;
-    client::Status s = client.topic_metadata(*topic, false, &info);
+    Status s = client.topic_metadata(*topic, false, &info);
     if (!s.ok()) {
       if (topic_missing_error(s)) {
         if (flags.has("--if-exists")) return kExitOk;
@@ -173,7 +173,7 @@ int do_describe(client::Client& client, const ToolFlags& flags, const std::strin
     if (rc == kExitOk) print_disk_budget(disk);
     return rc;
   }
-  client::Status s = client.refresh_metadata(nullptr, false);
+  Status s = client.refresh_metadata(nullptr, false);
   if (!s.ok()) return runtime_error(kTool, s);
   // Copy: describing refreshes nothing, but keep the loop independent of the cache.
   std::vector<client::TopicInfo> topics;
@@ -192,7 +192,7 @@ int do_describe(client::Client& client, const ToolFlags& flags, const std::strin
 
 int do_delete(client::Client& client, const ToolFlags& flags, const std::string& topic) {
   client::Admin admin(&client);
-  client::Status s = admin.delete_topic(topic);
+  Status s = admin.delete_topic(topic);
   if (!s.ok()) {
     if (topic_missing_error(s)) {
       if (flags.has("--if-exists")) return kExitOk;
@@ -227,7 +227,7 @@ int do_alter(client::Client& client, const ToolFlags& flags, const std::string& 
     return usage_error(kTool, "--alter needs --partitions, --add-config or --delete-config", usage());
   }
   const client::TopicInfo* info = nullptr;
-  client::Status s = client.topic_metadata(topic, false, &info);
+  Status s = client.topic_metadata(topic, false, &info);
   if (!s.ok()) {
     if (topic_missing_error(s)) {
       if (flags.has("--if-exists")) return kExitOk;
@@ -284,7 +284,7 @@ int run_topics(const std::vector<std::string>& args) {
   }
 
   client::Client client(options);
-  client::Status s = client.bootstrap();
+  Status s = client.bootstrap();
   if (!s.ok()) return runtime_error(kTool, s);
   if (action == "--create") return do_create(client, flags, *topic);
   if (action == "--list") return do_list(client, flags);

@@ -33,19 +33,17 @@ Broker::Broker(port::Executor& executor, BrokerOptions options, meta::MetaStore*
 
 Broker::~Broker() { *alive_ = false; }
 
-bool Broker::start(std::string* error) {
+Status Broker::start() {
   EDDY_DCHECK_ON_LOOP(executor_);
-  if (!topics_.load(error)) return false;
-  if (!producer_state_error_.empty()) {
-    *error = producer_state_error_;
-    return false;
-  }
+  Status s = topics_.load();
+  if (!s.ok()) return s;
+  if (!producer_state_error_.ok()) return producer_state_error_;
   schedule_producer_snapshots();
   started_ = true;
-  return start_groups(error);
+  return start_groups();
 }
 
-void Broker::note_encode_problem(const Request& request, const protocol::Status& status) {
+void Broker::note_encode_problem(const Request& request, const Status& status) {
   // A value the negotiated version cannot carry: the frame is still valid
   // (the value is dropped); worth knowing, not worth failing the client.
   EDDY_LOG_DEBUG("encoding %s v%d for %s: %s", protocol::api_name(request.api_key()), request.version(),
@@ -88,7 +86,7 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
   request->client = client;
   request->frame = std::move(frame);
   request->reply = std::move(reply);
-  protocol::Status s = protocol::parse_request_header(request->frame, &request->parsed);
+  Status s = protocol::parse_request_header(request->frame, &request->parsed);
   if (!s.ok()) {
     close_bad_request(*request, s.message());
     return;
@@ -128,7 +126,8 @@ void Broker::handle_api_versions(RequestPtr request) {
     // client can retry with a version we speak.
     response.error_code = protocol::to_int(ErrorCode::kUnsupportedVersion);
     protocol::OutputBuffer out;
-    protocol::encode_response_frame(response, 0, request->correlation_id(), &out);
+    Status s = protocol::encode_response_frame(response, 0, request->correlation_id(), &out);
+    if (!s.ok()) note_encode_problem(*request, s);
     request->reply->send(std::move(out));
     return;
   }
@@ -147,11 +146,11 @@ const AdvertisedListener* Broker::endpoint_for(const std::string& listener) cons
 void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log) {
   if (partition_observer_) partition_observer_(topic.name, partition, log, started_);
   ProducerReplayStats replay;
-  std::string error;
   const int64_t started = port::monotonic_millis();
-  if (!producer_state_.open_partition(topic.name, partition, log, port::wall_clock_millis(), &replay, &error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
-    if (producer_state_error_.empty()) producer_state_error_ = error;
+  Status s = producer_state_.open_partition(topic.name, partition, log, port::wall_clock_millis(), &replay);
+  if (!s.ok()) {
+    EDDY_LOG_ERROR("%s", s.message().c_str());
+    if (producer_state_error_.ok()) producer_state_error_ = s;
   } else if (replay.batches_replayed > 0 || replay.snapshot_rows > 0) {
     EDDY_LOG_INFO("%s-%d: producer state from %zu snapshot rows and %zu batches (%llu bytes) in %lld ms",
                   topic.name.c_str(), partition, replay.snapshot_rows, replay.batches_replayed,
@@ -161,7 +160,7 @@ void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage:
   std::weak_ptr<bool> alive = alive_;
   std::string name = topic.name;
   port::Executor* executor = &executor_;
-  log->set_durability_listener([this, alive, name, partition, executor](int64_t durable, storage::Status status) {
+  log->set_durability_listener([this, alive, name, partition, executor](int64_t durable, Status status) {
     // Flusher thread: hand over to the reactor.
     executor->post([this, alive, name, partition, durable] {
       auto a = alive.lock();

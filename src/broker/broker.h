@@ -66,9 +66,9 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
-  // Opens the topics the meta store knows. False with *error when a log
-  // cannot be opened.
-  bool start(std::string* error);
+  // Opens the topics the meta store knows. Fails when a log, the producer
+  // state or the group coordinator cannot be opened.
+  Status start();
 
   // A request frame (without its size prefix) from a client.
   void handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply);
@@ -142,7 +142,7 @@ class Broker {
   // cannot flood the log.
   void note_refused_batch(const Request& request, const std::string& topic, int32_t partition,
                           protocol::ErrorCode code, const std::string& why);
-  void note_encode_problem(const Request& request, const protocol::Status& status);
+  void note_encode_problem(const Request& request, const Status& status);
 
   // Handlers (one file each, named after the API family).
   void handle_api_versions(RequestPtr request);
@@ -172,7 +172,7 @@ class Broker {
   void handle_list_groups(RequestPtr request);
   void handle_describe_groups(RequestPtr request);
   void handle_delete_groups(RequestPtr request);
-  bool start_groups(std::string* error);
+  Status start_groups();
   void drain_groups();
   void handle_init_producer_id(RequestPtr request);
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
@@ -230,7 +230,7 @@ class Broker {
   TopicTable topics_;
   ProducerStateTable producer_state_;
   // Set when a partition's producer state could not be rebuilt (start fails).
-  std::string producer_state_error_;
+  Status producer_state_error_;
   std::list<ProduceWaiter> produce_waiters_;
   std::list<FetchWaiter> fetch_waiters_;
   std::unique_ptr<group::Coordinator> coordinator_;  // created by start()
@@ -249,7 +249,7 @@ class Broker {
 template <typename M>
 void Broker::respond(Request& request, const M& body) {
   protocol::OutputBuffer out;
-  protocol::Status s = protocol::encode_response_frame(body, request.version(), request.correlation_id(), &out);
+  Status s = protocol::encode_response_frame(body, request.version(), request.correlation_id(), &out);
   if (!s.ok()) note_encode_problem(request, s);
   request.reply->send(std::move(out));
 }
@@ -257,7 +257,7 @@ void Broker::respond(Request& request, const M& body) {
 template <typename M>
 bool Broker::decode(Request& request, M* out) {
   size_t trailing = 0;
-  protocol::Status s = protocol::decode_request_body(request.frame, request.parsed, out, &trailing);
+  Status s = protocol::decode_request_body(request.frame, request.parsed, out, &trailing);
   if (!s.ok()) {
     close_bad_request(request, s.message());
     return false;

@@ -51,12 +51,12 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
       size_t limit = static_cast<size_t>(std::max<int32_t>(fp.partition_max_bytes, 0));
       if (!first_data) limit = std::min<size_t>(limit, static_cast<size_t>(std::max<int64_t>(budget, 0)));
       storage::ReadResult read;
-      storage::Status s = storage::Status::kOk;
+      Status s;
       if (limit > 0 || first_data) s = log->read(fp.fetch_offset, std::max<size_t>(limit, 1), -1, &read);
-      if (s == storage::Status::kOffsetOutOfRange) {
+      if (s.code() == Status::Code::kOutOfRange) {
         out.error_code = protocol::to_int(ErrorCode::kOffsetOutOfRange);
         errors = true;
-      } else if (s != storage::Status::kOk) {
+      } else if (!s.ok()) {
         out.error_code = protocol::to_int(ErrorCode::kKafkaStorageError);
         errors = true;
       } else if (read.bytes > 0 && (first_data || static_cast<int64_t>(read.bytes) <= budget)) {

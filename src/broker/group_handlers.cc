@@ -34,7 +34,7 @@ group::ClientContext context_of(const Request& request) {
 
 }  // namespace
 
-bool Broker::start_groups(std::string* error) {
+Status Broker::start_groups() {
   group::CoordinatorOptions o;
   o.min_session_timeout_ms = options_.group_min_session_timeout_ms;
   o.max_session_timeout_ms = options_.group_max_session_timeout_ms;
@@ -48,12 +48,7 @@ bool Broker::start_groups(std::string* error) {
         return t != nullptr && partition >= 0 && static_cast<size_t>(partition) < t->partitions.size();
       },
       o);
-  meta::Status s = coordinator_->start();
-  if (!s.ok()) {
-    *error = "group coordinator: " + s.message();
-    return false;
-  }
-  return true;
+  return coordinator_->start().with_context("group coordinator");
 }
 
 void Broker::drain_groups() {

@@ -77,7 +77,7 @@ ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitP
 
 bool Broker::allocate_producer_id(const Request& request, int64_t now, protocol::InitProducerIdResponse* response) {
   int64_t id = -1;
-  meta::Status s = meta_->producer_ids().next(&id);
+  Status s = meta_->producer_ids().next(&id);
   if (!s.ok()) {
     EDDY_LOG_ERROR("InitProducerId from %s: allocating a producer id: %s", request.client.peer.c_str(),
                    s.message().c_str());

@@ -50,14 +50,14 @@ void Broker::handle_list_offsets(RequestPtr request) {
         out.offset = log->log_start_offset();
       } else if (p.timestamp == kMaxTimestamp) {
         storage::TimestampLookup found;
-        if (log->find_max_timestamp(&found, &options_.decompress) == storage::Status::kOk && found.found) {
+        if (log->find_max_timestamp(&found, &options_.decompress).ok() && found.found) {
           out.offset = found.offset;
           out.timestamp = found.timestamp;
         }
       } else if (p.timestamp >= 0) {
         storage::TimestampLookup found;
-        storage::Status s = log->find_offset_by_timestamp(p.timestamp, &found, &options_.decompress);
-        if (s != storage::Status::kOk) {
+        Status s = log->find_offset_by_timestamp(p.timestamp, &found, &options_.decompress);
+        if (!s.ok()) {
           out.error_code = protocol::to_int(ErrorCode::kKafkaStorageError);
         } else if (found.found) {
           out.offset = found.offset;
@@ -118,13 +118,13 @@ void Broker::handle_delete_records(RequestPtr request) {
       } else {
         // -1 means "up to the high watermark", as in Kafka.
         int64_t offset = p.offset == -1 ? log->high_watermark() : p.offset;
-        storage::Status s = offset < 0 ? storage::Status::kOffsetOutOfRange : storage::Status::kOk;
-        if (s == storage::Status::kOk && offset > log->log_start_offset()) s = log->delete_records_before(offset);
-        if (s == storage::Status::kOk) {
+        Status s = offset < 0 ? Status::out_of_range("offset out of range") : Status();
+        if (s.ok() && offset > log->log_start_offset()) s = log->delete_records_before(offset);
+        if (s.ok()) {
           out.low_watermark = log->log_start_offset();
         } else {
-          out.error_code = protocol::to_int(s == storage::Status::kOffsetOutOfRange ? ErrorCode::kOffsetOutOfRange
-                                                                                   : ErrorCode::kKafkaStorageError);
+          out.error_code = protocol::to_int(s.code() == Status::Code::kOutOfRange ? ErrorCode::kOffsetOutOfRange
+                                                                                  : ErrorCode::kKafkaStorageError);
         }
       }
       topic_out.partitions.push_back(std::move(out));

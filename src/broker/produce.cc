@@ -19,21 +19,21 @@ using protocol::ProduceResponse;
 
 namespace {
 
-ErrorCode error_for(storage::Status s, int16_t version) {
-  switch (s) {
-    case storage::Status::kOk: return ErrorCode::kNone;
-    case storage::Status::kCorruptBatch: return ErrorCode::kCorruptMessage;
-    case storage::Status::kInvalidBatch: return ErrorCode::kCorruptMessage;
-    case storage::Status::kUnsupportedMagic:
+ErrorCode error_for(const Status& s, int16_t version) {
+  switch (s.code()) {
+    case Status::Code::kOk: return ErrorCode::kNone;
+    // A CRC mismatch and a malformed batch alike (the message says which).
+    case Status::Code::kCorruption: return ErrorCode::kCorruptMessage;
+    case Status::Code::kNotSupported:
       // Kafka answers Produce v3+ carrying a magic 0/1 message set with
       // INVALID_RECORD; older versions may carry them, which Eddy does not
       // store.
       return version >= 3 ? ErrorCode::kInvalidRecord : ErrorCode::kUnsupportedForMessageFormat;
-    case storage::Status::kBatchTooLarge: return ErrorCode::kMessageTooLarge;
-    case storage::Status::kOffsetOutOfRange: return ErrorCode::kOffsetOutOfRange;
-    case storage::Status::kLogFull:
-    case storage::Status::kNoSpace:
-    case storage::Status::kIoError: return ErrorCode::kKafkaStorageError;
+    case Status::Code::kTooLarge: return ErrorCode::kMessageTooLarge;
+    case Status::Code::kOutOfRange: return ErrorCode::kOffsetOutOfRange;
+    case Status::Code::kLogFull:
+    case Status::Code::kNoSpace:
+    case Status::Code::kIOError: return ErrorCode::kKafkaStorageError;
     default: return ErrorCode::kUnknownServerError;
   }
 }
@@ -150,7 +150,7 @@ int64_t find_written_batch(storage::PartitionLog* log, int64_t last_offset, cons
   if (last_offset < log->log_start_offset() || last_offset >= log->log_end_offset()) return -1;
   std::vector<uint8_t> bytes;
   int64_t next = 0;
-  if (log->read_copy(last_offset, 1, log->log_end_offset(), &bytes, &next) != storage::Status::kOk) return -1;
+  if (!log->read_copy(last_offset, 1, log->log_end_offset(), &bytes, &next).ok()) return -1;
   protocol::RecordBatchView written;
   if (protocol::RecordBatchView::parse(bytes, &written) != protocol::BatchError::kOk) return -1;
   if (written.last_offset() != last_offset || written.producer_id() != retry.producer_id() ||
@@ -272,12 +272,12 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
   storage::AppendResult result;
   storage::AppendOptions append;
   append.crc_verified = true;
-  storage::Status s = log->append(writable, append, &result);
+  Status s = log->append(writable, append, &result);
   code = error_for(s, request.version());
   if (code != ErrorCode::kNone) {
-    *message = s == storage::Status::kLogFull
+    *message = s.code() == Status::Code::kLogFull
                    ? "The partition's disk budget is full of data not yet forwarded (eddy.full.policy=reject)"
-                   : std::string("append failed: ") + storage::status_name(s);
+                   : std::string("append failed: ") + s.to_string();
     return code;
   }
   if (producers != nullptr) {

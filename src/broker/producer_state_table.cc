@@ -24,19 +24,16 @@ meta::ProducerSnapshot marker_row(const std::string& topic, int32_t partition, i
 
 }  // namespace
 
-bool ProducerStateTable::open_partition(const std::string& topic, int32_t partition, storage::PartitionLog* log,
-                                        int64_t now_ms, ProducerReplayStats* stats, std::string* error) {
+Status ProducerStateTable::open_partition(const std::string& topic, int32_t partition, storage::PartitionLog* log,
+                                          int64_t now_ms, ProducerReplayStats* stats) {
   PartitionState& state = partitions_[Key(topic, partition)];
   if (state.log != nullptr) by_log_.erase(state.log);
   state = PartitionState{};
   state.log = log;
   by_log_[log] = &state;
   std::vector<meta::ProducerSnapshot> rows;
-  meta::Status s = meta_->producer_snapshots().load(topic, partition, &rows);
-  if (!s.ok()) {
-    *error = "loading the producer state of " + topic + "-" + std::to_string(partition) + ": " + s.message();
-    return false;
-  }
+  Status s = meta_->producer_snapshots().load(topic, partition, &rows);
+  if (!s.ok()) return s.with_context("loading the producer state of " + topic + "-" + std::to_string(partition));
   const int64_t log_end = log->log_end_offset();
   int64_t point = -1;
   bool dropped = false;
@@ -72,7 +69,8 @@ bool ProducerStateTable::open_partition(const std::string& topic, int32_t partit
   state.last_rows = std::move(kept);
   state.last_point = point;
   int64_t from = std::max(point, log->log_start_offset());
-  if (!replay(state, from, now_ms, stats, error)) return false;
+  s = replay(state, from, now_ms, stats);
+  if (!s.ok()) return s;
   if (dropped) {
     // Rows beyond the log end must not outlive this start: the log will
     // grow past them.
@@ -80,27 +78,21 @@ bool ProducerStateTable::open_partition(const std::string& topic, int32_t partit
     if (point >= 0) fixed.push_back(marker_row(topic, partition, point, now_ms));
     s = meta_->producer_snapshots().replace_partition(topic, partition, fixed);
     if (!s.ok()) {
-      *error = "removing stale producer state of " + topic + "-" + std::to_string(partition) + ": " + s.message();
-      return false;
+      return s.with_context("removing stale producer state of " + topic + "-" + std::to_string(partition));
     }
   }
-  return true;
+  return Status();
 }
 
-bool ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t now_ms, ProducerReplayStats* stats,
-                                std::string* error) {
+Status ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t now_ms, ProducerReplayStats* stats) {
   storage::PartitionLog* log = state.log;
   const int64_t end = log->log_end_offset();
   std::vector<uint8_t> bytes;
   int64_t offset = from;
   while (offset < end) {
     int64_t next = offset;
-    storage::Status s = log->read_copy(offset, kReplayChunkBytes, end, &bytes, &next);
-    if (s != storage::Status::kOk) {
-      *error = "replaying " + log->directory() + " from offset " + std::to_string(offset) + ": " +
-               storage::status_name(s);
-      return false;
-    }
+    Status s = log->read_copy(offset, kReplayChunkBytes, end, &bytes, &next);
+    if (!s.ok()) return s.with_context("replaying " + log->directory() + " from offset " + std::to_string(offset));
     if (next <= offset) break;
     protocol::BatchIterator it(bytes, /*verify_crc=*/false);
     protocol::RecordBatchView batch;
@@ -116,7 +108,7 @@ bool ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t now
     }
     offset = next;
   }
-  return true;
+  return Status();
 }
 
 PartitionProducers* ProducerStateTable::find(const storage::PartitionLog* log) {
@@ -159,7 +151,7 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
     const int32_t partition = it->first.second;
     PartitionState& state = it->second;
     if (current_log(topic, partition) != state.log) {
-      meta::Status s = meta_->producer_snapshots().remove_partition(topic, partition);
+      Status s = meta_->producer_snapshots().remove_partition(topic, partition);
       if (!s.ok()) EDDY_LOG_WARN("removing producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
       auto indexed = by_log_.find(state.log);
       if (indexed != by_log_.end() && indexed->second == &state) by_log_.erase(indexed);
@@ -187,7 +179,7 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
     std::vector<meta::ProducerSnapshot> rows = state.producers.to_snapshot(topic, partition, point, state.last_rows);
     std::vector<meta::ProducerSnapshot> with_marker = rows;
     with_marker.push_back(marker_row(topic, partition, point, now_ms));
-    meta::Status s = meta_->producer_snapshots().replace_partition(topic, partition, with_marker);
+    Status s = meta_->producer_snapshots().replace_partition(topic, partition, with_marker);
     if (!s.ok()) {
       EDDY_LOG_WARN("saving the producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
       ++it;

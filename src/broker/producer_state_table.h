@@ -42,10 +42,10 @@ class ProducerStateTable {
 
   // (Re)builds the state of a partition whose log was just opened: snapshot
   // rows, then the log after the snapshot point. Rows pointing beyond the
-  // log end (a deleted and re-created topic) are dropped. Returns false with
-  // *error only when the meta store or the log cannot be read.
-  bool open_partition(const std::string& topic, int32_t partition, storage::PartitionLog* log, int64_t now_ms,
-                      ProducerReplayStats* stats, std::string* error);
+  // log end (a deleted and re-created topic) are dropped. Fails only when
+  // the meta store or the log cannot be read (or written).
+  Status open_partition(const std::string& topic, int32_t partition, storage::PartitionLog* log, int64_t now_ms,
+                        ProducerReplayStats* stats);
 
   // The state of a partition; nullptr when it was never opened.
   PartitionProducers* find(const std::string& topic, int32_t partition);
@@ -85,7 +85,7 @@ class ProducerStateTable {
   };
   using Key = std::pair<std::string, int32_t>;
 
-  bool replay(PartitionState& state, int64_t from, int64_t now_ms, ProducerReplayStats* stats, std::string* error);
+  Status replay(PartitionState& state, int64_t from, int64_t now_ms, ProducerReplayStats* stats);
 
   meta::MetaStore* meta_;
   int64_t expiration_ms_;

@@ -19,12 +19,12 @@ protocol::Uuid to_protocol(const meta::Uuid& id) {
 
 TopicResult fail(ErrorCode code, std::string message) { return TopicResult{code, std::move(message)}; }
 
-TopicResult from_meta(const meta::Status& s) {
+TopicResult from_meta(const Status& s) {
   if (s.ok()) return {};
   switch (s.code()) {
-    case meta::Status::Code::kNotFound: return fail(ErrorCode::kUnknownTopicOrPartition, s.message());
-    case meta::Status::Code::kAlreadyExists: return fail(ErrorCode::kTopicAlreadyExists, s.message());
-    case meta::Status::Code::kInvalidArgument: return fail(ErrorCode::kInvalidTopicException, s.message());
+    case Status::Code::kNotFound: return fail(ErrorCode::kUnknownTopicOrPartition, s.message());
+    case Status::Code::kAlreadyExists: return fail(ErrorCode::kTopicAlreadyExists, s.message());
+    case Status::Code::kInvalidArgument: return fail(ErrorCode::kInvalidTopicException, s.message());
     default: return fail(ErrorCode::kUnknownServerError, s.message());
   }
 }
@@ -58,10 +58,10 @@ Topic* TopicTable::insert(const meta::TopicRecord& record) {
 TopicResult TopicTable::open_partitions(Topic* topic, int32_t from, int32_t to) {
   for (int32_t p = from; p < to; ++p) {
     storage::PartitionLog* log = nullptr;
-    storage::Status s = logs_->open_partition({topic->name, p}, topic->config.log, &log);
-    if (s != storage::Status::kOk) {
+    Status s = logs_->open_partition({topic->name, p}, topic->config.log, &log);
+    if (!s.ok()) {
       return fail(ErrorCode::kKafkaStorageError, "cannot open partition " + topic->name + "-" + std::to_string(p) +
-                                                     ": " + storage::status_name(s));
+                                                     ": " + s.to_string());
     }
     topic->partitions.push_back(log);
     if (on_opened_) on_opened_(*topic, p, log);
@@ -69,20 +69,15 @@ TopicResult TopicTable::open_partitions(Topic* topic, int32_t from, int32_t to) 
   return {};
 }
 
-bool TopicTable::load(std::string* error) {
+Status TopicTable::load() {
   std::vector<meta::TopicRecord> records;
-  meta::Status s = meta_->topics().list(&records);
-  if (!s.ok()) {
-    *error = s.message();
-    return false;
-  }
+  Status s = meta_->topics().list(&records);
+  if (!s.ok()) return s;
   for (const auto& record : records) {
     Topic* topic = insert(record);
     TopicResult r = open_partitions(topic, 0, record.partition_count);
-    if (!r.ok()) {
-      *error = r.message;
-      return false;
-    }
+    // open_partitions fails only with KAFKA_STORAGE_ERROR (a log that cannot be opened).
+    if (!r.ok()) return Status::io_error(r.message);
   }
   for (const auto& tp : logs_->partitions_on_disk()) {
     Topic* topic = find(tp.topic);
@@ -92,7 +87,7 @@ bool TopicTable::load(std::string* error) {
     }
   }
   EDDY_LOG_INFO("loaded %zu topics", topics_.size());
-  return true;
+  return Status();
 }
 
 Topic* TopicTable::find(const std::string& name) {
@@ -136,7 +131,7 @@ TopicResult TopicTable::create(const std::string& name, int32_t partitions, int1
   TopicResult r = validate_configs(configs);
   if (!r.ok()) return r;
   const EffectiveTopicConfig effective = effective_topic_config(options_, configs);
-  if (storage::validate(effective.log) != storage::Status::kOk) {
+  if (!storage::validate(effective.log).ok()) {
     return fail(ErrorCode::kInvalidConfig, "The resulting storage configuration is not valid.");
   }
   r = check_new_partitions(logs_->budget(), "topic '" + name + "'", partitions, effective.log);
@@ -167,9 +162,9 @@ TopicResult TopicTable::remove(const std::string& name) {
   TopicResult r = from_meta(meta_->topics().remove(name));
   if (!r.ok()) return r;
   topics_.erase(name);
-  storage::Status s = logs_->delete_topic(name);
-  if (s != storage::Status::kOk) {
-    EDDY_LOG_ERROR("delete topic %s: removing its logs failed: %s", name.c_str(), storage::status_name(s));
+  Status s = logs_->delete_topic(name);
+  if (!s.ok()) {
+    EDDY_LOG_ERROR("delete topic %s: removing its logs failed: %s", name.c_str(), s.to_string().c_str());
   }
   EDDY_LOG_INFO("deleted topic %s", name.c_str());
   return {};
@@ -215,7 +210,7 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
     }
   }
   EffectiveTopicConfig effective = effective_topic_config(options_, next);
-  if (storage::validate(effective.log) != storage::Status::kOk) {
+  if (!storage::validate(effective.log).ok()) {
     return fail(ErrorCode::kInvalidConfig, "The resulting storage configuration is not valid.");
   }
   TopicResult r = check_config_change(logs_->budget(), name, topic->partitions, effective.log);
@@ -226,10 +221,10 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
   topic->overrides = std::move(next);
   topic->config = effective;
   for (auto* log : topic->partitions) {
-    storage::Status s = log->update_config(effective.log);
-    if (s != storage::Status::kOk) {
+    Status s = log->update_config(effective.log);
+    if (!s.ok()) {
       EDDY_LOG_WARN("topic %s: new config not applied to %s: %s", name.c_str(), log->directory().c_str(),
-                    storage::status_name(s));
+                    s.to_string().c_str());
     }
   }
   return {};

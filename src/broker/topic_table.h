@@ -58,8 +58,8 @@ class TopicTable {
 
   // Opens every topic of the meta store with its partitions; partition
   // directories of topics the meta store does not know are reported and left
-  // alone. False with *error when a log cannot be opened.
-  bool load(std::string* error);
+  // alone. Fails when the meta store cannot be read or a log cannot be opened.
+  Status load();
 
   Topic* find(const std::string& name);
   Topic* find(const protocol::Uuid& id);

@@ -42,10 +42,10 @@ Status Admin::create_topic(const NewTopic& topic) {
   if (!s.ok()) return s;
   for (const auto& r : response.topics) {
     if (r.name != topic.name) continue;
-    if (r.error_code != 0) return Status::broker_error(r.error_code, "create topic '" + topic.name + "'", r.error_message);
+    if (r.error_code != 0) return protocol::broker_error(r.error_code, "create topic '" + topic.name + "'", r.error_message);
     return Status();
   }
-  return Status::error(StatusCode::kProtocol, "the CreateTopics response does not mention '" + topic.name + "'");
+  return Status::error(Status::Code::kProtocol, "the CreateTopics response does not mention '" + topic.name + "'");
 }
 
 Status Admin::delete_topic(const std::string& name) {
@@ -67,10 +67,10 @@ Status Admin::delete_topic(const std::string& name) {
   if (!s.ok()) return s;
   for (const auto& r : response.responses) {
     if (r.name != name) continue;
-    if (r.error_code != 0) return Status::broker_error(r.error_code, "delete topic '" + name + "'", r.error_message);
+    if (r.error_code != 0) return protocol::broker_error(r.error_code, "delete topic '" + name + "'", r.error_message);
     return Status();
   }
-  return Status::error(StatusCode::kProtocol, "the DeleteTopics response does not mention '" + name + "'");
+  return Status::error(Status::Code::kProtocol, "the DeleteTopics response does not mention '" + name + "'");
 }
 
 Status Admin::create_partitions(const std::string& topic, int32_t total_count) {
@@ -91,11 +91,11 @@ Status Admin::create_partitions(const std::string& topic, int32_t total_count) {
   for (const auto& r : response.results) {
     if (r.name != topic) continue;
     if (r.error_code != 0) {
-      return Status::broker_error(r.error_code, "add partitions to '" + topic + "'", r.error_message);
+      return protocol::broker_error(r.error_code, "add partitions to '" + topic + "'", r.error_message);
     }
     return Status();
   }
-  return Status::error(StatusCode::kProtocol, "the CreatePartitions response does not mention '" + topic + "'");
+  return Status::error(Status::Code::kProtocol, "the CreatePartitions response does not mention '" + topic + "'");
 }
 
 Status Admin::describe_topic_configs(const std::string& topic, std::vector<ConfigEntry>* out) {
@@ -114,7 +114,7 @@ Status Admin::describe_topic_configs(const std::string& topic, std::vector<Confi
   if (!s.ok()) return s;
   for (const auto& r : response.results) {
     if (r.resource_name != topic) continue;
-    if (r.error_code != 0) return Status::broker_error(r.error_code, "describe configs of '" + topic + "'", r.error_message);
+    if (r.error_code != 0) return protocol::broker_error(r.error_code, "describe configs of '" + topic + "'", r.error_message);
     for (const auto& c : r.configs) {
       ConfigEntry e;
       e.name = c.name;
@@ -126,7 +126,7 @@ Status Admin::describe_topic_configs(const std::string& topic, std::vector<Confi
     }
     return Status();
   }
-  return Status::error(StatusCode::kProtocol, "the DescribeConfigs response does not mention '" + topic + "'");
+  return Status::error(Status::Code::kProtocol, "the DescribeConfigs response does not mention '" + topic + "'");
 }
 
 Status Admin::alter_topic_configs(const std::string& topic, const std::vector<ConfigChange>& changes) {
@@ -150,10 +150,10 @@ Status Admin::alter_topic_configs(const std::string& topic, const std::vector<Co
   if (!s.ok()) return s;
   for (const auto& r : response.responses) {
     if (r.resource_name != topic) continue;
-    if (r.error_code != 0) return Status::broker_error(r.error_code, "alter configs of '" + topic + "'", r.error_message);
+    if (r.error_code != 0) return protocol::broker_error(r.error_code, "alter configs of '" + topic + "'", r.error_message);
     return Status();
   }
-  return Status::error(StatusCode::kProtocol,
+  return Status::error(Status::Code::kProtocol,
                        "the IncrementalAlterConfigs response does not mention '" + topic + "'");
 }
 
@@ -163,9 +163,9 @@ Status Admin::describe_log_dirs(std::vector<LogDirInfo>* out) {
   Status s = client_->call<protocol::DescribeLogDirsRequest>(
       controller(), [&](protocol::DescribeLogDirsRequest& request, int16_t) { request.topics.reset(); }, &response);
   if (!s.ok()) return s;
-  if (response.error_code != 0) return Status::broker_error(response.error_code, "describe log dirs", std::nullopt);
+  if (response.error_code != 0) return protocol::broker_error(response.error_code, "describe log dirs", std::nullopt);
   for (const auto& r : response.results) {
-    if (r.error_code != 0) return Status::broker_error(r.error_code, "describe log dir " + r.log_dir, std::nullopt);
+    if (r.error_code != 0) return protocol::broker_error(r.error_code, "describe log dir " + r.log_dir, std::nullopt);
     LogDirInfo dir;
     dir.path = r.log_dir;
     dir.total_bytes = r.total_bytes;

@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "client/client.h"
-#include "client/status.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 
 namespace eddy::client {
 

@@ -74,15 +74,15 @@ Status ApiVersionTable::negotiate(int16_t api_key, int16_t* version) const {
   std::optional<VersionRange> ours = client_version_range(api_key);
   const char* name = protocol::api_name(api_key);
   if (!ours) {
-    return Status::error(StatusCode::kUnsupportedVersion, std::string("this client does not implement ") + name);
+    return Status::error(Status::Code::kUnsupportedVersion, std::string("this client does not implement ") + name);
   }
   std::optional<VersionRange> theirs = broker_range(api_key);
   if (!theirs) {
-    return Status::error(StatusCode::kUnsupportedVersion, std::string("the broker does not support ") + name);
+    return Status::error(Status::Code::kUnsupportedVersion, std::string("the broker does not support ") + name);
   }
   std::optional<int16_t> v = pick_version(*ours, *theirs);
   if (!v) {
-    return Status::error(StatusCode::kUnsupportedVersion,
+    return Status::error(Status::Code::kUnsupportedVersion,
                          std::string(name) + ": the broker speaks versions " + std::to_string(theirs->min) + "-" +
                              std::to_string(theirs->max) + ", this client " + std::to_string(ours->min) + "-" +
                              std::to_string(ours->max));
@@ -107,13 +107,13 @@ protocol::ApiVersionsRequest ApiVersionsHandshake::request(const std::string& so
 ApiVersionsHandshake::Step ApiVersionsHandshake::on_response(std::span<const uint8_t> body, ApiVersionTable* table,
                                                              Status* error) {
   protocol::ApiVersionsResponse response;
-  protocol::Status s = protocol::decode(body, version_, &response);
+  Status s = protocol::decode(body, version_, &response);
   if (!s.ok() && version_ != 0) {
-    protocol::Status v0 = protocol::decode(body, 0, &response);
+    Status v0 = protocol::decode(body, 0, &response);
     if (v0.ok()) s = v0;
   }
   if (!s.ok()) {
-    *error = Status::error(StatusCode::kProtocol, "ApiVersions response: " + s.message());
+    *error = Status::error(Status::Code::kProtocol, "ApiVersions response: " + s.message());
     return Step::kFailed;
   }
   if (response.error_code == protocol::to_int(protocol::ErrorCode::kUnsupportedVersion) && !retried_) {
@@ -129,7 +129,7 @@ ApiVersionsHandshake::Step ApiVersionsHandshake::on_response(std::span<const uin
     }
   }
   if (response.error_code != 0) {
-    *error = Status::broker_error(response.error_code, "ApiVersions v" + std::to_string(version_));
+    *error = protocol::broker_error(response.error_code, "ApiVersions v" + std::to_string(version_));
     return Step::kFailed;
   }
   table->set(response);

@@ -12,7 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "client/status.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 #include "protocol/generated/api_versions.h"
 
 namespace eddy::client {

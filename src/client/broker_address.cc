@@ -7,29 +7,26 @@ std::string BrokerAddress::to_string() const {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-bool parse_broker_address(std::string_view text, BrokerAddress* out, std::string* error) {
+Status parse_broker_address(std::string_view text, BrokerAddress* out) {
   std::string_view host;
   std::string_view port_text;
   if (!text.empty() && text.front() == '[') {
     size_t close = text.find(']');
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      *error = "'" + std::string(text) + "': expected [address]:port";
-      return false;
+      return Status::invalid_argument("'" + std::string(text) + "': expected [address]:port");
     }
     host = text.substr(1, close - 1);
     port_text = text.substr(close + 2);
   } else {
     size_t colon = text.rfind(':');
     if (colon == std::string_view::npos || text.find(':') != colon) {
-      *error = "'" + std::string(text) + "': expected host:port";
-      return false;
+      return Status::invalid_argument("'" + std::string(text) + "': expected host:port");
     }
     host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
   }
   if (host.empty()) {
-    *error = "'" + std::string(text) + "': empty host";
-    return false;
+    return Status::invalid_argument("'" + std::string(text) + "': empty host");
   }
   uint32_t port = 0;
   if (port_text.empty() || port_text.size() > 5) port = 0;
@@ -41,15 +38,14 @@ bool parse_broker_address(std::string_view text, BrokerAddress* out, std::string
     port = port * 10 + static_cast<uint32_t>(c - '0');
   }
   if (port == 0 || port > 65535) {
-    *error = "'" + std::string(text) + "': port must be a number from 1 to 65535";
-    return false;
+    return Status::invalid_argument("'" + std::string(text) + "': port must be a number from 1 to 65535");
   }
   out->host = std::string(host);
   out->port = static_cast<uint16_t>(port);
-  return true;
+  return Status();
 }
 
-bool parse_broker_list(std::string_view text, std::vector<BrokerAddress>* out, std::string* error) {
+Status parse_broker_list(std::string_view text, std::vector<BrokerAddress>* out) {
   out->clear();
   size_t start = 0;
   while (start <= text.size()) {
@@ -60,16 +56,16 @@ bool parse_broker_list(std::string_view text, std::vector<BrokerAddress>* out, s
     while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\t')) entry.remove_suffix(1);
     if (!entry.empty()) {
       BrokerAddress address;
-      if (!parse_broker_address(entry, &address, error)) return false;
+      Status s = parse_broker_address(entry, &address);
+      if (!s.ok()) return s;
       out->push_back(std::move(address));
     }
     start = comma + 1;
   }
   if (out->empty()) {
-    *error = "no broker address given";
-    return false;
+    return Status::invalid_argument("no broker address given");
   }
-  return true;
+  return Status();
 }
 
 }  // namespace eddy::client

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "port/status.h"
+
 namespace eddy::client {
 
 struct BrokerAddress {
@@ -19,9 +21,10 @@ struct BrokerAddress {
 };
 
 // Parses "host:port" or "[v6addr]:port". The port must be 1-65535.
-bool parse_broker_address(std::string_view text, BrokerAddress* out, std::string* error);
+// kInvalidArgument, naming the text, otherwise.
+Status parse_broker_address(std::string_view text, BrokerAddress* out);
 // Parses a comma-separated list (Kafka's bootstrap.servers); at least one.
 // Blanks around entries are ignored.
-bool parse_broker_list(std::string_view text, std::vector<BrokerAddress>* out, std::string* error);
+Status parse_broker_list(std::string_view text, std::vector<BrokerAddress>* out);
 
 }  // namespace eddy::client

@@ -65,7 +65,7 @@ Status BrokerConnection::check_idle() {
 
 Status BrokerConnection::send_frame(const protocol::OutputBuffer& out, Deadline deadline) {
   if (out.has_file_regions()) {
-    return Status::error(StatusCode::kInvalidArgument, "requests with file regions are not supported");
+    return Status::error(Status::Code::kInvalidArgument, "requests with file regions are not supported");
   }
   Status s = transport_->write_all({out.memory(), out.memory_size()}, deadline);
   return s.ok() ? s : fail(s);
@@ -77,7 +77,7 @@ Status BrokerConnection::receive(PendingRequest* request, std::span<const uint8_
   if (!s.ok()) return fail(s);
   int32_t size = static_cast<int32_t>(protocol::load_be32(prefix));
   if (size < 4 || size > options_.max_response_bytes) {
-    return fail(Status::error(StatusCode::kProtocol, "response frame of " + std::to_string(size) +
+    return fail(Status::error(Status::Code::kProtocol, "response frame of " + std::to_string(size) +
                                                          " bytes (limit " +
                                                          std::to_string(options_.max_response_bytes) + ")"));
   }

@@ -17,8 +17,9 @@
 #include "client/broker_address.h"
 #include "client/deadline.h"
 #include "client/request_codec.h"
-#include "client/status.h"
 #include "client/transport.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 
 namespace eddy::client {
 
@@ -97,7 +98,7 @@ class BrokerConnection {
 
 template <typename Req>
 Status BrokerConnection::send_request(const Req& request, int16_t version, Deadline deadline) {
-  if (!is_open()) return Status::error(StatusCode::kNetwork, "not connected to " + address_.to_string());
+  if (!is_open()) return Status::error(Status::Code::kNetwork, "not connected to " + address_.to_string());
   protocol::OutputBuffer out;
   Status s = codec_.encode(request, version, true, &out);
   if (!s.ok()) return s;
@@ -107,8 +108,8 @@ Status BrokerConnection::send_request(const Req& request, int16_t version, Deadl
 
 template <typename Resp>
 Status BrokerConnection::receive_response(Resp* response, Deadline deadline) {
-  if (!is_open()) return Status::error(StatusCode::kNetwork, "not connected to " + address_.to_string());
-  if (codec_.pending() == 0) return Status::error(StatusCode::kInvalidArgument, "no request pending");
+  if (!is_open()) return Status::error(Status::Code::kNetwork, "not connected to " + address_.to_string());
+  if (codec_.pending() == 0) return Status::error(Status::Code::kInvalidArgument, "no request pending");
   PendingRequest answered;
   std::span<const uint8_t> body;
   Status s = receive(&answered, &body, deadline);
@@ -121,7 +122,7 @@ Status BrokerConnection::receive_response(Resp* response, Deadline deadline) {
 template <typename Req, typename Resp>
 Status BrokerConnection::call(const Req& request, int16_t version, Resp* response, Deadline deadline) {
   if (codec_.pending() != 0) {
-    return Status::error(StatusCode::kInvalidArgument, "connection to " + address_.to_string() +
+    return Status::error(Status::Code::kInvalidArgument, "connection to " + address_.to_string() +
                                                            " has pipelined requests pending");
   }
   Status s = send_request(request, version, deadline);
@@ -130,7 +131,7 @@ Status BrokerConnection::call(const Req& request, int16_t version, Resp* respons
 
 template <typename Req>
 Status BrokerConnection::send_only(const Req& request, int16_t version, Deadline deadline) {
-  if (!is_open()) return Status::error(StatusCode::kNetwork, "not connected to " + address_.to_string());
+  if (!is_open()) return Status::error(Status::Code::kNetwork, "not connected to " + address_.to_string());
   protocol::OutputBuffer out;
   Status s = codec_.encode(request, version, false, &out);
   if (!s.ok()) return s;

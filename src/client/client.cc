@@ -32,7 +32,7 @@ std::unique_ptr<BrokerConnection> Client::new_connection() const {
 }
 
 Status Client::bootstrap() {
-  if (options_.bootstrap.empty()) return Status::error(StatusCode::kInvalidArgument, "no bootstrap servers");
+  if (options_.bootstrap.empty()) return Status::error(Status::Code::kInvalidArgument, "no bootstrap servers");
   Status last;
   for (const auto& address : options_.bootstrap) {
     auto conn = new_connection();
@@ -72,7 +72,7 @@ Status Client::connection(int32_t node_id, BrokerConnection** out) {
   }
   const BrokerNode* node = metadata_.broker(node_id);
   if (node == nullptr) {
-    return Status::error(StatusCode::kNotFound, "broker " + std::to_string(node_id) + " is not in the metadata");
+    return Status::error(Status::Code::kNotFound, "broker " + std::to_string(node_id) + " is not in the metadata");
   }
   // The bootstrap connection often is this broker's: adopt it.
   if (bootstrap_ && bootstrap_->is_open() && bootstrap_->address() == node->address) {
@@ -117,11 +117,11 @@ Status Client::topic_metadata(std::string_view topic, bool allow_auto_create, co
   if (!s.ok()) return s;
   const TopicInfo* info = metadata_.topic(topic);
   if (info == nullptr) {
-    return Status::error(StatusCode::kProtocol, "the metadata response does not mention topic '" +
+    return Status::error(Status::Code::kProtocol, "the metadata response does not mention topic '" +
                                                     std::string(topic) + "'");
   }
   if (info->error_code != 0) {
-    return Status::broker_error(info->error_code, "topic '" + std::string(topic) + "'");
+    return protocol::broker_error(info->error_code, "topic '" + std::string(topic) + "'");
   }
   *out = info;
   return s;

@@ -6,7 +6,7 @@
 // Not thread-safe: one thread uses a Client at a time.
 //
 //   ClientOptions options;
-//   parse_broker_list("127.0.0.1:9092", &options.bootstrap, &error);
+//   Status p = parse_broker_list("127.0.0.1:9092", &options.bootstrap);
 //   Client client(options);
 //   Status s = client.bootstrap();
 //   const TopicInfo* topic;
@@ -23,8 +23,9 @@
 #include "client/broker_connection.h"
 #include "client/cluster_metadata.h"
 #include "client/deadline.h"
-#include "client/status.h"
 #include "client/transport.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 
 namespace eddy::client {
 

@@ -13,7 +13,7 @@ using protocol::Compression;
 namespace {
 
 Status codec_error(Compression codec, const std::string& what) {
-  return Status::error(StatusCode::kCodec, std::string(compression_name(codec)) + ": " + what);
+  return Status::error(Status::Code::kCodec, std::string(compression_name(codec)) + ": " + what);
 }
 
 Status too_large(Compression codec, size_t max_output) {
@@ -254,7 +254,7 @@ bool compression_available(Compression codec) {
 
 namespace {
 Status not_built(Compression codec) {
-  return Status::error(StatusCode::kCodec, std::string("compression codec ") + compression_name(codec) +
+  return Status::error(Status::Code::kCodec, std::string("compression codec ") + compression_name(codec) +
                                                " is not built into this eddy (CMake option "
                                                "EDDY_COMPRESSION, library lib" +
                                                (codec == Compression::kGzip ? std::string("z") : compression_name(codec)) +

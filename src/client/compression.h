@@ -23,7 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "client/status.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 #include "protocol/record_batch.h"
 
 namespace eddy::client {

@@ -34,7 +34,7 @@ Status Consumer::list_offsets(const std::string& topic, const std::vector<int32_
       if (!s.ok()) return s;
       leader = client_->metadata().leader_for(topic, p);
       if (leader < 0) {
-        return Status::error(StatusCode::kNotFound,
+        return Status::error(Status::Code::kNotFound,
                              "no leader known for " + topic + "-" + std::to_string(p));
       }
     }
@@ -71,9 +71,9 @@ Status Consumer::list_offsets(const std::string& topic, const std::vector<int32_
       }
       std::string tp = topic + "-" + std::to_string(p);
       if (answer == nullptr) {
-        return Status::error(StatusCode::kProtocol, "the ListOffsets response does not mention " + tp);
+        return Status::error(Status::Code::kProtocol, "the ListOffsets response does not mention " + tp);
       }
-      if (answer->error_code != 0) return Status::broker_error(answer->error_code, "ListOffsets for " + tp);
+      if (answer->error_code != 0) return protocol::broker_error(answer->error_code, "ListOffsets for " + tp);
       (*offsets)[p] = answer->offset;
     }
   }
@@ -90,7 +90,7 @@ Status Consumer::assign(const std::string& topic, const std::vector<std::pair<in
   std::vector<int32_t> latest;
   for (const auto& [partition, start] : starts) {
     if (info->partition(partition) == nullptr) {
-      return Status::error(StatusCode::kNotFound, "topic '" + topic + "' has no partition " +
+      return Status::error(Status::Code::kNotFound, "topic '" + topic + "' has no partition " +
                                                       std::to_string(partition) + " (it has " +
                                                       std::to_string(info->partitions.size()) + ")");
     }
@@ -99,7 +99,7 @@ Status Consumer::assign(const std::string& topic, const std::vector<std::pair<in
     } else if (start == kLatestOffset) {
       latest.push_back(partition);
     } else if (start < 0) {
-      return Status::error(StatusCode::kInvalidArgument, "invalid start offset " + std::to_string(start));
+      return Status::error(Status::Code::kInvalidArgument, "invalid start offset " + std::to_string(start));
     }
     positions_[partition] = start;
   }
@@ -113,9 +113,9 @@ Status Consumer::assign(const std::string& topic, const std::vector<std::pair<in
 
 Status Consumer::reset_position(int32_t partition, OffsetReset how) {
   if (how == OffsetReset::kNone) {
-    return Status::broker_error(protocol::to_int(ErrorCode::kOffsetOutOfRange),
-                                topic_ + "-" + std::to_string(partition) + " at offset " +
-                                    std::to_string(position(partition)));
+    return protocol::broker_error(protocol::to_int(ErrorCode::kOffsetOutOfRange),
+                                  topic_ + "-" + std::to_string(partition) + " at offset " +
+                                      std::to_string(position(partition)));
   }
   std::map<int32_t, int64_t> resolved;
   Status s = list_offsets(topic_, {partition}, how == OffsetReset::kEarliest ? kEarliestOffset : kLatestOffset,
@@ -138,7 +138,7 @@ struct Consumer::PollRound {
 
 Status Consumer::poll(Deadline deadline, const ConsumerCallback& on_record, size_t* delivered) {
   *delivered = 0;
-  if (positions_.empty()) return Status::error(StatusCode::kInvalidArgument, "no partitions assigned");
+  if (positions_.empty()) return Status::error(Status::Code::kInvalidArgument, "no partitions assigned");
   PollRound round;
   std::map<int32_t, std::vector<int32_t>> by_leader;
   for (const auto& [partition, offset] : positions_) {
@@ -159,7 +159,7 @@ Status Consumer::poll(Deadline deadline, const ConsumerCallback& on_record, size
     std::vector<uint8_t> frame;
     Status s = fetch_from(leader, partitions, wait, &response, &frame);
     if (s.ok() && response.error_code != 0) {
-      s = Status::broker_error(response.error_code, "Fetch from broker " + std::to_string(leader));
+      s = protocol::broker_error(response.error_code, "Fetch from broker " + std::to_string(leader));
     }
     if (!s.ok()) {
       if (!s.retriable()) return s;
@@ -216,7 +216,7 @@ Status Consumer::deliver(const FetchResponse& response, const ConsumerCallback& 
         continue;
       }
       if (p.error_code != 0) {
-        Status e = Status::broker_error(p.error_code, "Fetch " + topic_ + "-" + std::to_string(p.partition_index));
+        Status e = protocol::broker_error(p.error_code, "Fetch " + topic_ + "-" + std::to_string(p.partition_index));
         if (!e.retriable()) return e;
         round->note_retriable(e);
         continue;
@@ -241,7 +241,7 @@ Status Consumer::deliver(const FetchResponse& response, const ConsumerCallback& 
 
 Status Consumer::refresh_after(Deadline deadline, Status retry_error) {
   if (retry_error.ok()) {
-    retry_error = Status::error(StatusCode::kNotFound, "no leader known for some partitions of '" + topic_ + "'");
+    retry_error = Status::error(Status::Code::kNotFound, "no leader known for some partitions of '" + topic_ + "'");
   }
   std::vector<std::string> topics{topic_};
   Status s = client_->refresh_metadata(&topics, false);
@@ -249,7 +249,7 @@ Status Consumer::refresh_after(Deadline deadline, Status retry_error) {
   const TopicInfo* info = client_->metadata().topic(topic_);
   if (s.ok() && info != nullptr && info->error_code == protocol::to_int(ErrorCode::kUnknownTopicOrPartition)) {
     // Deleted while being read: not worth retrying.
-    return Status::error(StatusCode::kNotFound, "topic '" + topic_ + "' no longer exists");
+    return Status::error(Status::Code::kNotFound, "topic '" + topic_ + "' no longer exists");
   }
   // Do not spin against a broker that is away.
   std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(100, deadline.remaining_ms())));

@@ -15,7 +15,8 @@
 
 #include "client/client.h"
 #include "client/fetch_decoder.h"
-#include "client/status.h"
+#include "port/status.h"
+#include "protocol/errors.h"
 
 namespace eddy::protocol {
 struct FetchResponse;

@@ -20,7 +20,7 @@ Status FetchDecoder::inflate(const RecordBatchView& batch, RecordBatchView* out)
   // the record iterator of the protocol room reads it. The CRC is not
   // updated: it was verified on the original bytes.
   if (decompressed_.size() > static_cast<size_t>(INT32_MAX) - L::kHeaderSize) {
-    return Status::error(StatusCode::kCodec, "decompressed batch too large");
+    return Status::error(Status::Code::kCodec, "decompressed batch too large");
   }
   scratch_.resize(L::kHeaderSize + decompressed_.size());
   std::memcpy(scratch_.data(), batch.bytes().data(), L::kHeaderSize);
@@ -29,7 +29,7 @@ Status FetchDecoder::inflate(const RecordBatchView& batch, RecordBatchView* out)
   protocol::store_be16(scratch_.data() + L::kAttributes, attributes);
   protocol::store_be32(scratch_.data() + L::kBatchLength, static_cast<uint32_t>(scratch_.size() - L::kLogOverhead));
   if (RecordBatchView::parse(scratch_, out) != BatchError::kOk) {
-    return Status::error(StatusCode::kProtocol,
+    return Status::error(Status::Code::kProtocol,
                          "batch at offset " + std::to_string(batch.base_offset()) + ": malformed after decompression");
   }
   return Status();
@@ -67,7 +67,7 @@ Status FetchDecoder::decode(std::span<const uint8_t> records, int64_t position, 
       if (!on_record(out)) return Status();
     }
     if (it.error() != BatchError::kOk) {
-      return Status::error(StatusCode::kProtocol, "batch at offset " + std::to_string(batch.base_offset()) +
+      return Status::error(Status::Code::kProtocol, "batch at offset " + std::to_string(batch.base_offset()) +
                                                       ": malformed records");
     }
     *next_position = std::max(*next_position, batch.next_offset());
@@ -77,18 +77,18 @@ Status FetchDecoder::decode(std::span<const uint8_t> records, int64_t position, 
       return Status();
     case BatchError::kTruncated:
       if (any_batch) return Status();
-      return Status::error(StatusCode::kProtocol, "the first batch at offset " + std::to_string(position) +
+      return Status::error(Status::Code::kProtocol, "the first batch at offset " + std::to_string(position) +
                                                       " is cut off (" + std::to_string(records.size()) +
                                                       " bytes fetched); raise the fetch size");
     case BatchError::kUnsupportedMagic:
-      return Status::error(StatusCode::kProtocol, "message format v0/v1 (magic < 2) is not supported");
+      return Status::error(Status::Code::kProtocol, "message format v0/v1 (magic < 2) is not supported");
     case BatchError::kCrcMismatch:
-      return Status::error(StatusCode::kProtocol, "corrupt batch after offset " + std::to_string(*next_position) +
+      return Status::error(Status::Code::kProtocol, "corrupt batch after offset " + std::to_string(*next_position) +
                                                       " (CRC mismatch)");
     case BatchError::kInvalid:
       break;
   }
-  return Status::error(StatusCode::kProtocol, "malformed batch after offset " + std::to_string(*next_position));
+  return Status::error(Status::Code::kProtocol, "malformed batch after offset " + std::to_string(*next_position));
 }
 
 }  // namespace eddy::client

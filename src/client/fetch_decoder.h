@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "client/status.h"
+#include "port/status.h"
 #include "protocol/record_batch.h"
 
 namespace eddy::client {

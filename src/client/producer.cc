@@ -28,14 +28,14 @@ Status Producer::partition_count(std::string_view topic, int32_t* count) {
   Status s = client_->topic_metadata(topic, options_.allow_auto_create, &info);
   // A topic being created answers LEADER_NOT_AVAILABLE first: ask again.
   for (int attempt = 0; attempt < options_.retries && !s.ok() && s.retriable() &&
-                        s.kafka_error() != protocol::ErrorCode::kUnknownTopicOrPartition;
+                        protocol::kafka_error(s) != protocol::ErrorCode::kUnknownTopicOrPartition;
        ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_backoff_ms));
     s = client_->topic_metadata(topic, options_.allow_auto_create, &info);
   }
   if (!s.ok()) return s;
   if (info->partitions.empty()) {
-    return Status::error(StatusCode::kNotFound, "topic '" + std::string(topic) + "' has no partitions");
+    return Status::error(Status::Code::kNotFound, "topic '" + std::string(topic) + "' has no partitions");
   }
   *count = static_cast<int32_t>(info->partitions.size());
   partition_counts_.emplace(std::string(topic), *count);
@@ -48,7 +48,7 @@ Status Producer::send(std::string_view topic, int32_t partition, std::optional<s
   Status s = partition_count(topic, &count);
   if (!s.ok()) return s;
   if (partition >= count) {
-    return Status::error(StatusCode::kNotFound, "topic '" + std::string(topic) + "' has no partition " +
+    return Status::error(Status::Code::kNotFound, "topic '" + std::string(topic) + "' has no partition " +
                                                     std::to_string(partition) + " (it has " +
                                                     std::to_string(count) + ")");
   }
@@ -94,7 +94,9 @@ Status Producer::flush() {
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_backoff_ms));
     std::vector<std::string> topics;
     for (const auto& q : retry_) topics.push_back(q.batch.tp.topic);
-    client_->refresh_metadata(&topics, false);  // failing: batches find no leader and retry or fail
+    // Ignored on purpose: when it fails, the batches find no leader below and
+    // are retried or failed there, with their own status.
+    (void)client_->refresh_metadata(&topics, false);
     std::vector<Queued> again = std::move(retry_);
     retry_.clear();
     dispatch(std::move(again));
@@ -123,7 +125,7 @@ void Producer::retry_or_report(Queued queued, const Status& status) {
 
 void Producer::abandon(BrokerConnection* conn, const Status& why) {
   // Whatever closed the connection, these requests were merely cut off.
-  Status lost_with_connection = Status::error(StatusCode::kNetwork, "connection lost: " + why.message());
+  Status lost_with_connection = Status::error(Status::Code::kNetwork, "connection lost: " + why.message());
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->conn != conn) {
       ++it;
@@ -169,11 +171,11 @@ void Producer::complete_oldest(BrokerConnection* conn) {
     }
     if (answer == nullptr) {
       report(q.batch, -1,
-             Status::error(StatusCode::kProtocol, "the produce response does not mention " + tp.to_string()));
+             Status::error(Status::Code::kProtocol, "the produce response does not mention " + tp.to_string()));
     } else if (answer->error_code != 0) {
       // Built before q is moved: tp refers into q, and the order in which
       // arguments are evaluated is unspecified.
-      Status error = Status::broker_error(answer->error_code, "produce to " + tp.to_string(), answer->error_message);
+      Status error = protocol::broker_error(answer->error_code, "produce to " + tp.to_string(), answer->error_message);
       retry_or_report(std::move(q), error);
     } else {
       report(q.batch, answer->base_offset, Status());
@@ -189,11 +191,12 @@ void Producer::dispatch(std::vector<Queued> batches) {
     if (leader < 0) {
       drain();  // metadata goes over connections that must have nothing pending
       std::vector<std::string> topics{tp.topic};
-      client_->refresh_metadata(&topics, false);
+      // Ignored on purpose: a failed refresh leaves no leader, answered just below.
+      (void)client_->refresh_metadata(&topics, false);
       leader = client_->metadata().leader_for(tp.topic, tp.partition);
     }
     if (leader < 0) {
-      Status error = Status::error(StatusCode::kNotFound, "no leader known for " + tp.to_string());
+      Status error = Status::error(Status::Code::kNotFound, "no leader known for " + tp.to_string());
       retry_or_report(std::move(q), error);  // error first: tp refers into q
       continue;
     }

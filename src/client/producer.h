@@ -31,7 +31,7 @@
 
 #include "client/client.h"
 #include "client/record_accumulator.h"
-#include "client/status.h"
+#include "port/status.h"
 
 namespace eddy::client {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "client/status.h"
+#include "port/status.h"
 #include "protocol/record_batch.h"
 
 namespace eddy::client {

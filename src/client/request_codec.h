@@ -15,7 +15,7 @@
 #include <span>
 #include <string>
 
-#include "client/status.h"
+#include "port/status.h"
 #include "protocol/codec.h"
 #include "protocol/headers.h"
 #include "protocol/output_buffer.h"
@@ -65,12 +65,12 @@ class RequestCodec {
 template <typename M>
 Status decode_response(std::span<const uint8_t> body_bytes, const PendingRequest& request, M* out) {
   if (request.api_key != M::kApiKey) {
-    return Status::error(StatusCode::kProtocol, std::string("expected a response to ") + M::kName +
+    return Status::error(Status::Code::kProtocol, std::string("expected a response to ") + M::kName +
                                                     ", the pending request is api key " +
                                                     std::to_string(request.api_key));
   }
-  protocol::Status s = protocol::decode(body_bytes, request.api_version, out);
-  if (!s.ok()) return Status::error(StatusCode::kProtocol, s.message());
+  Status s = protocol::decode(body_bytes, request.api_version, out);
+  if (!s.ok()) return Status::error(Status::Code::kProtocol, s.message());
   return Status();
 }
 
@@ -78,8 +78,8 @@ template <typename M>
 Status RequestCodec::encode(const M& body, int16_t version, bool expect_response, protocol::OutputBuffer* out,
                             PendingRequest* sent) {
   PendingRequest request{next_correlation_id_, M::kApiKey, version};
-  protocol::Status s = protocol::encode_request_frame(body, version, request.correlation_id, client_id_, out);
-  if (!s.ok()) return Status::error(StatusCode::kInvalidArgument, s.message());
+  Status s = protocol::encode_request_frame(body, version, request.correlation_id, client_id_, out);
+  if (!s.ok()) return Status::error(Status::Code::kInvalidArgument, s.message());
   next_correlation_id_ = next_correlation_id_ == INT32_MAX ? 1 : next_correlation_id_ + 1;
   if (expect_response) pending_.push_back(request);
   if (sent != nullptr) *sent = request;

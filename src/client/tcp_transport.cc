@@ -46,10 +46,10 @@ class TcpTransport final : public Transport {
       if (!run_until_done(resolution->done, deadline)) {
         resolver_.cancel();
         if (interrupted_.load()) return interrupted();
-        return Status::error(StatusCode::kTimeout, "resolving " + address.host + " timed out");
+        return Status::error(Status::Code::kTimeout, "resolving " + address.host + " timed out");
       }
       if (*resolution->done) {
-        return Status::error(StatusCode::kNetwork,
+        return Status::error(Status::Code::kNetwork,
                              "cannot resolve " + address.host + ": " + resolution->done->message());
       }
       endpoints = resolution->results;
@@ -61,49 +61,49 @@ class TcpTransport final : public Transport {
     if (!run_until_done(connected, deadline)) {
       abort_socket();
       if (interrupted_.load()) return interrupted();
-      return Status::error(StatusCode::kTimeout, "connecting to " + peer_ + " timed out");
+      return Status::error(Status::Code::kTimeout, "connecting to " + peer_ + " timed out");
     }
     if (*connected) {
       abort_socket();
-      return Status::error(StatusCode::kNetwork, "cannot connect to " + peer_ + ": " + connected->message());
+      return Status::error(Status::Code::kNetwork, "cannot connect to " + peer_ + ": " + connected->message());
     }
     socket_.set_option(asio::ip::tcp::no_delay(true), ec);
     return Status();
   }
 
   Status write_all(std::span<const uint8_t> bytes, Deadline deadline) override {
-    if (!socket_.is_open()) return Status::error(StatusCode::kNetwork, "not connected");
+    if (!socket_.is_open()) return Status::error(Status::Code::kNetwork, "not connected");
     std::optional<std::error_code> done;
     asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
                       [&](const std::error_code& e, size_t) { done = e; });
     if (!run_until_done(done, deadline)) {
       abort_socket();
       if (interrupted_.load()) return interrupted();
-      return Status::error(StatusCode::kTimeout, "writing to " + peer_ + " timed out");
+      return Status::error(Status::Code::kTimeout, "writing to " + peer_ + " timed out");
     }
     if (*done) {
       abort_socket();
-      return Status::error(StatusCode::kNetwork, "writing to " + peer_ + ": " + done->message());
+      return Status::error(Status::Code::kNetwork, "writing to " + peer_ + ": " + done->message());
     }
     return Status();
   }
 
   Status read_exact(std::span<uint8_t> into, Deadline deadline) override {
-    if (!socket_.is_open()) return Status::error(StatusCode::kNetwork, "not connected");
+    if (!socket_.is_open()) return Status::error(Status::Code::kNetwork, "not connected");
     std::optional<std::error_code> done;
     asio::async_read(socket_, asio::buffer(into.data(), into.size()),
                      [&](const std::error_code& e, size_t) { done = e; });
     if (!run_until_done(done, deadline)) {
       abort_socket();
       if (interrupted_.load()) return interrupted();
-      return Status::error(StatusCode::kTimeout, "waiting for " + peer_ + " timed out");
+      return Status::error(Status::Code::kTimeout, "waiting for " + peer_ + " timed out");
     }
     if (*done) {
       abort_socket();
       if (*done == asio::error::eof) {
-        return Status::error(StatusCode::kNetwork, peer_ + " closed the connection");
+        return Status::error(Status::Code::kNetwork, peer_ + " closed the connection");
       }
-      return Status::error(StatusCode::kNetwork, "reading from " + peer_ + ": " + done->message());
+      return Status::error(Status::Code::kNetwork, "reading from " + peer_ + ": " + done->message());
     }
     return Status();
   }
@@ -113,7 +113,7 @@ class TcpTransport final : public Transport {
   }
 
   Status check_idle() override {
-    if (!socket_.is_open()) return Status::error(StatusCode::kNetwork, "not connected");
+    if (!socket_.is_open()) return Status::error(Status::Code::kNetwork, "not connected");
     // A peek in non-blocking mode: would_block means open and quiet, bytes
     // mean open (they stay for the next read), eof or an error means gone.
     // Only the synchronous calls see the mode; the asynchronous operations
@@ -124,8 +124,8 @@ class TcpTransport final : public Transport {
     size_t n = socket_.receive(asio::buffer(&byte, 1), asio::socket_base::message_peek, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again || (!ec && n > 0)) return Status();
     abort_socket();
-    if (!ec || ec == asio::error::eof) return Status::error(StatusCode::kNetwork, peer_ + " closed the connection");
-    return Status::error(StatusCode::kNetwork, "connection to " + peer_ + ": " + ec.message());
+    if (!ec || ec == asio::error::eof) return Status::error(Status::Code::kNetwork, peer_ + " closed the connection");
+    return Status::error(Status::Code::kNetwork, "connection to " + peer_ + ": " + ec.message());
   }
 
   bool is_open() const override { return socket_.is_open(); }
@@ -136,7 +136,7 @@ class TcpTransport final : public Transport {
   }
 
  private:
-  static Status interrupted() { return Status::error(StatusCode::kNetwork, "interrupted"); }
+  static Status interrupted() { return Status::error(Status::Code::kNetwork, "interrupted"); }
 
   // Runs the context until *done is set or the deadline passes; false on
   // timeout or interrupt() (the operation is then still outstanding).

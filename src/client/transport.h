@@ -12,7 +12,7 @@
 
 #include "client/broker_address.h"
 #include "client/deadline.h"
-#include "client/status.h"
+#include "port/status.h"
 
 namespace eddy::client {
 

@@ -24,7 +24,7 @@ Status UplinkProducer::init_producer_id(int64_t* producer_id, int16_t* producer_
       },
       &response);
   if (!s.ok()) return s.with_context("InitProducerId");
-  if (response.error_code != 0) return Status::broker_error(response.error_code, "InitProducerId");
+  if (response.error_code != 0) return protocol::broker_error(response.error_code, "InitProducerId");
   *producer_id = response.producer_id;
   *producer_epoch = response.producer_epoch;
   return Status();
@@ -37,7 +37,7 @@ Status UplinkProducer::send(int32_t node, const std::vector<UplinkBatch>& batche
   if (s.ok()) s = conn->negotiate<ProduceRequest>(&version);
   if (!s.ok()) return s.with_context("produce to node " + std::to_string(node));
   if (version < 3) {
-    return Status::error(StatusCode::kUnsupportedVersion,
+    return Status::error(Status::Code::kUnsupportedVersion,
                          conn->address().to_string() + " does not speak Produce v3+ (idempotent RecordBatch v2)");
   }
   ProduceRequest request;
@@ -90,7 +90,7 @@ Status UplinkProducer::receive(int32_t node, std::vector<UplinkOutcome>* outcome
   outcomes->clear();
   auto it = in_flight_.find(node);
   if (it == in_flight_.end() || it->second.empty()) {
-    return Status::error(StatusCode::kInvalidArgument, "no produce request in flight to node " + std::to_string(node));
+    return Status::error(Status::Code::kInvalidArgument, "no produce request in flight to node " + std::to_string(node));
   }
   BrokerConnection* conn = nullptr;
   Status s = client_->connection(node, &conn);
@@ -105,7 +105,7 @@ Status UplinkProducer::receive(int32_t node, std::vector<UplinkOutcome>* outcome
   for (const SentBatch& b : request.batches) {
     UplinkOutcome outcome;
     outcome.tag = b.tag;
-    outcome.status = Status::error(StatusCode::kProtocol, "the answer does not mention " + b.topic + "-" +
+    outcome.status = Status::error(Status::Code::kProtocol, "the answer does not mention " + b.topic + "-" +
                                                               std::to_string(b.partition));
     for (const auto& topic : response.responses) {
       if (topic.name != b.topic) continue;
@@ -116,9 +116,9 @@ Status UplinkProducer::receive(int32_t node, std::vector<UplinkOutcome>* outcome
           outcome.status = Status();
           outcome.remote_base_offset = p.base_offset;
         } else {
-          outcome.status = Status::broker_error(p.error_code, "produce to " + b.topic + "-" +
-                                                                  std::to_string(b.partition),
-                                                p.error_message);
+          outcome.status = protocol::broker_error(p.error_code, "produce to " + b.topic + "-" +
+                                                                    std::to_string(b.partition),
+                                                  p.error_message);
         }
       }
     }

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "client/client.h"
-#include "client/status.h"
+#include "port/status.h"
 
 namespace eddy::client {
 
@@ -32,7 +32,7 @@ struct UplinkBatch {
 
 struct UplinkOutcome {
   uint64_t tag = 0;
-  // kOk, or kBrokerError with the partition's Kafka error (kafka_error()).
+  // kOk, or kBrokerError with the partition's Kafka error (protocol::kafka_error()).
   // DUPLICATE_SEQUENCE_NUMBER counts as ok: the cluster already has the batch.
   Status status;
   int64_t remote_base_offset = -1;

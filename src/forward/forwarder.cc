@@ -13,24 +13,19 @@ Forwarder::~Forwarder() {
   join();
 }
 
-bool Forwarder::init(std::string* error) {
+Status Forwarder::init() {
   std::vector<std::pair<std::string, const TopicMapping*>> named;
   for (const LinkOptions& o : options_) {
     auto mapping = std::make_unique<TopicMapping>();
-    if (!TopicMapping::create(o, mapping.get(), error)) {
-      *error = "forward link " + o.name + ": " + *error;
-      return false;
-    }
+    Status s = TopicMapping::create(o, mapping.get());
+    if (!s.ok()) return s.with_context("forward link " + o.name);
     named.emplace_back(o.name, mapping.get());
     mappings_.push_back(std::move(mapping));
   }
-  if (options_.empty()) return true;  // nothing to pin, no file to create
+  if (options_.empty()) return Status();  // nothing to pin, no file to create
   const std::string path = data_dir_ + "/forward.db";
-  meta::Status s = meta::ForwardProgress::open(path, &progress_);
-  if (!s.ok()) {
-    *error = s.message();
-    return false;
-  }
+  Status s = meta::ForwardProgress::open(path, &progress_);
+  if (!s.ok()) return s;
   // Progress of links no longer configured stays (a link renamed back
   // resumes); say so once.
   std::vector<std::string> saved;
@@ -45,12 +40,13 @@ bool Forwarder::init(std::string* error) {
     }
   }
   store_ = std::make_unique<LocalStore>(executor_, broker_.topics(), progress_.get());
-  if (!store_->load(named, error)) return false;
+  s = store_->load(named);
+  if (!s.ok()) return s;
   broker_.set_partition_observer(
       [this](const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start) {
         store_->on_partition_opened(topic, partition, log, after_start);
       });
-  return true;
+  return Status();
 }
 
 void Forwarder::start() {

@@ -2,8 +2,8 @@
 // shared LocalStore (reactor side: cursors and pins) and StatusBoard.
 //
 //   Forwarder forwarder(reactor, broker, data_dir, links);
-//   forwarder.init(&error);      // reactor thread, before broker.start()
-//   broker.start(&error);
+//   Status s = forwarder.init(); // reactor thread, before broker.start()
+//   Status s = broker.start();
 //   forwarder.start();           // one thread per link
 //   ... reactor runs ...
 //   forwarder.request_stop();    // any thread, does not block
@@ -33,8 +33,9 @@ class Forwarder {
 
   // Compiles the topic mappings, opens forward.db, loads saved progress and
   // registers with the broker so that forwarded partitions are pinned as
-  // they open. False with *error (a bad pattern, forward.db refused).
-  bool init(std::string* error);
+  // they open. Fails on a bad pattern (kInvalidArgument, naming the link) or
+  // when forward.db cannot be opened.
+  Status init();
   void start();
   void request_stop();
   void join();

@@ -4,8 +4,6 @@
 
 namespace eddy::forward {
 
-using client::Status;
-
 class RegisteredTransport final : public client::Transport {
  public:
   RegisteredTransport(std::unique_ptr<client::Transport> inner, std::shared_ptr<InterruptibleTransports> registry)

@@ -13,7 +13,6 @@
 
 namespace eddy::forward {
 
-using client::Status;
 using protocol::ErrorCode;
 
 namespace {
@@ -82,7 +81,7 @@ void Link::sleep_ms(int64_t ms) {
 void Link::run() {
   LinkStatus& status = status_.status();
   EDDY_LOG_INFO("forward link %s: forwarding to %s", options_.name.c_str(), status.bootstrap.c_str());
-  meta::Status loaded = progress_->load_producer(options_.name, &identity_);
+  Status loaded = progress_->load_producer(options_.name, &identity_);
   if (!loaded.ok() && !loaded.is_not_found()) {
     EDDY_LOG_ERROR("forward link %s: %s", options_.name.c_str(), loaded.message().c_str());
     status.last_error = loaded.message();
@@ -379,7 +378,7 @@ bool Link::receive_oldest() {
 }
 
 void Link::note_failure(Partition& p, const SendWindow::Batch& batch, const Status& status, FailedAnswers* failed) {
-  const ErrorCode code = status.kafka_error();
+  const ErrorCode code = protocol::kafka_error(status);
   const UplinkErrorKind kind = classify_uplink_error(code);
   p.last_error = status.message();
   failed->any = true;
@@ -404,7 +403,7 @@ bool Link::save(const std::vector<Partition*>& changed) {
 }
 
 bool Link::save_cursors(const std::vector<meta::ForwardCursor>& cursors, const meta::ForwardProducer* producer) {
-  meta::Status s = progress_->save(options_.name, cursors, producer);
+  Status s = progress_->save(options_.name, cursors, producer);
   if (!s.ok()) {
     // Nothing more is sent until progress can be saved again: the window
     // invariant (send_window.h) depends on it.

@@ -163,7 +163,7 @@ class Link {
     std::string reset_reason;  // the producer is lost or fenced: a new one
   };
   // The oldest batch in p's window failed with status.
-  void note_failure(Partition& p, const SendWindow::Batch& batch, const client::Status& status,
+  void note_failure(Partition& p, const SendWindow::Batch& batch, const Status& status,
                     FailedAnswers* failed);
   std::set<std::string> remote_topics() const;
   bool save(const std::vector<Partition*>& changed);

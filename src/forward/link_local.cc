@@ -89,7 +89,7 @@ void Link::forget_unseen() {
     }
   }
   for (const Key& key : gone) {
-    meta::Status s = progress_->remove_cursor(options_.name, key.first, key.second);
+    Status s = progress_->remove_cursor(options_.name, key.first, key.second);
     if (!s.ok()) EDDY_LOG_WARN("forward link %s: %s", options_.name.c_str(), s.message().c_str());
   }
   if (!gone.empty()) store_->cursors_forgotten(options_.name, gone);

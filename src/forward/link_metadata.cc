@@ -12,7 +12,6 @@
 
 namespace eddy::forward {
 
-using client::Status;
 using protocol::ErrorCode;
 
 bool Link::refresh_metadata(const std::set<std::string>& topics) {
@@ -59,7 +58,7 @@ bool Link::create_remote_topics(const std::set<std::string>& missing) {
     t.partitions = partitions;
     t.replication_factor = options_.replication_factor;
     Status s = admin.create_topic(t);
-    if (s.ok() || s.kafka_error() == ErrorCode::kTopicAlreadyExists) {
+    if (s.ok() || protocol::kafka_error(s) == ErrorCode::kTopicAlreadyExists) {
       EDDY_LOG_INFO("forward link %s: created central topic %s with %d partitions", options_.name.c_str(),
                     topic.c_str(), partitions);
       created_remote_topics_.insert(topic);

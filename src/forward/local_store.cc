@@ -18,7 +18,7 @@ uint64_t bytes_from(storage::PartitionLog* log, int64_t offset) {
   offset = std::max(offset, log->log_start_offset());
   if (offset >= log->log_end_offset()) return 0;
   storage::BatchLocation where;
-  if (log->lookup(offset, &where) != storage::Status::kOk) return 0;
+  if (!log->lookup(offset, &where).ok()) return 0;
   uint64_t total = 0;
   for (const storage::SegmentInfo& s : log->segments()) {
     if (s.next_offset <= offset || s.base_offset < where.segment_base_offset) continue;
@@ -59,27 +59,21 @@ bool LocalStore::on_reactor(Fn fn, R* out) {
   return true;
 }
 
-bool LocalStore::load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error) {
+Status LocalStore::load(const std::vector<std::pair<std::string, const TopicMapping*>>& links) {
   for (const auto& [name, mapping] : links) {
     LinkEntry entry{name, mapping, {}, {}, {}};
-    meta::Status s = progress_->load_producer(name, &entry.producer);
-    if (!s.ok() && !s.is_not_found()) {
-      *error = s.message();
-      return false;
-    }
+    Status s = progress_->load_producer(name, &entry.producer);
+    if (!s.ok() && !s.is_not_found()) return s;
     std::vector<meta::ForwardCursor> cursors;
     s = progress_->load(name, &cursors);
-    if (!s.ok()) {
-      *error = s.message();
-      return false;
-    }
+    if (!s.ok()) return s;
     for (meta::ForwardCursor& c : cursors) {
       TopicPartitionKey key{c.topic, c.partition};
       entry.cursors[key] = std::move(c);
     }
     links_.push_back(std::move(entry));
   }
-  return true;
+  return Status();
 }
 
 void LocalStore::on_partition_opened(const std::string& topic, int32_t partition, storage::PartitionLog* log,

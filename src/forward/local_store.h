@@ -24,6 +24,7 @@
 #include "broker/topic_table.h"
 #include "meta/forward_progress.h"
 #include "port/executor.h"
+#include "port/status.h"
 #include "protocol/wire.h"
 #include "storage/partition_log.h"
 
@@ -52,7 +53,7 @@ struct LocalPartition {
 
 struct LocalRead {
   bool exists = true;  // false: the topic or partition is gone
-  storage::Status status = storage::Status::kOk;
+  Status status;
   std::vector<uint8_t> bytes;  // whole batches
   int64_t next_offset = 0;
   int64_t log_start_offset = 0;
@@ -63,10 +64,9 @@ class LocalStore {
   // REQUIRES: executor, topics and progress outlive the store.
   LocalStore(port::Executor& executor, broker::TopicTable& topics, meta::ForwardProgress* progress);
 
-  // (reactor) Loads the saved cursors and producers of these links; false
-  // with *error when forward.db fails. Call before the broker opens its
-  // topics.
-  bool load(const std::vector<std::pair<std::string, const TopicMapping*>>& links, std::string* error);
+  // (reactor) Loads the saved cursors and producers of these links; fails
+  // when forward.db does. Call before the broker opens its topics.
+  Status load(const std::vector<std::pair<std::string, const TopicMapping*>>& links);
   // (reactor) A partition was opened: pins it for the links forwarding it.
   // after_start: a new topic or partition (a fresh log) rather than one
   // loaded at start.

@@ -11,12 +11,12 @@ ReadAhead::Result ReadAhead::next(LocalStore* store, const std::string& topic, i
     LocalRead r;
     if (!store->read(topic, partition, offset, read_bytes, &r)) return Result::kStopping;
     if (!r.exists) return Result::kNone;
-    if (r.status == storage::Status::kOffsetOutOfRange && offset < r.log_start_offset) {
+    if (r.status.code() == Status::Code::kOutOfRange && offset < r.log_start_offset) {
       *log_start_offset = r.log_start_offset;
       return Result::kDropped;
     }
-    if (r.status != storage::Status::kOk) {
-      *error = std::string("local read: ") + storage::status_name(r.status);
+    if (!r.status.ok()) {
+      *error = std::string("local read: ") + r.status.to_string();
       return Result::kReadError;
     }
     if (r.bytes.empty()) return Result::kNone;

@@ -72,16 +72,17 @@ bool valid_topic_name(const std::string& name, std::string* why) {
   return true;
 }
 
-bool TopicMapping::create(const LinkOptions& options, TopicMapping* out, std::string* error) {
+Status TopicMapping::create(const LinkOptions& options, TopicMapping* out) {
   TopicMapping m;
+  std::string why;
   for (const std::string& p : options.topics) {
     std::regex r;
-    if (!compile(p, &r, error)) return false;
+    if (!compile(p, &r, &why)) return Status::invalid_argument(why);
     m.topics_.push_back(std::move(r));
   }
   for (const TopicPriority& p : options.priorities) {
     std::regex r;
-    if (!compile(p.pattern, &r, error)) return false;
+    if (!compile(p.pattern, &r, &why)) return Status::invalid_argument(why);
     m.priorities_.emplace_back(std::move(r), p.priority);
   }
   m.template_ = options.remote_topic;
@@ -89,14 +90,12 @@ bool TopicMapping::create(const LinkOptions& options, TopicMapping* out, std::st
   m.link_ = options.name;
   // The template must expand, and give a valid name for a plain topic.
   std::string sample;
-  if (!expand(m.template_, "t", m.gateway_id_, m.link_, &sample, error)) return false;
-  std::string why;
+  if (!expand(m.template_, "t", m.gateway_id_, m.link_, &sample, &why)) return Status::invalid_argument(why);
   if (!valid_topic_name(sample, &why)) {
-    *error = "'" + m.template_ + "' does not give a valid topic name: " + why;
-    return false;
+    return Status::invalid_argument("'" + m.template_ + "' does not give a valid topic name: " + why);
   }
   *out = std::move(m);
-  return true;
+  return Status();
 }
 
 bool TopicMapping::forwards(const std::string& local_topic) const {

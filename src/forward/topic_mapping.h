@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "forward/link_options.h"
+#include "port/status.h"
 
 namespace eddy::forward {
 
 class TopicMapping {
  public:
-  // False with *error naming the bad pattern or template.
-  static bool create(const LinkOptions& options, TopicMapping* out, std::string* error);
+  // kInvalidArgument naming the bad pattern or template.
+  static Status create(const LinkOptions& options, TopicMapping* out);
 
   bool forwards(const std::string& local_topic) const;
   // The remote name; empty with *error when the result is not a valid

@@ -32,10 +32,10 @@ Coordinator::~Coordinator() {
   }
 }
 
-meta::Status Coordinator::start() {
+Status Coordinator::start() {
   EDDY_DCHECK_ON_LOOP(executor_);
   std::vector<meta::StaticMember> stored;
-  meta::Status s = meta_->static_members().load_all(&stored);
+  Status s = meta_->static_members().load_all(&stored);
   if (!s.ok()) return s;
   for (const auto& sm : stored) {
     // A reloaded group is created Stable (no transition).
@@ -62,7 +62,7 @@ meta::Status Coordinator::start() {
   }
   if (!stored.empty()) EDDY_LOG_INFO("group coordinator: reloaded %zu static members", stored.size());
   schedule_expiry();
-  return meta::Status::ok_status();
+  return Status::ok_status();
 }
 
 void Coordinator::drain() {

@@ -76,7 +76,7 @@ class Coordinator {
 
   // Reloads static members (their groups come back Stable with the stored
   // generation and assignments) and starts the offset expiry timer.
-  meta::Status start();
+  Status start();
 
   // JoinGroup and SyncGroup may complete later (when the rebalance does);
   // done is called exactly once, possibly before join()/sync() returns.

@@ -33,7 +33,7 @@ protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroups
   protocol::ListGroupsResponse r;
   std::map<std::string, std::pair<std::string, std::string>> all;  // id -> (protocol type, state)
   std::vector<std::string> with_offsets;
-  meta::Status s = offsets_.groups_with_offsets(&with_offsets);
+  Status s = offsets_.groups_with_offsets(&with_offsets);
   if (!s.ok()) {
     r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
     return r;
@@ -100,7 +100,7 @@ protocol::DeleteGroupsResponse Coordinator::delete_groups(const protocol::Delete
     dr.group_id = id;
     const Group* g = find_group(id);
     bool has_offsets = false;
-    meta::Status s = offsets_.has_offsets(id, &has_offsets);
+    Status s = offsets_.has_offsets(id, &has_offsets);
     if (id.empty()) {
       dr.error_code = to_int(ErrorCode::kInvalidGroupId);
     } else if (!s.ok()) {

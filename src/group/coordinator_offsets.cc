@@ -83,7 +83,7 @@ void Coordinator::schedule_expiry() {
 void Coordinator::expire_offsets() {
   EDDY_DCHECK_ON_LOOP(executor_);
   std::vector<std::string> with_offsets;
-  meta::Status s = offsets_.groups_with_offsets(&with_offsets);
+  Status s = offsets_.groups_with_offsets(&with_offsets);
   if (!s.ok()) {
     EDDY_LOG_WARN("offset expiry: %s", s.message().c_str());
     return;

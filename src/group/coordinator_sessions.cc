@@ -155,13 +155,13 @@ void Coordinator::persist_static(const Group& g, const Member& m) {
   sm.rebalance_timeout_ms = m.rebalance_timeout_ms;
   if (const auto* md = m.metadata_for(g.protocol_name)) sm.subscription = *md;
   sm.assignment = m.assignment;
-  meta::Status s = meta_->static_members().save(sm);
+  Status s = meta_->static_members().save(sm);
   if (!s.ok()) EDDY_LOG_WARN("group %s: saving static member %s: %s", g.id.c_str(), m.instance_id->c_str(),
                              s.message().c_str());
 }
 
 void Coordinator::forget_static(const Group& g, const std::string& instance_id) {
-  meta::Status s = meta_->static_members().remove(g.id, instance_id);
+  Status s = meta_->static_members().remove(g.id, instance_id);
   if (!s.ok()) EDDY_LOG_WARN("group %s: removing static member %s: %s", g.id.c_str(), instance_id.c_str(),
                              s.message().c_str());
 }

@@ -58,7 +58,7 @@ ErrorCode GroupOffsets::check_partition(const std::string& topic,
 
 void GroupOffsets::store(const std::string& group, const std::vector<meta::CommittedOffset>& batch,
                          protocol::OffsetCommitResponse* response) {
-  meta::Status s = meta_->offsets().commit(group, batch);
+  Status s = meta_->offsets().commit(group, batch);
   if (s.ok()) return;
   EDDY_LOG_WARN("group %s: committing %zu offsets: %s", group.c_str(), batch.size(), s.message().c_str());
   for (auto& t : response->topics) {
@@ -214,22 +214,22 @@ protocol::OffsetDeleteResponse GroupOffsets::remove(const protocol::OffsetDelete
   return r;
 }
 
-meta::Status GroupOffsets::groups_with_offsets(std::vector<std::string>* out) {
+Status GroupOffsets::groups_with_offsets(std::vector<std::string>* out) {
   return meta_->offsets().list_groups(out);
 }
 
-meta::Status GroupOffsets::has_offsets(const std::string& group, bool* out) {
+Status GroupOffsets::has_offsets(const std::string& group, bool* out) {
   std::vector<meta::CommittedOffset> offsets;
-  meta::Status s = meta_->offsets().fetch_all(group, &offsets);
+  Status s = meta_->offsets().fetch_all(group, &offsets);
   *out = s.ok() && !offsets.empty();
   return s;
 }
 
-meta::Status GroupOffsets::remove_group(const std::string& group) { return meta_->offsets().remove_group(group); }
+Status GroupOffsets::remove_group(const std::string& group) { return meta_->offsets().remove_group(group); }
 
-meta::Status GroupOffsets::expire(const std::vector<std::string>& empty_groups, int64_t now_ms) {
+Status GroupOffsets::expire(const std::vector<std::string>& empty_groups, int64_t now_ms) {
   std::vector<meta::GroupTopicPartition> expired;
-  meta::Status s = meta_->offsets().expire(empty_groups, now_ms - retention_ms_, &expired);
+  Status s = meta_->offsets().expire(empty_groups, now_ms - retention_ms_, &expired);
   if (!s.ok()) {
     EDDY_LOG_WARN("offset expiry: %s", s.message().c_str());
     return s;

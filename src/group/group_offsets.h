@@ -59,15 +59,15 @@ class GroupOffsets {
                                         const SubscribedTopics& subscribed);
 
   // Groups with at least one committed offset, sorted.
-  meta::Status groups_with_offsets(std::vector<std::string>* out);
-  meta::Status has_offsets(const std::string& group, bool* out);
+  Status groups_with_offsets(std::vector<std::string>* out);
+  Status has_offsets(const std::string& group, bool* out);
   // Every offset of group (DeleteGroups).
-  meta::Status remove_group(const std::string& group);
+  Status remove_group(const std::string& group);
   // Deletes the offsets of empty_groups committed retention_ms or more
   // before now_ms, and logs how many went (a failure as a warning).
   // REQUIRES: empty_groups have no members (Kafka never expires the offsets
   // of a group with members).
-  meta::Status expire(const std::vector<std::string>& empty_groups, int64_t now_ms);
+  Status expire(const std::vector<std::string>& empty_groups, int64_t now_ms);
 
  private:
   // The answer to one partition of a commit the group verdict allows.

@@ -9,7 +9,7 @@
 
 #include "meta/config_change.h"
 #include "meta/sqlite_db.h"
-#include "meta/status.h"
+#include "port/status.h"
 
 namespace eddy::meta {
 

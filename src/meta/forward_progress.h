@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "meta/sqlite_db.h"
-#include "meta/status.h"
 #include "port/mutex.h"
+#include "port/status.h"
 #include "port/thread_annotations.h"
 
 namespace eddy::meta {

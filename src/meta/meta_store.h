@@ -2,7 +2,7 @@
 // (<log.dirs>/eddy.db), reached only through this room.
 //
 //   std::unique_ptr<meta::MetaStore> store;
-//   meta::Status s = meta::MetaStore::open(dir + "/eddy.db", &store);
+//   Status s = meta::MetaStore::open(dir + "/eddy.db", &store);
 //   if (!s.ok()) { EDDY_LOG_ERROR("%s", s.message().c_str()); return 1; }  // stop startup
 //   meta::NewTopic topic;  topic.name = "sensors";  topic.partition_count = 3;
 //   s = store->topics().create(topic, &created);
@@ -38,8 +38,8 @@
 #include "meta/producer_snapshot_store.h"
 #include "meta/sqlite_db.h"
 #include "meta/static_member_store.h"
-#include "meta/status.h"
 #include "meta/topic_store.h"
+#include "port/status.h"
 
 namespace eddy::meta {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "meta/sqlite_db.h"
-#include "meta/status.h"
 #include "meta/topic_partition.h"
+#include "port/status.h"
 
 namespace eddy::meta {
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "meta/sqlite_db.h"
-#include "meta/status.h"
+#include "port/status.h"
 
 namespace eddy::meta {
 

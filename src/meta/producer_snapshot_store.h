@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "meta/sqlite_db.h"
-#include "meta/status.h"
+#include "port/status.h"
 
 namespace eddy::meta {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "meta/sqlite_db.h"
-#include "meta/status.h"
+#include "port/status.h"
 
 namespace eddy::meta {
 

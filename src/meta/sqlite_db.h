@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "meta/status.h"
+#include "port/status.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -10,8 +10,8 @@
 
 #include "meta/config_change.h"
 #include "meta/sqlite_db.h"
-#include "meta/status.h"
 #include "meta/uuid.h"
+#include "port/status.h"
 
 namespace eddy::meta {
 

@@ -32,7 +32,7 @@ Status decode(std::span<const uint8_t> bytes, int16_t version, M* out, size_t ba
   if (trailing != nullptr) *trailing = 0;
   *out = M{};
   if (version < M::kMinVersion || version > M::kMaxVersion) {
-    return Status::error(std::string(M::kName) + ": version " + std::to_string(version) + " is outside " +
+    return Status::protocol_error(std::string(M::kName) + ": version " + std::to_string(version) + " is outside " +
                          std::to_string(M::kMinVersion) + "-" + std::to_string(M::kMaxVersion));
   }
   Reader r(bytes, M::kName, base_offset);
@@ -44,7 +44,7 @@ Status decode(std::span<const uint8_t> bytes, int16_t version, M* out, size_t ba
       r.fail("%zu unexpected bytes after the message", r.remaining());
     }
   }
-  return r.ok() ? Status() : Status::error(r.error());
+  return r.ok() ? Status() : Status::protocol_error(r.error());
 }
 
 // Like decode, but stops at the end of the message: *consumed is set to the
@@ -55,12 +55,12 @@ Status decode_prefix(std::span<const uint8_t> bytes, int16_t version, M* out, si
   *out = M{};
   *consumed = 0;
   if (version < M::kMinVersion || version > M::kMaxVersion) {
-    return Status::error(std::string(M::kName) + ": version " + std::to_string(version) + " is outside " +
+    return Status::protocol_error(std::string(M::kName) + ": version " + std::to_string(version) + " is outside " +
                          std::to_string(M::kMinVersion) + "-" + std::to_string(M::kMaxVersion));
   }
   Reader r(bytes, M::kName);
   out->decode(r, version);
-  if (!r.ok()) return Status::error(r.error());
+  if (!r.ok()) return Status::protocol_error(r.error());
   *consumed = r.position();
   return Status();
 }
@@ -71,12 +71,12 @@ Status decode_prefix(std::span<const uint8_t> bytes, int16_t version, M* out, si
 template <typename M>
 Status encode(const M& m, int16_t version, OutputBuffer* out) {
   if (version < M::kMinVersion || version > M::kMaxVersion) {
-    return Status::error(std::string(M::kName) + ": version " + std::to_string(version) + " is outside " +
+    return Status::protocol_error(std::string(M::kName) + ": version " + std::to_string(version) + " is outside " +
                          std::to_string(M::kMinVersion) + "-" + std::to_string(M::kMaxVersion));
   }
   Writer w(out);
   m.encode(w, version);
-  return w.ok() ? Status() : Status::error(std::string(M::kName) + ": " + w.error());
+  return w.ok() ? Status() : Status::protocol_error(std::string(M::kName) + ": " + w.error());
 }
 
 }  // namespace eddy::protocol

@@ -25,9 +25,9 @@ Status decode_versioned(std::span<const uint8_t> bytes, M* out, int16_t* version
   Reader r(bytes, M::kName);
   r.field("version");
   *version = r.read_int16();
-  if (!r.ok()) return Status::error(r.error());
+  if (!r.ok()) return Status::protocol_error(r.error());
   if (*version < M::kMinVersion) {
-    return Status::error(std::string(M::kName) + ": unsupported version " + std::to_string(*version));
+    return Status::protocol_error(std::string(M::kName) + ": unsupported version " + std::to_string(*version));
   }
   const int16_t decode_as = std::min<int16_t>(*version, M::kMaxVersion);
   size_t consumed = 0;

@@ -43,4 +43,14 @@ bool is_retriable(ErrorCode code) {
   return e != nullptr && e->retriable;
 }
 
+Status broker_error(int16_t error_code, const std::string& context,
+                    const std::optional<std::string>& broker_message) {
+  std::string message = context.empty() ? "" : context + ": ";
+  message += error_name(error_code);
+  if (broker_message && !broker_message->empty()) message += ": " + *broker_message;
+  const Status::Code code = error_code == to_int(ErrorCode::kUnknownTopicOrPartition) ? Status::Code::kNotFound
+                                                                                        : Status::Code::kBrokerError;
+  return Status::kafka(code, error_code, is_retriable(static_cast<ErrorCode>(error_code)), std::move(message));
+}
+
 }  // namespace eddy::protocol

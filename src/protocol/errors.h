@@ -4,7 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
+
+#include "port/status.h"
 
 namespace eddy::protocol {
 
@@ -163,5 +167,15 @@ const char* error_name(int16_t code);
 bool is_retriable(ErrorCode code);
 
 inline int16_t to_int(ErrorCode code) { return static_cast<int16_t>(code); }
+
+// A Kafka error code answered by a broker, as a Status that carries it: code
+// kNotFound for UNKNOWN_TOPIC_OR_PARTITION, kBrokerError for any other;
+// retriable() as is_retriable(). The message reads
+// "<context>: <ERROR_NAME>[: <broker message>]".
+Status broker_error(int16_t error_code, const std::string& context,
+                    const std::optional<std::string>& broker_message = std::nullopt);
+// The Kafka error code a Status carries; kNone unless it came from
+// broker_error.
+inline ErrorCode kafka_error(const Status& s) { return static_cast<ErrorCode>(s.kafka_error_code()); }
 
 }  // namespace eddy::protocol

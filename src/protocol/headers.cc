@@ -58,7 +58,7 @@ int16_t response_header_version(int16_t api_key, int16_t api_version) {
 Status parse_request_header(std::span<const uint8_t> frame, ParsedRequestHeader* out) {
   *out = ParsedRequestHeader{};
   if (frame.size() < 8) {
-    return Status::error("RequestHeader: frame of " + std::to_string(frame.size()) +
+    return Status::protocol_error("RequestHeader: frame of " + std::to_string(frame.size()) +
                          " bytes is shorter than the 8-byte header start");
   }
   const int16_t api_key = static_cast<int16_t>(load_be16(&frame[0]));
@@ -71,10 +71,10 @@ Status parse_request_header(std::span<const uint8_t> frame, ParsedRequestHeader*
   Reader r(frame, "RequestHeader");
   out->header.decode(r, header_version);
   out->header_version = header_version;
-  if (!r.ok()) return Status::error(r.error());
-  if (!known) return Status::error("RequestHeader: unknown api key " + std::to_string(api_key));
+  if (!r.ok()) return Status::protocol_error(r.error());
+  if (!known) return Status::protocol_error("RequestHeader: unknown api key " + std::to_string(api_key));
   if (api_version < 0) {
-    return Status::error("RequestHeader: negative api version " + std::to_string(api_version));
+    return Status::protocol_error("RequestHeader: negative api version " + std::to_string(api_version));
   }
   out->body_offset = r.position();
   return Status();
@@ -85,7 +85,7 @@ Status parse_response_header(std::span<const uint8_t> frame, int16_t api_key, in
   ResponseHeader header;
   Reader r(frame, "ResponseHeader");
   header.decode(r, response_header_version(api_key, api_version));
-  if (!r.ok()) return Status::error(r.error());
+  if (!r.ok()) return Status::protocol_error(r.error());
   *correlation_id = header.correlation_id;
   *body_offset = r.position();
   return Status();
@@ -101,7 +101,7 @@ FrameMark begin_frame(OutputBuffer* out) {
 Status end_frame(const FrameMark& mark, OutputBuffer* out) {
   const size_t frame_size = out->size() - mark.size_before - 4;
   if (frame_size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-    return Status::error("frame of " + std::to_string(frame_size) + " bytes exceeds the int32 size prefix");
+    return Status::protocol_error("frame of " + std::to_string(frame_size) + " bytes exceeds the int32 size prefix");
   }
   const uint32_t n = static_cast<uint32_t>(frame_size);
   const uint8_t prefix[4] = {static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16),

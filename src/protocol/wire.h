@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "port/status.h"
 #include "protocol/output_buffer.h"
 
 namespace eddy::protocol {
@@ -63,21 +64,6 @@ struct Records {
   // Equal when the memory bytes have equal contents and the file regions
   // name the same (fd, offset, length) ranges.
   bool operator==(const Records& other) const;
-};
-
-// Result of a decode or encode: ok, or a message saying what went wrong.
-class Status {
- public:
-  Status() = default;
-  static Status error(std::string message) { return Status(std::move(message)); }
-
-  bool ok() const { return !failed_; }
-  const std::string& message() const { return message_; }
-
- private:
-  explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
-  bool failed_ = false;
-  std::string message_;
 };
 
 // Reads Kafka primitives from a byte span, bounds-checked, big-endian.

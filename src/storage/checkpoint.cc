@@ -55,9 +55,9 @@ Status replace_file(const std::string& directory, const char* name, const std::v
   if (ec) {
     EDDY_LOG_ERROR("cannot write %s: %s", path.c_str(), port::error_message(ec).c_str());
     port::remove_file(tmp);
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
-  return Status::kOk;
+  return Status();
 }
 
 }  // namespace

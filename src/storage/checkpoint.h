@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "storage/status.h"
+#include "port/status.h"
 
 namespace eddy::storage {
 

@@ -51,10 +51,10 @@ Status measure_data_directory(const std::string& directory, DataDirectorySpace* 
   port::FilesystemSpace fs;
   std::error_code ec = port::filesystem_space(directory, &fs);
   if (!ec) ec = port::allocated_bytes(directory, &out->directory_bytes);
-  if (ec) return status_from_error(ec);
+  if (ec) return Status::from_error_code(ec);
   out->filesystem_bytes = fs.total_bytes;
   out->available_bytes = fs.available_bytes;
-  return Status::kOk;
+  return Status();
 }
 
 uint64_t default_budget_bytes(const DataDirectorySpace& space) {

@@ -28,8 +28,8 @@
 #include <limits>
 #include <string>
 
+#include "port/status.h"
 #include "storage/log_config.h"
-#include "storage/status.h"
 
 namespace eddy::storage {
 

@@ -107,17 +107,17 @@ bool SyncState::take_work(Work* work) {
 }
 
 Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_latency) {
-  if (failed_.load(std::memory_order_acquire)) return Status::kIoError;
-  Status status = Status::kOk;
+  if (failed_.load(std::memory_order_acquire)) return Status::io_error("an earlier sync of " + directory_ + " failed");
+  Status status;
   if (work.directory) {
     std::error_code ec = port::sync_directory(directory_);
     if (ec) {
       EDDY_LOG_ERROR("sync of directory %s failed: %s", directory_.c_str(), port::error_message(ec).c_str());
-      status = Status::kIoError;
+      status = Status::from_error_code(ec, "sync of directory " + directory_);
     }
   }
   for (const Unsynced& u : work.segments) {
-    if (status != Status::kOk || u.file == nullptr) continue;
+    if (!status.ok() || u.file == nullptr) continue;
     const int64_t started = port::monotonic_nanos();
     std::error_code ec = u.file->file.sync_data();
     if (fsync_latency != nullptr) fsync_latency->observe_nanos(port::monotonic_nanos() - started);
@@ -125,7 +125,7 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
     if (ec) {
       EDDY_LOG_ERROR("fdatasync of segment %" PRId64 " in %s failed: %s", u.segment_base, directory_.c_str(),
                      port::error_message(ec).c_str());
-      status = Status::kIoError;
+      status = Status::from_error_code(ec, "fdatasync of a segment in " + directory_);
     }
   }
 
@@ -134,7 +134,7 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
   {
     port::MutexLock lock(mu_);
     listener = listener_;
-    if (status != Status::kOk) {
+    if (!status.ok()) {
       failed_.store(true, std::memory_order_release);
     } else if (!work.segments.empty()) {
       // Drop the entries synced up to their end. An entry the owner extended
@@ -153,15 +153,15 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
   }
   durable_cv_.notify_all();
 
-  if (status == Status::kOk) {
+  if (status.ok()) {
     // The sealed segments' data is durable: their index files may now be
     // trusted by recovery.
     for (const Unsynced& u : work.segments) {
       if (u.sealed_index == nullptr) continue;
       Status s = write_index_file(u.index_path, *u.sealed_index);
-      if (s != Status::kOk) {
+      if (!s.ok()) {
         // Not fatal: without its index file the segment is rescanned.
-        EDDY_LOG_WARN("cannot write index file %s: %s", u.index_path.c_str(), status_name(s));
+        EDDY_LOG_WARN("cannot write index file %s: %s", u.index_path.c_str(), s.to_string().c_str());
       }
       // Checked after the write: the owner raises retired_below_ before it
       // removes the index files of retired segments, so a file written too
@@ -256,7 +256,10 @@ void Flusher::run() {
       if (!state->take_work(&work)) continue;
       busy_ = state.get();
       lock.unlock();
-      state->run_work(work, &fsync_latency_);
+      // Ignored on purpose: run_work hands its status to the partition's
+      // durability listener and marks the partition failed; only sync_now's
+      // caller wants it returned as well.
+      (void)state->run_work(work, &fsync_latency_);
       lock.lock();
       busy_ = nullptr;
       idle_cv_.notify_all();

@@ -24,10 +24,10 @@
 
 #include "metrics/histogram.h"
 #include "port/mutex.h"
+#include "port/status.h"
 #include "port/thread_annotations.h"
 #include "storage/segment.h"
 #include "storage/segment_index.h"
-#include "storage/status.h"
 
 namespace eddy::storage {
 
@@ -71,8 +71,8 @@ class SyncState {
 
   // ---- Any thread ----
   int64_t durable_offset() const { return durable_offset_.load(std::memory_order_acquire); }
-  // kIoError after a failed sync; the partition then refuses appends.
-  Status failure() const { return failed_.load(std::memory_order_acquire) ? Status::kIoError : Status::kOk; }
+  // kIOError after a failed sync; the partition then refuses appends.
+  Status failure() const { return failed_.load(std::memory_order_acquire) ? Status::io_error("a sync failed") : Status(); }
   // Blocks until durable_offset() >= offset or the timeout; false on timeout
   // or failure. Not for the reactor: tests, tools, shutdown.
   bool wait_durable(int64_t offset, int64_t timeout_ms) EXCLUDES(mu_);

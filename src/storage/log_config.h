@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "port/status.h"
 #include "protocol/record_batch.h"
-#include "storage/status.h"
 
 namespace eddy::storage {
 
@@ -16,7 +16,7 @@ namespace eddy::storage {
 // oldest segment holds pinned data (offsets >= the pin).
 enum class FullPolicy : uint8_t {
   kDropOldest,  // eddy.full.policy=drop-oldest: recycle it anyway (logged, counted)
-  kReject,      // eddy.full.policy=reject: refuse the append with Status::kLogFull
+  kReject,      // eddy.full.policy=reject: refuse the append with Status::Code::kLogFull
 };
 
 // What an acks=all produce waits for, and what the high watermark means.

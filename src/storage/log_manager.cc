@@ -47,19 +47,19 @@ Status LogManager::open(const std::string& data_directory, std::unique_ptr<LogMa
   if (!ec) ec = port::File::open(data_directory + "/" + kLockFile, port::OpenMode::kCreate, &manager->lock_);
   if (ec) {
     EDDY_LOG_ERROR("cannot open data directory %s: %s", data_directory.c_str(), port::error_message(ec).c_str());
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
   ec = manager->lock_.try_lock_exclusive();
   if (ec) {
     if (ec == std::errc::operation_would_block || ec == std::errc::resource_unavailable_try_again) {
       EDDY_LOG_ERROR("data directory %s is in use by another process", data_directory.c_str());
-      return Status::kLocked;
+      return Status::locked("data directory " + data_directory + " is in use by another process");
     }
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
   std::vector<std::string> names;
   ec = port::list_directory(data_directory, &names);
-  if (ec) return status_from_error(ec);
+  if (ec) return Status::from_error_code(ec);
   for (const std::string& name : names) {
     size_t n = std::char_traits<char>::length(kDeletingSuffix);
     if (name.size() > n && name.compare(name.size() - n, n, kDeletingSuffix) == 0) {
@@ -68,7 +68,7 @@ Status LogManager::open(const std::string& data_directory, std::unique_ptr<LogMa
   }
   manager->flusher_.start();
   *out = std::move(manager);
-  return Status::kOk;
+  return Status();
 }
 
 LogManager::~LogManager() {
@@ -77,13 +77,13 @@ LogManager::~LogManager() {
 }
 
 Status LogManager::close() {
-  if (closed_) return Status::kOk;
+  if (closed_) return Status();
   closed_ = true;
-  Status result = Status::kOk;
+  Status result;
   for (auto& [tp, log] : logs_) {
     Status s = log->close();
-    if (s != Status::kOk) {
-      EDDY_LOG_ERROR("clean close of %s-%d failed: %s", tp.topic.c_str(), tp.partition, status_name(s));
+    if (!s.ok()) {
+      EDDY_LOG_ERROR("clean close of %s-%d failed: %s", tp.topic.c_str(), tp.partition, s.to_string().c_str());
       result = s;
     }
   }
@@ -106,7 +106,7 @@ std::vector<TopicPartition> LogManager::partitions_on_disk() const {
 }
 
 Status LogManager::open_partition(const TopicPartition& tp, const LogConfig& config, PartitionLog** log) {
-  if (!is_valid_topic_name(tp.topic) || tp.partition < 0) return Status::kInvalidArgument;
+  if (!is_valid_topic_name(tp.topic) || tp.partition < 0) return Status::invalid_argument("bad topic name or partition");
   auto it = logs_.find(tp);
   if (it != logs_.end()) {
     *log = it->second.get();
@@ -114,11 +114,11 @@ Status LogManager::open_partition(const TopicPartition& tp, const LogConfig& con
   }
   std::unique_ptr<PartitionLog> opened;
   Status s = PartitionLog::open(directory_ + "/" + partition_directory_name(tp), config, &flusher_, &opened);
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
   opened->set_budget(&budget_);
   *log = opened.get();
   logs_.emplace(tp, std::move(opened));
-  return Status::kOk;
+  return Status();
 }
 
 PartitionLog* LogManager::find(const TopicPartition& tp) const {
@@ -129,7 +129,7 @@ PartitionLog* LogManager::find(const TopicPartition& tp) const {
 Status LogManager::delete_partition(const TopicPartition& tp) {
   logs_.erase(tp);  // unregisters from the flusher; no checkpoint
   std::string path = directory_ + "/" + partition_directory_name(tp);
-  if (!port::path_exists(path)) return Status::kOk;
+  if (!port::path_exists(path)) return Status();
   // Rename first so that a crash mid-way never leaves a half-deleted
   // partition that would be opened again.
   std::string doomed = path + kDeletingSuffix;
@@ -138,9 +138,9 @@ Status LogManager::delete_partition(const TopicPartition& tp) {
   if (!ec) ec = port::remove_tree(doomed);
   if (ec) {
     EDDY_LOG_ERROR("cannot delete %s: %s", path.c_str(), port::error_message(ec).c_str());
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
-  return Status::kOk;
+  return Status();
 }
 
 Status LogManager::delete_topic(const std::string& topic) {
@@ -151,10 +151,10 @@ Status LogManager::delete_topic(const std::string& topic) {
   for (const TopicPartition& tp : partitions_on_disk()) {
     if (tp.topic == topic && logs_.find(tp) == logs_.end()) doomed.push_back(tp);
   }
-  Status result = Status::kOk;
+  Status result;
   for (const TopicPartition& tp : doomed) {
     Status s = delete_partition(tp);
-    if (s != Status::kOk) result = s;
+    if (!s.ok()) result = s;
   }
   return result;
 }

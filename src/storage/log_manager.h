@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "port/port.h"
+#include "port/status.h"
 #include "storage/disk_budget.h"
 #include "storage/flusher.h"
 #include "storage/log_config.h"
 #include "storage/partition_log.h"
-#include "storage/status.h"
 
 namespace eddy::storage {
 

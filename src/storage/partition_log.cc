@@ -30,13 +30,13 @@ std::string parent_directory(const std::string& path) {
 
 Status status_from_batch_error(BatchError e) {
   switch (e) {
-    case BatchError::kOk: return Status::kOk;
-    case BatchError::kUnsupportedMagic: return Status::kUnsupportedMagic;
-    case BatchError::kCrcMismatch: return Status::kCorruptBatch;
+    case BatchError::kOk: return Status();
+    case BatchError::kUnsupportedMagic: return Status::not_supported("unsupported magic (0/1)");
+    case BatchError::kCrcMismatch: return Status::corruption("corrupt batch: CRC-32C mismatch");
     case BatchError::kTruncated:
-    case BatchError::kInvalid: return Status::kInvalidBatch;
+    case BatchError::kInvalid: return Status::corruption("invalid batch");
   }
-  return Status::kInvalidBatch;
+  return Status::corruption("invalid batch");
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ std::string PartitionLog::index_path(int64_t base) const { return directory_ + "
 Status PartitionLog::open(const std::string& directory, const LogConfig& config, Flusher* flusher,
                           std::unique_ptr<PartitionLog>* out) {
   Status s = validate(config);
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
   const bool created = !port::is_directory(directory);
   std::error_code ec = port::make_directories(directory);
   // A new partition directory must survive a power cut like its segments.
@@ -68,7 +68,7 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   if (!ec) ec = port::list_directory(directory, &names);
   if (ec) {
     EDDY_LOG_ERROR("cannot open partition directory %s: %s", directory.c_str(), port::error_message(ec).c_str());
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
   int64_t started = port::monotonic_nanos();
   std::vector<int64_t> bases;
@@ -93,7 +93,7 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   for (int64_t base : bases) {
     std::unique_ptr<Segment> segment;
     s = Segment::open(log->segment_path(base), base, config.index_interval_bytes, &segment);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     log->segments_.push_back(std::move(segment));
   }
   CleanShutdown clean;
@@ -102,7 +102,7 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   read_log_start_offset(directory, &persisted_log_start);
   if (have_clean) persisted_log_start = std::max(persisted_log_start, clean.log_start_offset);
   s = log->recover(have_clean ? &clean : nullptr, persisted_log_start);
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
   log->recovery_.micros = (port::monotonic_nanos() - started) / 1000;
   log->recharge();
 
@@ -114,20 +114,20 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
                  directory.c_str(), log->log_start_offset_, log->log_end_offset(), log->segments_.size(),
                  log->recovery_.clean ? "clean" : "recovered", log->recovery_.bytes_scanned, log->recovery_.micros);
   *out = std::move(log);
-  return Status::kOk;
+  return Status();
 }
 
 Status PartitionLog::close() {
-  if (closed_) return Status::kOk;
+  if (closed_) return Status();
   closed_ = true;
   flusher_->remove(sync_);
   // The flusher no longer touches this partition: sync here.
   Status s = sync_->sync_now();
-  if (s != Status::kOk) return s;
-  if (write_failed_) return Status::kIoError;  // no checkpoint: the next open rescans
+  if (!s.ok()) return s;
+  if (write_failed_) return Status::io_error("an earlier write failed");  // no checkpoint: the next open rescans
   Segment& active = *segments_.back();
   s = write_index_file(index_path(active.base_offset()), active.index());
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
   return write_clean_shutdown(directory_,
                               CleanShutdown{active.base_offset(), active.next_offset(),
                                             static_cast<int64_t>(active.end_position()), log_start_offset_});
@@ -138,15 +138,15 @@ Status PartitionLog::close() {
 // ---------------------------------------------------------------------------
 
 Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& options, AppendResult* result) {
-  if (closed_ || write_failed_ || sync_->failure() != Status::kOk) return Status::kIoError;
+  if (closed_ || write_failed_ || !sync_->failure().ok()) return Status::io_error("the log is closed or failed");
   RecordBatchView view;
   BatchError e = RecordBatchView::parse(batch, &view);
   if (e != BatchError::kOk) return status_from_batch_error(e);
-  if (view.size() != batch.size()) return Status::kInvalidBatch;
-  if (!options.crc_verified && !view.crc_matches()) return Status::kCorruptBatch;
-  if (batch.size() > config_.segment_bytes) return Status::kBatchTooLarge;
+  if (view.size() != batch.size()) return Status::corruption("invalid batch");
+  if (!options.crc_verified && !view.crc_matches()) return Status::corruption("corrupt batch: CRC-32C mismatch");
+  if (batch.size() > config_.segment_bytes) return Status::too_large("batch larger than a segment");
   Status s = ensure_room(batch.size());
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
 
   Segment& active = *segments_.back();
   const int64_t base = active.next_offset();
@@ -161,7 +161,7 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
     result->log_append_time_ms = now;
   }
   s = active.append(batch, info);
-  if (s != Status::kOk) {
+  if (!s.ok()) {
     // Part of the batch may have reached the file; refuse further appends
     // until a reopen has recovered the partition.
     write_failed_ = true;
@@ -178,15 +178,15 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
   result->base_offset = base;
   result->last_offset = info.last_offset;
   result->log_start_offset = log_start_offset_;
-  return Status::kOk;
+  return Status();
 }
 
 Status PartitionLog::ensure_room(uint64_t size) {
-  if (segments_.back()->has_room(size)) return Status::kOk;
-  if (segments_.back()->empty()) return Status::kBatchTooLarge;
+  if (segments_.back()->has_room(size)) return Status();
+  if (segments_.back()->empty()) return Status::too_large("batch larger than a segment");
   Status s = roll();
-  if (s != Status::kOk) return s;
-  return segments_.back()->has_room(size) ? Status::kOk : Status::kBatchTooLarge;
+  if (!s.ok()) return s;
+  return segments_.back()->has_room(size) ? Status() : Status::too_large("batch larger than a segment");
 }
 
 bool PartitionLog::pinned(const Segment& segment) const {
@@ -219,7 +219,7 @@ Status PartitionLog::roll() {
                       " are pinned: rejecting appends (eddy.full.policy=reject, %" PRIu64 " so far)",
                       directory_.c_str(), what.c_str(), pin_, stats_.appends_rejected_full);
       }
-      return Status::kLogFull;
+      return Status::log_full("the disk budget is full of data not yet forwarded");
     }
     ++stats_.pinned_segments_dropped;
     EDDY_LOG_WARN("%s: %s full: dropping segment %" PRId64 "..%" PRId64 " although offsets from %" PRId64
@@ -234,9 +234,9 @@ Status PartitionLog::roll() {
     s = recycle_oldest(new_base, &next);
   } else {
     s = Segment::create(segment_path(new_base), new_base, config_.segment_bytes, config_.index_interval_bytes, &next);
-    if (s == Status::kOk) sync_->note_directory_changed();
+    if (s.ok()) sync_->note_directory_changed();
   }
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
 
   // Seal the active segment: the flusher syncs it and then writes its index.
   Segment& sealed = *segments_.back();
@@ -248,7 +248,7 @@ Status PartitionLog::roll() {
   drop_extra_segments();
   recharge();
   flusher_->wake();
-  return Status::kOk;
+  return Status();
 }
 
 bool PartitionLog::budget_allows_new_segment() const {
@@ -270,7 +270,7 @@ Status PartitionLog::recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* 
     // open descriptor keeps the unlinked file alive) and use a fresh file.
     // The budget is exceeded by one segment until that reader is done.
     Status s = Segment::create(new_path, new_base, config_.segment_bytes, config_.index_interval_bytes, out);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     port::remove_file(oldest.path());
     sync_->note_directory_changed();
   } else {
@@ -284,14 +284,14 @@ Status PartitionLog::recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* 
       EDDY_LOG_ERROR("%s: cannot recycle segment %s: %s", directory_.c_str(), oldest.path().c_str(),
                      port::error_message(ec).c_str());
       write_failed_ = true;
-      return status_from_error(ec);
+      return Status::from_error_code(ec);
     }
     *out = Segment::reuse(std::move(segments_.front()), new_path, new_base, config_.index_interval_bytes);
   }
   segments_.pop_front();
   ++stats_.segments_recycled;
   log_start_offset_ = std::max(log_start_offset_, segments_.front()->base_offset());
-  return Status::kOk;
+  return Status();
 }
 
 void PartitionLog::drop_extra_segments() {
@@ -332,10 +332,10 @@ template <typename Visit>
 Status PartitionLog::collect(int64_t offset, size_t max_bytes, int64_t upper_offset, int64_t* next_offset,
                              Visit visit) {
   const int64_t end = log_end_offset();
-  if (offset < log_start_offset_ || offset > end) return Status::kOffsetOutOfRange;
+  if (offset < log_start_offset_ || offset > end) return Status::out_of_range("offset out of range");
   const int64_t bound = upper_offset < 0 ? high_watermark() : std::min(upper_offset, end);
   *next_offset = offset;
-  if (offset >= bound) return Status::kOk;
+  if (offset >= bound) return Status();
 
   size_t i = segment_for(offset);
   uint64_t position = 0;
@@ -350,7 +350,7 @@ Status PartitionLog::collect(int64_t offset, size_t max_bytes, int64_t upper_off
   if (!hinted) {
     BatchPosition batch;
     Status s = segments_[i]->locate(offset, &batch);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     position = batch.position;
   }
 
@@ -362,10 +362,10 @@ Status PartitionLog::collect(int64_t offset, size_t max_bytes, int64_t upper_off
                                                                                  : position + remaining;
     uint64_t stop = position;
     Status s = segment.read_end(position, limit, bound, first, &stop, next_offset);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     if (stop > position) {
       s = visit(segment, position, stop - position);
-      if (s != Status::kOk) return s;
+      if (!s.ok()) return s;
       remaining -= std::min(remaining, stop - position);
       first = false;
     }
@@ -375,7 +375,7 @@ Status PartitionLog::collect(int64_t offset, size_t max_bytes, int64_t upper_off
       break;
     }
   }
-  return Status::kOk;
+  return Status();
 }
 
 Status PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_offset, ReadResult* result) {
@@ -385,7 +385,7 @@ Status PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_offset
                  [&](const Segment& segment, uint64_t position, uint64_t length) {
                    result->regions.push_back(segment.region(position, length));
                    result->bytes += length;
-                   return Status::kOk;
+                   return Status();
                  });
 }
 
@@ -401,7 +401,7 @@ Status PartitionLog::read_copy(int64_t offset, size_t max_bytes, int64_t upper_o
 }
 
 Status PartitionLog::lookup(int64_t offset, BatchLocation* location) {
-  if (offset < log_start_offset_ || offset >= log_end_offset()) return Status::kOffsetOutOfRange;
+  if (offset < log_start_offset_ || offset >= log_end_offset()) return Status::out_of_range("offset out of range");
   const Segment& segment = *segments_[segment_for(offset)];
   location->segment_base_offset = segment.base_offset();
   return segment.locate(offset, &location->batch);
@@ -416,26 +416,26 @@ Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup
     BatchPosition position;
     bool found = false;
     Status s = segment->find_timestamp(timestamp, log_start_offset_, &position, &found);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     if (!found) continue;
-    if (position.info.base_offset >= bound) return Status::kOk;
+    if (position.info.base_offset >= bound) return Status();
 
     std::vector<uint8_t> bytes(position.info.size);
     s = segment->read(position.position, bytes.data(), bytes.size());
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     RecordBatchView view;
-    if (RecordBatchView::parse(bytes, &view) != BatchError::kOk) return Status::kIoError;
+    if (RecordBatchView::parse(bytes, &view) != BatchError::kOk) return Status::io_error("a stored batch does not parse");
     lookup->found = true;
     lookup->offset = std::max(view.base_offset(), log_start_offset_);
     lookup->timestamp = view.max_timestamp();
-    if (view.timestamp_type() == protocol::TimestampType::kLogAppendTime) return Status::kOk;
+    if (view.timestamp_type() == protocol::TimestampType::kLogAppendTime) return Status();
     if (view.compression() != protocol::Compression::kNone) {
       // The same header over the decompressed records, marked uncompressed,
       // for the record iterator (the CRC is not looked at again).
       std::vector<uint8_t> records;
       if (decompress == nullptr || !*decompress || !(*decompress)(view.compression(), view.records_bytes(), &records) ||
           records.size() > static_cast<size_t>(INT32_MAX) - protocol::batch_layout::kHeaderSize) {
-        return Status::kOk;
+        return Status();
       }
       const auto attributes =
           static_cast<uint16_t>(view.attributes() & ~protocol::batch_attributes::kCompressionMask);
@@ -444,7 +444,7 @@ Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup
       protocol::store_be16(bytes.data() + protocol::batch_layout::kAttributes, attributes);
       protocol::store_be32(bytes.data() + protocol::batch_layout::kBatchLength,
                            static_cast<uint32_t>(bytes.size() - protocol::batch_layout::kLogOverhead));
-      if (RecordBatchView::parse(bytes, &view) != BatchError::kOk) return Status::kOk;
+      if (RecordBatchView::parse(bytes, &view) != BatchError::kOk) return Status();
     }
     protocol::RecordIterator records(view);
     protocol::Record record;
@@ -454,12 +454,12 @@ Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup
       if (record_offset >= log_start_offset_ && record_timestamp >= timestamp) {
         lookup->offset = record_offset;
         lookup->timestamp = record_timestamp;
-        return Status::kOk;
+        return Status();
       }
     }
-    return Status::kOk;
+    return Status();
   }
-  return Status::kOk;
+  return Status();
 }
 
 Status PartitionLog::find_max_timestamp(TimestampLookup* lookup, const RecordsDecompressor* decompress) {
@@ -468,7 +468,7 @@ Status PartitionLog::find_max_timestamp(TimestampLookup* lookup, const RecordsDe
     if (segment->next_offset() > log_start_offset_) max_timestamp = std::max(max_timestamp, segment->max_timestamp());
   }
   *lookup = TimestampLookup{};
-  if (max_timestamp < 0) return Status::kOk;
+  if (max_timestamp < 0) return Status();
   return find_offset_by_timestamp(max_timestamp, lookup, decompress);
 }
 
@@ -480,13 +480,14 @@ void PartitionLog::set_log_start(int64_t offset) {
   log_start_offset_ = offset;
   // Losing this file only makes deleted records readable again after a
   // crash (as with Kafka's periodic checkpoint); it is replaced atomically.
-  write_log_start_offset(directory_, offset);
+  // So a failure to write it is ignored on purpose.
+  (void)write_log_start_offset(directory_, offset);
 }
 
 Status PartitionLog::delete_records_before(int64_t offset) {
-  if (offset < 0 || offset > high_watermark()) return Status::kOffsetOutOfRange;
+  if (offset < 0 || offset > high_watermark()) return Status::out_of_range("offset out of range");
   if (offset > log_start_offset_) set_log_start(offset);
-  return Status::kOk;
+  return Status();
 }
 
 size_t PartitionLog::apply_retention(int64_t now_ms) {
@@ -512,12 +513,12 @@ size_t PartitionLog::apply_retention(int64_t now_ms) {
 
 Status PartitionLog::update_config(const LogConfig& config) {
   Status s = validate(config);
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
   config_ = config;
   sync_->set_flush_interval_ms(config.flush_interval_ms);
   recharge();
   request_sync();
-  return Status::kOk;
+  return Status();
 }
 
 void PartitionLog::set_budget(DiskBudget* budget) {

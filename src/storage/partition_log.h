@@ -24,13 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "port/status.h"
 #include "protocol/output_buffer.h"
 #include "storage/checkpoint.h"
 #include "storage/disk_budget.h"
 #include "storage/flusher.h"
 #include "storage/log_config.h"
 #include "storage/segment.h"
-#include "storage/status.h"
 
 namespace eddy::storage {
 
@@ -134,22 +134,22 @@ class PartitionLog {
   // rolls to a new segment when it does not fit, then patches baseOffset,
   // partitionLeaderEpoch and, for LogAppendTime topics, maxTimestamp, the
   // timestamp-type bit and the CRC, in place in batch, and writes it to the
-  // page cache. Statuses: kOk, kCorruptBatch, kInvalidBatch,
-  // kUnsupportedMagic, kBatchTooLarge, kLogFull, kNoSpace, kIoError (also
-  // after close()). On any error the log and batch are unchanged, except
-  // kIoError from the write itself (the partition then refuses appends).
+  // page cache. Status codes: kOk, kCorruption (CRC mismatch or malformed
+  // batch), kNotSupported (magic 0/1), kTooLarge, kLogFull, kNoSpace, kIOError
+  // (also after close()). On any error the log and batch are unchanged, except
+  // kIOError from the write itself (the partition then refuses appends).
   Status append(std::span<uint8_t> batch, const AppendOptions& options, AppendResult* result);
 
   // Batches from the one containing offset, whole, up to max_bytes (the first
   // batch is returned even when larger, as Kafka does), not beyond
-  // upper_offset (-1: the high watermark). kOffsetOutOfRange when offset is
+  // upper_offset (-1: the high watermark). kOutOfRange when offset is
   // below the log start or above the log end; empty at or above the bound.
   Status read(int64_t offset, size_t max_bytes, int64_t upper_offset, ReadResult* result);
   // Same, copying the bytes (tools, tests).
   Status read_copy(int64_t offset, size_t max_bytes, int64_t upper_offset, std::vector<uint8_t>* bytes,
                    int64_t* next_offset);
 
-  // Where the batch holding offset lies. kOffsetOutOfRange outside
+  // Where the batch holding offset lies. kOutOfRange outside
   // [log start, LEO).
   Status lookup(int64_t offset, BatchLocation* location);
   // The first offset at or above the log start, below the high watermark,
@@ -165,7 +165,7 @@ class PartitionLog {
   Status find_max_timestamp(TimestampLookup* lookup, const RecordsDecompressor* decompress = nullptr);
 
   // DeleteRecords: advances the log start offset to offset.
-  // REQUIRES offset <= high watermark (kOffsetOutOfRange otherwise).
+  // REQUIRES offset <= high watermark (kOutOfRange otherwise).
   Status delete_records_before(int64_t offset);
   // Time retention: drops whole segments (never the active one, never one
   // holding pinned offsets) whose newest timestamp is older than

@@ -34,7 +34,7 @@ Status PartitionLog::recover(const CleanShutdown* clean, int64_t persisted_log_s
     if (i + 1 == segments_.size()) recovery_.clean = false;
     bool log_ends_here = false;
     Status s = scan_for_recovery(i, &work, &log_ends_here);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     if (log_ends_here) break;
   }
   return finish_recovery(persisted_log_start, &work);
@@ -68,7 +68,7 @@ Status PartitionLog::scan_for_recovery(size_t i, RecoveryWork* work, bool* log_e
   SegmentIndex index(base, config_.index_interval_bytes);
   ScanOutcome outcome;
   Status s = scan_segment(segment.file()->file, segment.capacity(), &index, &outcome);
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
   recovery_.bytes_scanned += outcome.bytes_read;
   ++recovery_.segments_scanned;
   if (outcome.malformed_batches > 0) {
@@ -81,7 +81,7 @@ Status PartitionLog::scan_for_recovery(size_t i, RecoveryWork* work, bool* log_e
   work->scanned.push_back(&segment);
   if (i + 1 < segments_.size() && segment.next_offset() == segments_[i + 1]->base_offset()) {
     work->sealed_scanned.push_back(&segment);
-    return Status::kOk;
+    return Status();
   }
   *log_ends_here = true;
   return end_log_in(i, outcome, work);
@@ -95,7 +95,7 @@ Status PartitionLog::end_log_in(size_t i, const ScanOutcome& outcome, RecoveryWo
   uint64_t dropped = 0;
   Status s = zero_tail(segment.file()->file, segment.end_position(), segment.capacity(), &dropped,
                        &recovery_.bytes_zero_checked, &recovery_.bytes_zeroed);
-  if (s != Status::kOk) return s;
+  if (!s.ok()) return s;
   recovery_.bytes_dropped += dropped;
   const size_t discarded = segments_.size() - i - 1;
   uint64_t discarded_bytes = 0;
@@ -117,7 +117,7 @@ Status PartitionLog::end_log_in(size_t i, const ScanOutcome& outcome, RecoveryWo
                   outcome.stop_reason.empty() ? "zeros, then non-zero bytes" : outcome.stop_reason.c_str(), discarded,
                   discarded_bytes);
   }
-  return Status::kOk;
+  return Status();
 }
 
 Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* work) {
@@ -126,14 +126,14 @@ Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* 
     std::unique_ptr<Segment> segment;
     Status s = Segment::create(segment_path(base), base, config_.segment_bytes, config_.index_interval_bytes,
                                &segment);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     segments_.push_back(std::move(segment));
     work->directory_changed = true;
   }
   Segment& active = *segments_.back();
   if (active.capacity() < config_.segment_bytes) {
     Status s = active.grow_to(config_.segment_bytes);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
   }
 
   // What the scan accepted may still sit only in the page cache (after a
@@ -142,10 +142,14 @@ Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* 
     std::error_code ec = segment->file()->file.sync_data();
     if (ec) {
       EDDY_LOG_ERROR("%s: sync during recovery failed: %s", directory_.c_str(), port::error_message(ec).c_str());
-      return status_from_error(ec);
+      return Status::from_error_code(ec);
     }
   }
-  for (Segment* segment : work->sealed_scanned) write_index_file(index_path(segment->base_offset()), segment->index());
+  // Ignored on purpose, as in the flusher: without its index file a segment
+  // is rescanned at the next open.
+  for (Segment* segment : work->sealed_scanned) {
+    (void)write_index_file(index_path(segment->base_offset()), segment->index());
+  }
 
   // The checkpoint and the active segment's index describe the log as it was
   // closed; once appends resume they would lie. Remove both durably first.
@@ -156,12 +160,12 @@ Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* 
   }
   if (work->directory_changed) {
     std::error_code ec = port::sync_directory(directory_);
-    if (ec) return status_from_error(ec);
+    if (ec) return Status::from_error_code(ec);
   }
 
   log_start_offset_ = segments_.front()->base_offset();
   if (persisted_log_start > log_start_offset_) log_start_offset_ = std::min(persisted_log_start, log_end_offset());
-  return Status::kOk;
+  return Status();
 }
 
 }  // namespace eddy::storage

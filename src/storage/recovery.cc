@@ -54,23 +54,23 @@ Status scan_segment(const port::File& file, uint64_t capacity, SegmentIndex* ind
   // Makes [position, position+length) available in buffer; false at end of
   // file.
   auto ensure = [&](size_t length) -> Status {
-    if (position >= buffer_start && position + length <= buffer_start + buffer_length) return Status::kOk;
+    if (position >= buffer_start && position + length <= buffer_start + buffer_length) return Status();
     if (length > buffer.size()) buffer.resize(length);
     size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), capacity - position));
     size_t got = 0;
     std::error_code ec = file.read_at(position, buffer.data(), want, &got);
-    if (ec) return status_from_error(ec);
+    if (ec) return Status::from_error_code(ec);
     out->bytes_read += got;
     buffer_start = position;
     buffer_length = got;
-    return Status::kOk;
+    return Status();
   };
   auto available = [&] { return buffer_start + buffer_length - position; };
 
   for (;;) {
     if (capacity - position < L::kLogOverhead) break;
     Status s = ensure(L::kLogOverhead);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     if (available() < L::kLogOverhead) break;  // file shorter than it said
     const uint8_t* p = buffer.data() + (position - buffer_start);
     if (std::all_of(p, p + L::kLogOverhead, [](uint8_t b) { return b == 0; })) break;  // zeros: end of data
@@ -81,7 +81,7 @@ Status scan_segment(const port::File& file, uint64_t capacity, SegmentIndex* ind
       break;
     }
     s = ensure(size);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     if (available() < size) {
       out->stop_reason = "truncated batch";
       break;
@@ -109,7 +109,7 @@ Status scan_segment(const port::File& file, uint64_t capacity, SegmentIndex* ind
     expected = view.next_offset();
     position += size;
   }
-  return Status::kOk;
+  return Status();
 }
 
 Status zero_tail(port::File& file, uint64_t from, uint64_t capacity, uint64_t* dropped_bytes, uint64_t* bytes_read,
@@ -121,7 +121,7 @@ Status zero_tail(port::File& file, uint64_t from, uint64_t capacity, uint64_t* d
     size_t want = static_cast<size_t>(std::min<uint64_t>(kZeroChunk, capacity - position));
     size_t got = 0;
     std::error_code ec = file.read_at(position, chunk.data(), want, &got);
-    if (ec) return status_from_error(ec);
+    if (ec) return Status::from_error_code(ec);
     *bytes_read += got;
     if (got == 0) break;
     auto first = std::find_if(chunk.begin(), chunk.begin() + static_cast<ptrdiff_t>(got), [](uint8_t b) { return b != 0; });
@@ -131,13 +131,13 @@ Status zero_tail(port::File& file, uint64_t from, uint64_t capacity, uint64_t* d
       size_t begin = static_cast<size_t>(first - chunk.begin());
       size_t end = static_cast<size_t>(chunk.rend() - last);
       ec = file.write_at(position + begin, zeros.data(), end - begin);
-      if (ec) return status_from_error(ec);
+      if (ec) return Status::from_error_code(ec);
       *bytes_written += end - begin;
       *dropped_bytes = position + end - from;
     }
     position += got;
   }
-  return Status::kOk;
+  return Status();
 }
 
 bool verify_indexed_segment(const port::File& file, uint64_t capacity, const SegmentIndex& index) {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "port/port.h"
+#include "port/status.h"
 #include "storage/segment_index.h"
-#include "storage/status.h"
 
 namespace eddy::storage {
 

@@ -62,7 +62,7 @@ class HeaderWalker {
   // position() == end.
   Status next(BatchPosition* out, bool* done) {
     *done = position_ >= end_;
-    if (*done) return Status::kOk;
+    if (*done) return Status();
     if (end_ - position_ < L::kHeaderSize) return corrupt("short tail");
     if (position_ < buffer_start_ || position_ + L::kHeaderSize > buffer_start_ + buffer_length_) {
       size_t want = static_cast<size_t>(std::min<uint64_t>(buffer_.size(), end_ - position_));
@@ -70,7 +70,7 @@ class HeaderWalker {
       std::error_code ec = file_.read_at(position_, buffer_.data(), want, &got);
       if (ec) {
         EDDY_LOG_ERROR("segment read at %" PRIu64 " failed: %s", position_, port::error_message(ec).c_str());
-        return Status::kIoError;
+        return Status::from_error_code(ec, "segment read");
       }
       if (got < L::kHeaderSize) return corrupt("file shorter than its index");
       buffer_start_ = position_;
@@ -88,13 +88,13 @@ class HeaderWalker {
     out->info.max_timestamp = static_cast<int64_t>(protocol::load_be64(p + L::kMaxTimestamp));
     out->info.size = static_cast<uint32_t>(length) + L::kLogOverhead;
     position_ += out->info.size;
-    return Status::kOk;
+    return Status();
   }
 
  private:
   Status corrupt(const char* what) {
     EDDY_LOG_ERROR("segment data at %" PRIu64 " does not match its index: %s", position_, what);
-    return Status::kIoError;
+    return Status::io_error(std::string("segment data does not match its index: ") + what);
   }
 
   const port::File& file_;
@@ -128,10 +128,10 @@ Status Segment::create(const std::string& path, int64_t base_offset, uint64_t ca
                    port::error_message(ec).c_str());
     file->file.close();
     port::remove_file(path);
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
   out->reset(new Segment(path, std::move(file), capacity, base_offset, index_interval));
-  return Status::kOk;
+  return Status();
 }
 
 Status Segment::open(const std::string& path, int64_t base_offset, uint32_t index_interval,
@@ -142,7 +142,7 @@ Status Segment::open(const std::string& path, int64_t base_offset, uint32_t inde
   if (!ec) ec = file->file.size(&size);
   if (ec) {
     EDDY_LOG_ERROR("cannot open segment %s: %s", path.c_str(), port::error_message(ec).c_str());
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
   if (size > kMaxSegmentBytes) {
     // Not written by Eddy (segment.bytes never allows it). Positions past the
@@ -153,7 +153,7 @@ Status Segment::open(const std::string& path, int64_t base_offset, uint32_t inde
     size = kMaxSegmentBytes;
   }
   out->reset(new Segment(path, std::move(file), size, base_offset, index_interval));
-  return Status::kOk;
+  return Status();
 }
 
 std::unique_ptr<Segment> Segment::reuse(std::unique_ptr<Segment> retired, const std::string& path,
@@ -167,35 +167,35 @@ Status Segment::append(std::span<const uint8_t> batch, const BatchInfo& info) {
   std::error_code ec = file_->file.write_at(position, batch.data(), batch.size());
   if (ec) {
     EDDY_LOG_ERROR("write to %s at %" PRIu64 " failed: %s", path_.c_str(), position, port::error_message(ec).c_str());
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
   index_.add(position, info);
-  return Status::kOk;
+  return Status();
 }
 
 Status Segment::read(uint64_t position, void* out, size_t length) const {
   size_t got = 0;
   std::error_code ec = file_->file.read_at(position, out, length, &got);
-  if (ec) return status_from_error(ec);
-  return got == length ? Status::kOk : Status::kIoError;
+  if (ec) return Status::from_error_code(ec);
+  return got == length ? Status() : Status::io_error("short read");
 }
 
 Status Segment::locate(int64_t offset, BatchPosition* out) const {
-  if (offset < base_offset() || offset >= next_offset()) return Status::kOffsetOutOfRange;
+  if (offset < base_offset() || offset >= next_offset()) return Status::out_of_range("offset out of range");
   HeaderWalker walker(file_->file, index_.floor_offset(offset).position, index_.end_position());
   for (;;) {
     bool done = false;
     Status s = walker.next(out, &done);
-    if (s != Status::kOk) return s;
-    if (done) return Status::kIoError;  // the index promised the offset
-    if (out->info.last_offset >= offset) return Status::kOk;
+    if (!s.ok()) return s;
+    if (done) return Status::io_error("offset missing from its segment");  // the index promised the offset
+    if (out->info.last_offset >= offset) return Status();
   }
 }
 
 Status Segment::read_end(uint64_t from, uint64_t limit, int64_t upper_offset, bool include_first, uint64_t* end,
                          int64_t* next_offset) const {
   *end = from;
-  if (from >= index_.end_position()) return Status::kOk;
+  if (from >= index_.end_position()) return Status();
   // Batches before an index entry that lies below both bounds are all
   // included: start walking there.
   uint64_t start = from;
@@ -212,7 +212,7 @@ Status Segment::read_end(uint64_t from, uint64_t limit, int64_t upper_offset, bo
   for (;;) {
     bool done = false;
     Status s = walker.next(&batch, &done);
-    if (s != Status::kOk) return s;
+    if (!s.ok()) return s;
     if (done) break;
     if (jumped) {
       // Every batch in [from, start) is included.
@@ -226,35 +226,35 @@ Status Segment::read_end(uint64_t from, uint64_t limit, int64_t upper_offset, bo
     *end = batch.position + batch.info.size;
     *next_offset = batch.info.last_offset + 1;
   }
-  return Status::kOk;
+  return Status();
 }
 
 Status Segment::find_timestamp(int64_t timestamp, int64_t min_offset, BatchPosition* out, bool* found) const {
   *found = false;
-  if (index_.empty() || index_.max_timestamp() < timestamp || min_offset >= next_offset()) return Status::kOk;
+  if (index_.empty() || index_.max_timestamp() < timestamp || min_offset >= next_offset()) return Status();
   uint64_t start = index_.floor_timestamp(timestamp).position;
   if (min_offset > base_offset()) start = std::max<uint64_t>(start, index_.floor_offset(min_offset).position);
   HeaderWalker walker(file_->file, start, index_.end_position());
   for (;;) {
     bool done = false;
     Status s = walker.next(out, &done);
-    if (s != Status::kOk || done) return s;
+    if (!s.ok() || done) return s;
     if (out->info.last_offset >= min_offset && out->info.max_timestamp >= timestamp) {
       *found = true;
-      return Status::kOk;
+      return Status();
     }
   }
 }
 
 Status Segment::grow_to(uint64_t capacity) {
-  if (capacity <= capacity_) return Status::kOk;
+  if (capacity <= capacity_) return Status();
   std::error_code ec = file_->file.preallocate(capacity_, capacity - capacity_);
   if (ec) {
     EDDY_LOG_ERROR("cannot extend %s to %" PRIu64 " bytes: %s", path_.c_str(), capacity, port::error_message(ec).c_str());
-    return status_from_error(ec);
+    return Status::from_error_code(ec);
   }
   capacity_ = capacity;
-  return Status::kOk;
+  return Status();
 }
 
 protocol::FileRegion Segment::region(uint64_t position, uint64_t length) const {

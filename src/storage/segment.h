@@ -14,9 +14,9 @@
 #include <string>
 
 #include "port/port.h"
+#include "port/status.h"
 #include "protocol/output_buffer.h"
 #include "storage/segment_index.h"
-#include "storage/status.h"
 
 namespace eddy::storage {
 

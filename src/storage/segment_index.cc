@@ -146,8 +146,8 @@ Status write_index_file(const std::string& path, const SegmentIndex& index) {
   if (!ec) ec = file.truncate(0);
   if (!ec) ec = file.write_at(0, bytes.data(), bytes.size());
   if (!ec) ec = file.close();
-  if (ec) return ec == std::errc::no_space_on_device ? Status::kNoSpace : Status::kIoError;
-  return Status::kOk;
+  if (ec) return Status::from_error_code(ec, path);
+  return Status();
 }
 
 bool read_index_file(const std::string& path, int64_t base_offset, uint32_t interval_bytes, SegmentIndex* out) {

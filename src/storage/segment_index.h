@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/status.h"
+#include "port/status.h"
 
 namespace eddy::storage {
 

@@ -60,17 +60,16 @@ int main(int argc, char** argv) {
   storage::Flusher flusher;
   flusher.start();
   std::unique_ptr<meta::MetaStore> meta;
-  meta::Status ms = meta::MetaStore::open(dir + "/eddy.db", &meta);
+  Status ms = meta::MetaStore::open(dir + "/eddy.db", &meta);
   if (!ms.ok()) {
     std::fprintf(stderr, "%s\n", ms.message().c_str());
     return 1;
   }
   std::unique_ptr<storage::PartitionLog> log;
-  if (storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log) != storage::Status::kOk) return 1;
-  std::string error;
+  if (!storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log).ok()) return 1;
   const int64_t now = port::wall_clock_millis();
   auto table = std::make_unique<broker::ProducerStateTable>(meta.get(), 86400000);
-  if (!table->open_partition("bench", 0, log.get(), now, nullptr, &error)) return 1;
+  if (!table->open_partition("bench", 0, log.get(), now, nullptr).ok()) return 1;
   broker::PartitionProducers* state = table->find(log.get());
 
   auto t0 = std::chrono::steady_clock::now();
@@ -92,9 +91,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     storage::AppendResult r;
-    storage::Status s = log->append(batch, storage::AppendOptions{}, &r);
-    if (s != storage::Status::kOk) {
-      std::fprintf(stderr, "append: %s\n", storage::status_name(s));
+    Status s = log->append(batch, storage::AppendOptions{}, &r);
+    if (!s.ok()) {
+      std::fprintf(stderr, "append: %s\n", s.to_string().c_str());
       return 1;
     }
     state->record(pid, 0, seq, kRecordsPerBatch, r.base_offset, r.last_offset, now);
@@ -109,17 +108,17 @@ int main(int argc, char** argv) {
   table->snapshot(current, now, /*sync=*/true);
   const double snapshot_ms = ms_since(t0);
   table.reset();
-  if (log->close() != storage::Status::kOk) return 1;
+  if (!log->close().ok()) return 1;
   log.reset();
 
   t0 = std::chrono::steady_clock::now();
-  if (storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log) != storage::Status::kOk) return 1;
+  if (!storage::PartitionLog::open(dir + "/bench-0", bench_config(), &flusher, &log).ok()) return 1;
   const double log_open_ms = ms_since(t0);
 
   broker::ProducerReplayStats with_snapshot;
   t0 = std::chrono::steady_clock::now();
   table = std::make_unique<broker::ProducerStateTable>(meta.get(), 86400000);
-  if (!table->open_partition("bench", 0, log.get(), now, &with_snapshot, &error)) return 1;
+  if (!table->open_partition("bench", 0, log.get(), now, &with_snapshot).ok()) return 1;
   const double state_snapshot_ms = ms_since(t0);
 
   // No snapshot: what a crash before the first snapshot would cost.
@@ -127,7 +126,7 @@ int main(int argc, char** argv) {
   broker::ProducerReplayStats without;
   t0 = std::chrono::steady_clock::now();
   table = std::make_unique<broker::ProducerStateTable>(meta.get(), 86400000);
-  if (!table->open_partition("bench", 0, log.get(), now, &without, &error)) return 1;
+  if (!table->open_partition("bench", 0, log.get(), now, &without).ok()) return 1;
   const double state_replay_ms = ms_since(t0);
   const size_t known = table->find(log.get())->size();
 

@@ -126,7 +126,7 @@ AppendRun run_append(const Options& o, size_t block, uint64_t bytes, AcksAllWait
   Flusher flusher;
   flusher.start();
   std::unique_ptr<PartitionLog> log;
-  if (PartitionLog::open(dir + "/t-0", bench_config(o, mode), &flusher, &log) != Status::kOk) {
+  if (!PartitionLog::open(dir + "/t-0", bench_config(o, mode), &flusher, &log).ok()) {
     std::fprintf(stderr, "cannot open %s\n", dir.c_str());
     std::exit(1);
   }
@@ -136,7 +136,7 @@ AppendRun run_append(const Options& o, size_t block, uint64_t bytes, AcksAllWait
   int64_t start = port::monotonic_nanos();
   for (uint64_t written = 0; written < bytes; written += batch.size()) {
     AppendResult result;
-    if (log->append(batch, AppendOptions{}, &result) != Status::kOk) {
+    if (!log->append(batch, AppendOptions{}, &result).ok()) {
       std::fprintf(stderr, "append failed\n");
       std::exit(1);
     }
@@ -183,13 +183,13 @@ void run_recovery(const Options& o, const char* label, uint64_t segment_bytes, i
     Flusher flusher;
     flusher.start();
     std::unique_ptr<PartitionLog> log;
-    if (PartitionLog::open(dir, config, &flusher, &log) != Status::kOk) _exit(2);
+    if (!PartitionLog::open(dir, config, &flusher, &log).ok()) _exit(2);
     // Not a divisor of segment.bytes: segments end with a gap, the active
     // one mid-way, as in real life.
     std::vector<uint8_t> batch = batch_of_size((16 << 10) + 100);
     for (uint64_t written = 0; written < bytes; written += batch.size()) {
       AppendResult result;
-      if (log->append(batch, AppendOptions{}, &result) != Status::kOk) _exit(3);
+      if (!log->append(batch, AppendOptions{}, &result).ok()) _exit(3);
     }
     int64_t active = log->segments().back().base_offset;
     log->wait_durable(active, 600000);
@@ -227,8 +227,8 @@ void run_recovery(const Options& o, const char* label, uint64_t segment_bytes, i
   int64_t start = port::monotonic_nanos();
   Status s = PartitionLog::open(dir, config, &flusher, &log);
   int64_t elapsed = port::monotonic_nanos() - start;
-  if (s != Status::kOk) {
-    std::fprintf(stderr, "reopen failed: %s\n", status_name(s));
+  if (!s.ok()) {
+    std::fprintf(stderr, "reopen failed: %s\n", s.to_string().c_str());
     std::exit(1);
   }
   const RecoveryStats& r = log->recovery_stats();

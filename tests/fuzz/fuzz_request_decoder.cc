@@ -20,7 +20,7 @@
 
 using eddy::protocol::ApiInfo;
 using eddy::protocol::ParsedRequestHeader;
-using eddy::protocol::Status;
+using eddy::Status;
 
 namespace {
 

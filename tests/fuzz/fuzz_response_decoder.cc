@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   bool reencode_ok = true;
-  eddy::protocol::Status s =
+  eddy::Status s =
       eddy::protocol::testing::decode_any_response(api.api_key, version, frame.subspan(body_offset), &reencode_ok);
   if (!s.ok() && s.message().empty()) {
     std::fprintf(stderr, "decode failed without a message: api %d v%d\n", api.api_key, version);

@@ -1127,7 +1127,7 @@ def generate_tests(all_messages, pairs):
             c("      return decode_and_check<%s>(version, body, reencode_ok);" % pair[idx].name)
         c("    default:")
         c("      *reencode_ok = true;")
-        c('      return Status::error("unknown api key " + std::to_string(api_key));')
+        c('      return Status::protocol_error("unknown api key " + std::to_string(api_key));')
         c("  }")
         c("}")
         c()

@@ -30,15 +30,15 @@ class ProducerStateTableTest : public ::testing::Test {
 
   void open_log(const std::string& name) {
     log_.reset();
-    ASSERT_EQ(storage::PartitionLog::open(dir_.file(name), storage::testing::small_config(64 * 1024), &flusher_, &log_),
-              storage::Status::kOk);
+    ASSERT_TRUE(
+        storage::PartitionLog::open(dir_.file(name), storage::testing::small_config(64 * 1024), &flusher_, &log_).ok());
   }
 
   // A fresh table on the current log (what a restart does).
   std::unique_ptr<ProducerStateTable> open_table(ProducerReplayStats* stats = nullptr) {
     auto table = std::make_unique<ProducerStateTable>(meta_.get(), kExpiry);
-    std::string error;
-    EXPECT_TRUE(table->open_partition("t", 0, log_.get(), kNow, stats, &error)) << error;
+    Status s = table->open_partition("t", 0, log_.get(), kNow, stats);
+    EXPECT_TRUE(s.ok()) << s.to_string();
     return table;
   }
 
@@ -55,7 +55,7 @@ class ProducerStateTableTest : public ::testing::Test {
     SequenceCheck c = producers->check(pid, epoch, seq, count);
     if (c.action == Action::kAppend) {
       storage::AppendResult result;
-      EXPECT_EQ(log_->append(batch, storage::AppendOptions{}, &result), storage::Status::kOk);
+      EXPECT_EQ(log_->append(batch, storage::AppendOptions{}, &result).code(), Status::Code::kOk);
       producers->record(pid, epoch, seq, count, result.base_offset, result.last_offset, kNow);
       if (base != nullptr) *base = result.base_offset;
     }
@@ -82,7 +82,7 @@ TEST_F(ProducerStateTableTest, RestartReplaysOnlyWhatFollowsTheSnapshot) {
   int64_t bases[3];
   for (int i = 0; i < 3; ++i) EXPECT_EQ(produce(*table, 1, 0, 40 + i * 2, 2, &bases[i]).action, Action::kAppend);
   table.reset();
-  ASSERT_EQ(log_->close(), storage::Status::kOk);
+  ASSERT_EQ(log_->close().code(), Status::Code::kOk);
   open_log("t-0");
 
   ProducerReplayStats stats;
@@ -141,7 +141,7 @@ TEST_F(ProducerStateTableTest, StateOfARecreatedTopicIsDropped) {
   for (int i = 0; i < 4; ++i) produce(*table, 5, 0, i, 1);
   EXPECT_EQ(table->snapshot(current(), kNow, true), 1u);
   // The topic is deleted and created again: a new, empty log.
-  ASSERT_EQ(log_->close(), storage::Status::kOk);
+  ASSERT_EQ(log_->close().code(), Status::Code::kOk);
   open_log("t-0-new");
   table = open_table();
   EXPECT_EQ(table->find("t", 0)->size(), 0u);

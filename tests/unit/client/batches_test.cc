@@ -131,7 +131,7 @@ TEST(CompressionTest, EachBuiltInCodecRoundTripsAndRejectsCorruptInput) {
     std::vector<uint8_t> compressed, back;
     if (!compression_available(c)) {
       Status s = compress(c, bytes_of(input), &compressed);
-      EXPECT_EQ(s.code(), StatusCode::kCodec);
+      EXPECT_EQ(s.code(), Status::Code::kCodec);
       EXPECT_NE(s.message().find(compression_name(c)), std::string::npos) << s.message();
       continue;
     }
@@ -140,7 +140,7 @@ TEST(CompressionTest, EachBuiltInCodecRoundTripsAndRejectsCorruptInput) {
     ASSERT_TRUE(decompress(c, compressed, 1 << 20, &back).ok());
     EXPECT_EQ(std::string(back.begin(), back.end()), input);
     // The output limit holds.
-    EXPECT_EQ(decompress(c, compressed, input.size() / 2, &back).code(), StatusCode::kCodec);
+    EXPECT_EQ(decompress(c, compressed, input.size() / 2, &back).code(), Status::Code::kCodec);
     // Truncated and corrupted inputs fail cleanly.
     std::vector<uint8_t> truncated(compressed.begin(), compressed.begin() + compressed.size() / 2);
     EXPECT_FALSE(decompress(c, truncated, 1 << 20, &back).ok());
@@ -178,7 +178,7 @@ TEST(CompressionTest, CompressedBatchesAreValidAndDecode) {
     }
     Status sealed = acc.seal_all();
     if (!compression_available(c)) {
-      EXPECT_EQ(sealed.code(), StatusCode::kCodec);
+      EXPECT_EQ(sealed.code(), Status::Code::kCodec);
       continue;
     }
     ASSERT_TRUE(sealed.ok());
@@ -302,7 +302,7 @@ TEST(FetchDecoderTest, ReportsCorruptionAndAnOversizedFirstBatch) {
   data[data.size() - 1] ^= 0xff;  // corrupt the second batch
   std::vector<Decoded> out;
   Status s = decode_all(data, 0, &out);
-  EXPECT_EQ(s.code(), StatusCode::kProtocol);
+  EXPECT_EQ(s.code(), Status::Code::kProtocol);
   EXPECT_NE(s.message().find("CRC"), std::string::npos) << s.message();
   EXPECT_EQ(out.size(), 1u);
 
@@ -310,7 +310,7 @@ TEST(FetchDecoderTest, ReportsCorruptionAndAnOversizedFirstBatch) {
   big.resize(big.size() - 1);
   out.clear();
   s = decode_all(big, 0, &out);
-  EXPECT_EQ(s.code(), StatusCode::kProtocol);
+  EXPECT_EQ(s.code(), Status::Code::kProtocol);
   EXPECT_NE(s.message().find("cut off"), std::string::npos) << s.message();
 }
 
@@ -325,7 +325,7 @@ TEST(FetchDecoderTest, AnUnreadableCompressedBatchNamesTheCodec) {
     protocol::update_crc(batch);
     std::vector<Decoded> out;
     Status s = decode_all(batch, 0, &out);
-    EXPECT_EQ(s.code(), StatusCode::kCodec);
+    EXPECT_EQ(s.code(), Status::Code::kCodec);
     EXPECT_NE(s.message().find(compression_name(c)), std::string::npos) << s.message();
     EXPECT_NE(s.message().find(compression_available(c) ? "corrupt" : "not built"), std::string::npos)
         << s.message();

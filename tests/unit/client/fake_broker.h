@@ -65,10 +65,11 @@ void FakeBroker::on(std::function<Resp(const Req&, int16_t version)> handler) {
   handlers_[Req::kApiKey] = [handler](const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
                                       protocol::OutputBuffer* out) {
     Req request;
-    protocol::Status s = protocol::decode_request_body(frame, h, &request);
+    Status s = protocol::decode_request_body(frame, h, &request);
     if (!s.ok()) return;  // no answer: the test sees a timeout
     Resp response = handler(request, h.header.request_api_version);
-    protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, out);
+    s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, out);
+    if (!s.ok()) out->clear();  // no answer: the test sees a timeout
   };
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "client/transport.h"
+#include "protocol/errors.h"
 #include "fake_broker.h"
 
 namespace eddy::forward::testing {

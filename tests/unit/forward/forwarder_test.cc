@@ -46,11 +46,10 @@ TEST(Forwarder, ABadTopicPatternStopsInitNamingTheLink) {
   LocalSide local;
   FakeCentral central;
   Forwarder f(local.reactor(), local.broker(), local.data_dir(), {link_to("dc1", &central, "(")});
-  std::string error;
-  bool ok = true;
-  local.reactor().run([&] { ok = f.init(&error); });
-  EXPECT_FALSE(ok);
-  EXPECT_EQ(error.rfind("forward link dc1: ", 0), 0u) << error;
+  Status s;
+  local.reactor().run([&] { s = f.init(); });
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(s.message().rfind("forward link dc1: ", 0), 0u) << s.to_string();
 }
 
 TEST(Forwarder, EveryLinkForwardsAndThePinWaitsForTheSlowest) {
@@ -62,10 +61,9 @@ TEST(Forwarder, EveryLinkForwardsAndThePinWaitsForTheSlowest) {
   {
     Forwarder f(local.reactor(), local.broker(), local.data_dir(),
                 {link_to("dc1", &dc1, "sensors"), link_to("dc2", &dc2, "sensors")});
-    std::string error;
-    bool ok = false;
-    local.reactor().run([&] { ok = f.init(&error); });
-    ASSERT_TRUE(ok) << error;
+    Status s;
+    local.reactor().run([&] { s = f.init(); });
+    ASSERT_TRUE(s.ok()) << s.to_string();
     local.start();
     local.create_topic("sensors", 1);
     local.append("sensors", 0, 5);

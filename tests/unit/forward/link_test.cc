@@ -33,11 +33,10 @@ class LinkTest : public ::testing::Test {
     options_.retry_backoff_max_ms = 50;
     options_.request_timeout_ms = 2000;
     options_.transport_factory = central_.transport_factory();
-    std::string error;
-    EXPECT_TRUE(TopicMapping::create(options_, &mapping_, &error)) << error;
+    EXPECT_TRUE(TopicMapping::create(options_, &mapping_).ok());
     EXPECT_TRUE(meta::ForwardProgress::open(local_.data_dir() + "/forward.db", &progress_).ok());
     store_ = std::make_unique<LocalStore>(local_.reactor(), local_.broker().topics(), progress_.get());
-    local_.reactor().run([&] { EXPECT_TRUE(store_->load({{options_.name, &mapping_}}, &error)) << error; });
+    local_.reactor().run([&] { EXPECT_TRUE(store_->load({{options_.name, &mapping_}}).ok()); });
     local_.broker().set_partition_observer(
         [this](const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start) {
           store_->on_partition_opened(topic, partition, log, after_start);

@@ -88,8 +88,8 @@ void TestReactor::loop() {
 }
 
 LocalSide::LocalSide() {
-  EXPECT_EQ(storage::LogManager::open(dir_.path(), &logs_), storage::Status::kOk);
-  meta::Status s = meta::MetaStore::open(dir_.path() + "/eddy.db", &meta_);
+  EXPECT_EQ(storage::LogManager::open(dir_.path(), &logs_).code(), Status::Code::kOk);
+  Status s = meta::MetaStore::open(dir_.path() + "/eddy.db", &meta_);
   EXPECT_TRUE(s.ok()) << s.message();
   broker::BrokerOptions options;
   options.log_defaults.segment_bytes = 64 * 1024;
@@ -110,8 +110,8 @@ LocalSide::~LocalSide() {
 
 void LocalSide::start() {
   reactor_.run([this] {
-    std::string error;
-    EXPECT_TRUE(broker_->start(&error)) << error;
+    Status s = broker_->start();
+    EXPECT_TRUE(s.ok()) << s.to_string();
   });
 }
 
@@ -142,7 +142,7 @@ int64_t LocalSide::append(const std::string& topic, int32_t partition, int recor
     }
     std::vector<uint8_t> batch = builder.build();
     storage::AppendResult result;
-    if (log->append(batch, storage::AppendOptions{}, &result) == storage::Status::kOk) base = result.base_offset;
+    if (log->append(batch, storage::AppendOptions{}, &result).ok()) base = result.base_offset;
   });
   return base;
 }

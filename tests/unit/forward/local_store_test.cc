@@ -22,8 +22,7 @@ class LocalStoreTest : public ::testing::Test {
     LinkOptions options;
     options.name = "central";
     options.topics = {"sensors.*"};
-    std::string error;
-    EXPECT_TRUE(TopicMapping::create(options, &mapping_, &error)) << error;
+    EXPECT_TRUE(TopicMapping::create(options, &mapping_).ok());
     EXPECT_TRUE(meta::ForwardProgress::open(local_.data_dir() + "/forward.db", &progress_).ok());
     store_ = std::make_unique<LocalStore>(local_.reactor(), local_.broker().topics(), progress_.get());
     local_.broker().set_partition_observer(
@@ -40,8 +39,8 @@ class LocalStoreTest : public ::testing::Test {
   // starts), then starts the broker.
   void start() {
     local_.reactor().run([&] {
-      std::string error;
-      EXPECT_TRUE(store_->load({{"central", &mapping_}}, &error)) << error;
+      Status s = store_->load({{"central", &mapping_}});
+      EXPECT_TRUE(s.ok()) << s.to_string();
     });
     local_.start();
   }
@@ -101,7 +100,7 @@ TEST_F(LocalStoreTest, ReadsWholeBatchesFromTheOneHoldingTheOffset) {
   LocalRead r;
   ASSERT_TRUE(store_->read("sensors", 0, 4, 1 << 20, &r));
   EXPECT_TRUE(r.exists);
-  EXPECT_EQ(r.status, storage::Status::kOk);
+  EXPECT_EQ(r.status.code(), Status::Code::kOk);
   protocol::RecordBatchView first;
   ASSERT_EQ(protocol::RecordBatchView::parse(r.bytes, &first), protocol::BatchError::kOk);
   EXPECT_EQ(first.base_offset(), 3);

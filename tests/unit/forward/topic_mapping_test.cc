@@ -15,8 +15,8 @@ LinkOptions options(std::vector<std::string> topics, std::string remote = "${top
 
 TEST(TopicMapping, PatternsMatchWholeNames) {
   TopicMapping m;
-  std::string error;
-  ASSERT_TRUE(TopicMapping::create(options({"sensors\\..*", "alarms"}), &m, &error)) << error;
+  Status s = TopicMapping::create(options({"sensors\\..*", "alarms"}), &m);
+  ASSERT_TRUE(s.ok()) << s.to_string();
   EXPECT_TRUE(m.forwards("sensors.temp"));
   EXPECT_TRUE(m.forwards("alarms"));
   EXPECT_FALSE(m.forwards("alarms2"));     // whole-name match
@@ -28,8 +28,9 @@ TEST(TopicMapping, RemoteNameTemplates) {
   LinkOptions o = options({".*"}, "${gateway.id}.${link}.${topic}");
   o.gateway_id = "gw-17";
   TopicMapping m;
+  Status s = TopicMapping::create(o, &m);
+  ASSERT_TRUE(s.ok()) << s.to_string();
   std::string error;
-  ASSERT_TRUE(TopicMapping::create(o, &m, &error)) << error;
   EXPECT_EQ(m.remote_name("sensors.temp", &error), "gw-17.central.sensors.temp");
   // A result longer than Kafka allows is refused, with the reason.
   std::string long_topic(245, 'a');
@@ -39,23 +40,22 @@ TEST(TopicMapping, RemoteNameTemplates) {
 
 TEST(TopicMapping, BadConfigurationIsRefused) {
   TopicMapping m;
-  std::string error;
-  EXPECT_FALSE(TopicMapping::create(options({"("}), &m, &error));
-  EXPECT_NE(error.find("invalid regex"), std::string::npos) << error;
-  EXPECT_FALSE(TopicMapping::create(options({".*"}, "${gateway.id}.${topic}"), &m, &error));
-  EXPECT_NE(error.find("eddy.gateway.id"), std::string::npos) << error;
-  EXPECT_FALSE(TopicMapping::create(options({".*"}, "${host}"), &m, &error));
-  EXPECT_NE(error.find("unknown placeholder"), std::string::npos) << error;
-  EXPECT_FALSE(TopicMapping::create(options({".*"}, "a b"), &m, &error));
-  EXPECT_FALSE(TopicMapping::create(options({".*"}, "${topic"), &m, &error));
+  Status s = TopicMapping::create(options({"("}), &m);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("invalid regex"), std::string::npos) << s.to_string();
+  s = TopicMapping::create(options({".*"}, "${gateway.id}.${topic}"), &m);
+  EXPECT_NE(s.message().find("eddy.gateway.id"), std::string::npos) << s.to_string();
+  s = TopicMapping::create(options({".*"}, "${host}"), &m);
+  EXPECT_NE(s.message().find("unknown placeholder"), std::string::npos) << s.to_string();
+  EXPECT_FALSE(TopicMapping::create(options({".*"}, "a b"), &m).ok());
+  EXPECT_FALSE(TopicMapping::create(options({".*"}, "${topic"), &m).ok());
 }
 
 TEST(TopicMapping, PrioritiesFirstMatchWins) {
   LinkOptions o = options({".*"});
   o.priorities = {{"alarms\\..*", 10}, {"sensors\\..*", 5}, {".*\\.debug", -1}};
   TopicMapping m;
-  std::string error;
-  ASSERT_TRUE(TopicMapping::create(o, &m, &error)) << error;
+  ASSERT_TRUE(TopicMapping::create(o, &m).ok());
   EXPECT_EQ(m.priority("alarms.fire"), 10);
   EXPECT_EQ(m.priority("sensors.temp"), 5);
   EXPECT_EQ(m.priority("app.debug"), -1);

@@ -83,10 +83,10 @@ TEST(DiskBudgetArithmetic, DefaultIsHalfTheFilesystemAtMostWhatIsFreePlusOwnData
 TEST(DiskBudgetArithmetic, MeasuresTheDataDirectory) {
   TempDir dir;
   DataDirectorySpace space;
-  ASSERT_EQ(measure_data_directory(dir.path(), &space), Status::kOk);
+  ASSERT_EQ(measure_data_directory(dir.path(), &space).code(), Status::Code::kOk);
   EXPECT_GT(space.filesystem_bytes, 0u);
   EXPECT_LE(space.available_bytes, space.filesystem_bytes);
-  EXPECT_EQ(measure_data_directory(dir.file("missing"), &space), Status::kIoError);
+  EXPECT_EQ(measure_data_directory(dir.file("missing"), &space).code(), Status::Code::kIOError);
 }
 
 TEST(DiskBudgetArithmetic, HumanBytes) {
@@ -124,12 +124,12 @@ class BudgetedLogsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
-    ASSERT_EQ(LogManager::open(dir_.file("data"), &logs_), Status::kOk);
+    ASSERT_EQ(LogManager::open(dir_.file("data"), &logs_).code(), Status::Code::kOk);
   }
 
   PartitionLog* open(const std::string& topic, int32_t partition, const LogConfig& config) {
     PartitionLog* log = nullptr;
-    EXPECT_EQ(logs_->open_partition({topic, partition}, config, &log), Status::kOk);
+    EXPECT_EQ(logs_->open_partition({topic, partition}, config, &log).code(), Status::Code::kOk);
     return log;
   }
 
@@ -164,7 +164,7 @@ TEST_F(BudgetedLogsTest, AnUnboundedPartitionGrowsUntilTheBudgetIsFullThenRecycl
   PartitionLog* log = open("t", 0, config);
   EXPECT_EQ(log->budget_charge(), partition_reservation_bytes(config));
   for (int i = 0; i < 600; ++i) {
-    ASSERT_EQ(append(log), Status::kOk);
+    ASSERT_EQ(append(log).code(), Status::Code::kOk);
     ASSERT_LE(logs_->budget().used_bytes(), logs_->budget().limit_bytes());
     ASSERT_LE(log->segments().size(), 5u);
   }
@@ -183,15 +183,15 @@ TEST_F(BudgetedLogsTest, UnboundedPartitionsShareWhatIsLeft) {
   logs_->budget().set_limit(kOtherFilesReserveBytes + 2 * partition_reservation_bytes(config) + 4 * segment);
   PartitionLog* a = open("a", 0, config);
   PartitionLog* b = open("b", 0, config);
-  for (int i = 0; i < 400; ++i) ASSERT_EQ(append(a), Status::kOk);
+  for (int i = 0; i < 400; ++i) ASSERT_EQ(append(a).code(), Status::Code::kOk);
   EXPECT_EQ(a->segments().size(), 6u);  // took all the room
-  for (int i = 0; i < 400; ++i) ASSERT_EQ(append(b), Status::kOk);
+  for (int i = 0; i < 400; ++i) ASSERT_EQ(append(b).code(), Status::Code::kOk);
   EXPECT_EQ(b->segments().size(), 2u);  // its reservation is always there
   EXPECT_LE(logs_->budget().used_bytes(), logs_->budget().limit_bytes());
   // Deleting a gives its charge back; b may grow into it.
-  ASSERT_EQ(logs_->delete_topic("a"), Status::kOk);
+  ASSERT_EQ(logs_->delete_topic("a").code(), Status::Code::kOk);
   EXPECT_EQ(logs_->budget().used_bytes(), kOtherFilesReserveBytes + b->budget_charge());
-  for (int i = 0; i < 400; ++i) ASSERT_EQ(append(b), Status::kOk);
+  for (int i = 0; i < 400; ++i) ASSERT_EQ(append(b).code(), Status::Code::kOk);
   const uint64_t room = logs_->budget().limit_bytes() - kOtherFilesReserveBytes - partition_overhead_bytes();
   EXPECT_EQ(b->segments().size(), room / segment);
   EXPECT_LE(logs_->budget().used_bytes(), logs_->budget().limit_bytes());
@@ -204,15 +204,15 @@ TEST_F(BudgetedLogsTest, AFullBudgetWithPinnedDataRejectsUnderRejectPolicy) {
                             segment_footprint_bytes(4096, 256));
   PartitionLog* log = open("t", 0, config);
   log->set_pin(0);  // nothing forwarded
-  Status s = Status::kOk;
-  for (int i = 0; i < 1000 && s == Status::kOk; ++i) s = append(log);
-  EXPECT_EQ(s, Status::kLogFull);
+  Status s;
+  for (int i = 0; i < 1000 && s.ok(); ++i) s = append(log);
+  EXPECT_EQ(s.code(), Status::Code::kLogFull);
   EXPECT_EQ(log->segments().size(), 3u);
   EXPECT_EQ(log->log_start_offset(), 0);
   EXPECT_LE(logs_->budget().used_bytes(), logs_->budget().limit_bytes());
   // Forwarding the first segment lets the ring recycle it.
   log->set_pin(log->segments()[1].base_offset);
-  EXPECT_EQ(append(log), Status::kOk);
+  EXPECT_EQ(append(log).code(), Status::Code::kOk);
   EXPECT_GT(log->log_start_offset(), 0);
 }
 
@@ -221,7 +221,7 @@ TEST_F(BudgetedLogsTest, AFullBudgetWithPinnedDataDropsUnderDropOldestPolicy) {
   logs_->budget().set_limit(kOtherFilesReserveBytes + partition_reservation_bytes(config));
   PartitionLog* log = open("t", 0, config);
   log->set_pin(0);
-  for (int i = 0; i < 300; ++i) ASSERT_EQ(append(log), Status::kOk);
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(append(log).code(), Status::Code::kOk);
   EXPECT_EQ(log->segments().size(), 2u);
   EXPECT_GT(log->stats().pinned_segments_dropped, 0u);
   EXPECT_LE(logs_->budget().used_bytes(), logs_->budget().limit_bytes());
@@ -235,7 +235,7 @@ TEST_F(BudgetedLogsTest, ABoundedPartitionAlwaysGetsItsRing) {
   // Even when the limit drops below what it was promised (a restart with a
   // smaller budget), the ring it was created with is kept.
   logs_->budget().set_limit(kOtherFilesReserveBytes);
-  for (int i = 0; i < 300; ++i) ASSERT_EQ(append(log), Status::kOk);
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(append(log).code(), Status::Code::kOk);
   EXPECT_EQ(log->segments().size(), 4u);
   EXPECT_EQ(log->budget_charge(), partition_reservation_bytes(config));
 }
@@ -246,9 +246,9 @@ TEST_F(BudgetedLogsTest, ChargesFollowConfigChangesAndClosing) {
   const uint64_t before = logs_->budget().used_bytes();
   EXPECT_EQ(log->budget_charge_for(testing::small_config(4096, 8 * 4096)),
             partition_reservation_bytes(testing::small_config(4096, 8 * 4096)));
-  ASSERT_EQ(log->update_config(testing::small_config(4096, 8 * 4096)), Status::kOk);
+  ASSERT_EQ(log->update_config(testing::small_config(4096, 8 * 4096)).code(), Status::Code::kOk);
   EXPECT_EQ(logs_->budget().used_bytes(), before + 6 * segment_footprint_bytes(4096, 256));
-  ASSERT_EQ(logs_->close(), Status::kOk);
+  ASSERT_EQ(logs_->close().code(), Status::Code::kOk);
 }
 
 TEST_F(BudgetedLogsTest, IndexFilesStayWithinTheirBound) {
@@ -256,9 +256,9 @@ TEST_F(BudgetedLogsTest, IndexFilesStayWithinTheirBound) {
   LogConfig config = testing::small_config(64 * 1024, kNoLimit);
   config.index_interval_bytes = 1;
   PartitionLog* log = open("t", 0, config);
-  for (int i = 0; i < 3000; ++i) ASSERT_EQ(append(log, 1), Status::kOk);
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(append(log, 1).code(), Status::Code::kOk);
   ASSERT_GT(log->segments().size(), 2u);
-  ASSERT_EQ(logs_->close(), Status::kOk);  // writes the active segment's index too
+  ASSERT_EQ(logs_->close().code(), Status::Code::kOk);  // writes the active segment's index too
   int indexes = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir_.file("data/t-0"))) {
     if (entry.path().extension() != ".index") continue;

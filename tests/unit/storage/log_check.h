@@ -19,7 +19,7 @@ inline std::string check_log(PartitionLog& log, size_t min_value, size_t max_val
   std::vector<uint8_t> bytes;
   int64_t next = 0;
   Status s = log.read_copy(log.log_start_offset(), SIZE_MAX, log.log_end_offset(), &bytes, &next);
-  if (s != Status::kOk) return std::string("read: ") + status_name(s);
+  if (!s.ok()) return std::string("read: ") + s.to_string();
   protocol::BatchIterator it(bytes);
   protocol::RecordBatchView view;
   int64_t expected = -1;

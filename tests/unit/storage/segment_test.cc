@@ -37,13 +37,13 @@ TEST(SegmentTest, AFileLargerThanASegmentCanBeIsUsedUpToTheMaximumOnly) {
   }
 
   std::unique_ptr<Segment> segment;
-  ASSERT_EQ(Segment::open(path, 0, 256, &segment), Status::kOk);
+  ASSERT_EQ(Segment::open(path, 0, 256, &segment).code(), Status::Code::kOk);
   EXPECT_EQ(segment->capacity(), kMaxSegmentBytes);
 
   // Recovery reads from the start and stops at the zeros after the batch.
   SegmentIndex index(0, 256);
   ScanOutcome outcome;
-  ASSERT_EQ(scan_segment(segment->file()->file, segment->capacity(), &index, &outcome), Status::kOk);
+  ASSERT_EQ(scan_segment(segment->file()->file, segment->capacity(), &index, &outcome).code(), Status::Code::kOk);
   EXPECT_EQ(outcome.stop_reason, "");
   EXPECT_EQ(index.next_offset(), 3);
   EXPECT_EQ(index.end_position(), batch.size());
@@ -57,11 +57,11 @@ TEST(SegmentTest, AFileLargerThanASegmentCanBeIsUsedUpToTheMaximumOnly) {
 TEST(SegmentTest, SegmentBytesAboveTheMaximumAreRefused) {
   LogConfig config = testing::small_config();
   config.segment_bytes = kMaxSegmentBytes;
-  EXPECT_EQ(validate(config), Status::kOk);
+  EXPECT_EQ(validate(config).code(), Status::Code::kOk);
   config.segment_bytes = kMaxSegmentBytes + 1;
-  EXPECT_EQ(validate(config), Status::kInvalidArgument);
+  EXPECT_EQ(validate(config).code(), Status::Code::kInvalidArgument);
   config.segment_bytes = 4 * kGiB + 4096;  // would pass a check cut to 32 bits
-  EXPECT_EQ(validate(config), Status::kInvalidArgument);
+  EXPECT_EQ(validate(config).code(), Status::Code::kInvalidArgument);
 }
 
 }  // namespace

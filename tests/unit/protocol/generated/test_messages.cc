@@ -1748,7 +1748,7 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<DescribeClusterRequest>(version, body, reencode_ok);
     default:
       *reencode_ok = true;
-      return Status::error("unknown api key " + std::to_string(api_key));
+      return Status::protocol_error("unknown api key " + std::to_string(api_key));
   }
 }
 
@@ -1815,7 +1815,7 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<DescribeClusterResponse>(version, body, reencode_ok);
     default:
       *reencode_ok = true;
-      return Status::error("unknown api key " + std::to_string(api_key));
+      return Status::protocol_error("unknown api key " + std::to_string(api_key));
   }
 }
 
