@@ -359,6 +359,19 @@ def create_topic(broker, name, partitions):
         admin.close()
 
 
+def ensure_topic(broker, name, partitions):
+    """name exists (created with partitions unless an earlier test made
+    it): the topic a test needs whether or not the test creating it ran."""
+    from kafka import KafkaAdminClient
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    try:
+        exists = name in admin.list_topics()
+    finally:
+        admin.close()
+    if not exists:
+        create_topic(broker, name, partitions)
+
+
 def batch_headers(broker, topic, partitions):
     """{partition: [(base offset, records, producer id, epoch, base sequence)]}
     read with raw Fetch v4 (headers only: compressed batches are fine)."""

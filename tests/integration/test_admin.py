@@ -3,8 +3,10 @@ validate_only, and the errors Kafka gives for bad requests), list_topics,
 describe_configs for a topic and the broker, IncrementalAlterConfigs (sent
 with a request class defined here: kafka-python 2.0.2 only has the old
 AlterConfigs), AlterConfigs,
-create_partitions and delete_topics. The tests run in file order on one
-eddy, each on the topics the earlier ones left."""
+create_partitions and delete_topics. The tests share one eddy; each that
+works on adm-a gets it freshly created (fixture `adm_a`: 2 partitions,
+retention.ms=3600000, max.message.bytes=200000, as test_create_topics
+creates it), so that each passes alone as well as in file order."""
 
 import time
 
@@ -92,8 +94,40 @@ def admin(broker):
     admin.close()
 
 
-def test_create_topics(broker, admin):
+CREATION_CONFIGS = {"retention.ms": "3600000", "max.message.bytes": "200000"}
 
+
+def drop_topic(admin, topic):
+    """Deletes topic if it exists (what an earlier test left)."""
+    if topic in admin.list_topics():
+        response = admin.delete_topics([topic], timeout_ms=5000)
+        assert [tuple(t[:2]) for t in response.topic_error_codes] == [(topic, 0)], "delete %s left before" % topic
+
+
+def fresh_adm_a(admin, partitions=2):
+    """adm-a created anew with the creation configs of test_create_topics."""
+    drop_topic(admin, "adm-a")
+    response = admin.create_topics([NewTopic("adm-a", partitions, 1, topic_configs=CREATION_CONFIGS)],
+                                   timeout_ms=5000)
+    assert [tuple(t[:2]) for t in response.topic_errors] == [("adm-a", 0)], "create adm-a (%d partitions)" % partitions
+    return "adm-a"
+
+
+@pytest.fixture
+def adm_a(admin):
+    """adm-a as test_create_topics creates it: 2 partitions, retention.ms
+    3600000, max.message.bytes 200000, empty."""
+    return fresh_adm_a(admin)
+
+
+@pytest.fixture
+def adm_a_grown(admin):
+    """adm-a with 4 partitions (as test_create_partitions leaves it)."""
+    return fresh_adm_a(admin, partitions=4)
+
+
+def test_create_topics(broker, admin):
+    drop_topic(admin, "adm-a")
 
     # -- create_topics ------------------------------------------------------
     response = admin.create_topics([NewTopic("adm-a", 2, 1, topic_configs={
@@ -124,7 +158,7 @@ def test_create_topics(broker, admin):
         "failed creations left no topic: %r" % (listed,)
 
 
-def test_describe_configs(broker, admin):
+def test_describe_configs(broker, admin, adm_a):
     # -- describe_configs -----------------------------------------------------
     configs = topic_configs(admin, "adm-a")
     assert isinstance(configs, dict) and configs.get("retention.ms") == ("3600000", TOPIC_CONFIG_SOURCE), \
@@ -144,7 +178,7 @@ def test_describe_configs(broker, admin):
     assert topic_configs(admin, "adm-none") == 3, "describe unknown topic: UNKNOWN_TOPIC_OR_PARTITION"
 
 
-def test_topic_max_message_bytes_enforced(broker, admin):
+def test_topic_max_message_bytes_enforced(broker, admin, adm_a):
     # The topic's max.message.bytes (200000) is enforced.
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     expect_error("a 300 KB record to adm-a: MessageSizeTooLargeError", Errors.MessageSizeTooLargeError,
@@ -154,7 +188,7 @@ def test_topic_max_message_bytes_enforced(broker, admin):
     producer.close()
 
 
-def test_alter_configs(broker, admin):
+def test_alter_configs(broker, admin, adm_a):
     # -- AlterConfigs (the old, non-incremental API) -------------------------
     # The given configs replace all of the topic's overrides, as in Kafka:
     # max.message.bytes (set at creation) goes back to its default.
@@ -177,7 +211,7 @@ def test_alter_configs(broker, admin):
         "retention.ms after AlterConfigs"
 
 
-def test_incremental_alter_configs(broker, admin):
+def test_incremental_alter_configs(broker, admin, adm_a):
     # -- IncrementalAlterConfigs ---------------------------------------------
     result = incremental_alter(broker.port, [(2, "adm-a", [("retention.ms", SET, "7200000"),
                                                           ("max.message.bytes", DELETE, None)])],
@@ -222,10 +256,11 @@ def test_incremental_alter_configs(broker, admin):
         "retention.ms still 7200000 after the failed alters"
 
 
-def test_create_partitions(broker, admin):
+def test_create_partitions(broker, admin, adm_a):
     # -- create_partitions ---------------------------------------------------
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     producer.send("adm-a", value=b"before growth", partition=0).get(timeout=30)
+    producer.send("adm-a", value=b"before growth too", partition=1).get(timeout=30)
     response = admin.create_partitions({"adm-a": NewPartitions(4)})
     assert [tuple(t[:2]) for t in response.topic_errors] == [("adm-a", 0)], "create_partitions adm-a to 4"
     assert partition_count(broker.port, "adm-a") == (0, 4), "adm-a has 4 partitions (Metadata)"
@@ -248,7 +283,7 @@ def test_create_partitions(broker, admin):
     consumer.close()
 
 
-def test_delete_topics(broker, admin):
+def test_delete_topics(broker, admin, adm_a_grown):
     # -- delete_topics -------------------------------------------------------
     # A long-poll fetch parked on the topic is answered when it is deleted.
     parked = kafka_wire.Connection(broker.port)
@@ -271,9 +306,16 @@ def test_delete_topics(broker, admin):
                  lambda: admin.delete_topics(["adm-a"]))
 
 
-def test_recreated_topic_starts_empty(broker, admin):
+def test_recreated_topic_starts_empty(broker, admin, adm_a):
     # Re-created under the same name, the topic starts empty with its own
-    # (default) configs.
+    # (default) configs: adm-a, with a record and its creation configs, is
+    # deleted first.
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+    meta = producer.send("adm-a", value=b"before deletion", partition=0).get(timeout=30)
+    producer.close()
+    assert (meta.partition, meta.offset) == (0, 0), "a record in adm-a before it is deleted"
+    response = admin.delete_topics(["adm-a"], timeout_ms=5000)
+    assert [tuple(t[:2]) for t in response.topic_error_codes] == [("adm-a", 0)], "delete adm-a"
     admin.create_topics([NewTopic("adm-a", 1, 1)])
     consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False)
     tp = TopicPartition("adm-a", 0)
@@ -284,10 +326,11 @@ def test_recreated_topic_starts_empty(broker, admin):
         "re-created adm-a has default retention.ms: %r" % (configs,)
 
 
-def test_topics_survive_a_restart(broker):
+def test_topics_survive_a_restart(broker, adm_a):
     # Topics and configs survive a restart (they live in the meta store).
     admin2_topic = "adm-persist"
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    drop_topic(admin, admin2_topic)
     admin.create_topics([NewTopic(admin2_topic, 3, 1, topic_configs={"retention.ms": "123456"})])
     admin.close()
     assert broker.restart() == 0, "SIGTERM exit code"

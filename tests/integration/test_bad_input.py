@@ -147,6 +147,40 @@ def world(eddy):
     consumer.close()
 
 
+@pytest.fixture(scope="module")
+def bad_input_sent(world):
+    """Bad input of every kind the tests above send (closed connections for
+    bad frames and malformed bodies, refused record batches to STABLE), each
+    followed by world.still_served, and the live client past 20 rounds: the
+    state test_nothing_changed checks, whether or not those tests ran."""
+    port = world.port
+    cases = [
+        ("garbage with a negative size", b"\xde\xad\xbe\xef" * 16),
+        ("garbage header", w.frame(struct.pack(">hhih", 3, 1, 7, 500) + b"abc")),
+        ("oversized frame", struct.pack(">i", MAX_FRAME + 1) + b"\0" * 100),
+        ("huge frame size", struct.pack(">i", 2 ** 31 - 1)),
+        ("Metadata v1 with 1000 topics announced and none sent",
+         w.frame(w.request_header(3, 1, 1) + struct.pack(">i", 1000))),
+        ("Metadata v1 with array length -5", w.frame(w.request_header(3, 1, 1) + struct.pack(">i", -5))),
+        ("Produce v3 whose records length runs past the frame",
+         w.frame(w.request_header(0, 3, 1) + w.string(None) + struct.pack(">hi", 1, 1000) +
+                 w.array([w.string(STABLE) + w.array([struct.pack(">ii", 0, 5000) + b"x" * 10])]))),
+    ]
+    for case, data in cases:
+        world.expect_closed(case, data)
+        world.still_served(case)
+    good_batch = w.record_batch([(b"k", b"would be record %d" % i, []) for i in range(3)])
+    corrupt = bytearray(good_batch)
+    corrupt[w.BATCH_CRC_OFFSET] ^= 0x40
+    with w.Connection(port) as conn:
+        assert w.produce(conn, STABLE, 0, bytes(corrupt))[0] == CORRUPT_MESSAGE, "a bad CRC: CORRUPT_MESSAGE"
+        assert w.produce(conn, STABLE, 0, good_batch + good_batch)[0] == INVALID_RECORD, \
+            "two batches for one partition: INVALID_RECORD"
+    world.still_served("bad record batches")
+    eddy_fixture.wait_until(lambda: world.live.rounds > 20 or world.live.errors or not world.live.is_alive(), 30,
+                            "the live client to make 20 rounds")
+
+
 def test_framing(eddy, world):
     broker, port, good = eddy, world.port, world.good
     still_served, expect_closed = world.still_served, world.expect_closed
@@ -319,7 +353,7 @@ def test_bad_record_batches(eddy, world):
     still_served("bad record batches")
 
 
-def test_nothing_changed(eddy, world):
+def test_nothing_changed(eddy, world, bad_input_sent):
     live = world.live
     live.stop.set()
     live.join(30)

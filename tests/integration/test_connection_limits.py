@@ -8,8 +8,10 @@
 - max.connections=1005: at 1 005 open the listener stops accepting: the
   next client connects (kernel backlog) but gets no answer until a
   connection closes, then it is served.
-The tests run in file order on one eddy, each adding connections to those
-of the tests before it (module fixture `conns`)."""
+The tests share one eddy and its open connections (module fixture `conns`);
+a test that needs the connections earlier tests open gets them from a
+fixture (`local_at_limit`: 127.0.0.1 at max.connections.per.ip; `all_open`:
+max.connections open), so that each passes alone as well as in file order."""
 
 import resource
 import select
@@ -92,6 +94,31 @@ def conns():
             s.close()
 
 
+def top_up(port, socks, count, source, first_id):
+    """Opens connections from source until socks holds count, each answered."""
+    while len(socks) < count:
+        s = connect(port, source)
+        socks.append(s)
+        assert api_versions(s, first_id + len(socks)), "connection %d from %s answered" % (len(socks), source)
+
+
+@pytest.fixture(scope="module")
+def local_at_limit(eddy, conns):
+    """PER_IP answered connections from 127.0.0.1 in conns["local"] (what
+    test_per_ip_limit opens)."""
+    top_up(eddy.port, conns["local"], PER_IP, "127.0.0.1", 7000)
+    return conns
+
+
+@pytest.fixture(scope="module")
+def all_open(eddy, local_at_limit):
+    """max.connections open: PER_IP from 127.0.0.1, the rest from 127.0.0.2
+    (what test_other_address_not_limited adds)."""
+    conns = local_at_limit
+    top_up(eddy.port, conns["other"], MAX - PER_IP, "127.0.0.2", 8000)
+    return conns
+
+
 def readable(sock):
     return bool(select.select([sock], [], [], 0)[0])
 
@@ -108,12 +135,8 @@ def test_thousand_connections_answered(eddy, conns):
     assert api_versions(conns["local"][0], 5000), "... and the first one still answers"
 
 
-def test_per_ip_limit(eddy, conns):
-    socks = conns["local"]
-    for i in range(PER_IP - len(socks)):
-        s = connect(eddy.port)
-        socks.append(s)
-        assert api_versions(s, 7000 + i), "connection %d from 127.0.0.1 answered" % len(socks)
+def test_per_ip_limit(eddy, local_at_limit):
+    assert len(local_at_limit["local"]) == PER_IP, "max.connections.per.ip connections from 127.0.0.1 open"
     extra = connect(eddy.port)
     assert closed_at_once(extra), \
         "connection %d from 127.0.0.1 is closed at once (max.connections.per.ip=%d)" % (PER_IP + 1, PER_IP)
@@ -123,18 +146,21 @@ def test_per_ip_limit(eddy, conns):
                             "the refusal in the log, naming the address and the limit")
 
 
-def test_other_address_not_limited(eddy, conns):
-    """Another source address is not limited by 127.0.0.1's count."""
-    for i in range(MAX - PER_IP):
+def test_other_address_not_limited(eddy, local_at_limit):
+    """Another source address is not limited by 127.0.0.1's count (at its
+    limit, fixture local_at_limit)."""
+    conns = local_at_limit
+    for i in range(MAX - PER_IP - len(conns["other"])):
         s = connect(eddy.port, "127.0.0.2")
         conns["other"].append(s)
         assert api_versions(s, 8000 + i), "connection %d (from 127.0.0.2) answered" % (PER_IP + len(conns["other"]))
 
 
-def test_max_connections_pauses_accept(eddy, conns):
+def test_max_connections_pauses_accept(eddy, all_open):
     """At max.connections the next one waits in the backlog, unanswered,
     until a connection closes."""
-    assert len(conns["local"]) + len(conns["other"]) == MAX, "the earlier tests opened max.connections"
+    conns = all_open
+    assert len(conns["local"]) + len(conns["other"]) == MAX, "max.connections are open (fixture all_open)"
     waiting = connect(eddy.port, "127.0.0.2")
     try:
         waiting.sendall(w.frame(w.request_header(18, 0, 9000) + w.api_versions_v0()))

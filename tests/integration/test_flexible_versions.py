@@ -3,8 +3,10 @@ clients use Produce v9, Fetch v12, Metadata v12, ListOffsets v7. Requests are
 built by hand from Kafka's message definitions and responses decoded field
 by field, down to the last byte (a stray or missing byte in a tagged-field
 section or a compact length would fail here), and the data produced with v9
-is read back with v12 and with the older v4. The tests run in file order on
-one connection to one eddy."""
+is read back with v12 and with the older v4. The tests share one connection
+to one eddy; what a test needs from before (the topic, the batches produced
+with v9) comes from a module fixture (`topic`, `produced`), so that each
+passes alone as well as in file order."""
 
 import struct
 
@@ -212,9 +214,25 @@ def conn(eddy):
 
 
 @pytest.fixture(scope="module")
-def state():
-    """What the earlier tests learnt (topic id, batches produced)."""
-    return {}
+def topic(conn):
+    """TOPIC exists (created by Metadata v12 with auto-create, as
+    test_metadata_v12 creates it; when that test ran first, the same topic)."""
+    _b, _c, _ctl, topics = metadata_v12(conn, [TOPIC], allow_auto_create=True)
+    assert topics[0][:2] == (0, TOPIC), "Metadata v12 with auto-create: the topic"
+    return TOPIC
+
+
+@pytest.fixture(scope="module")
+def produced(conn, topic):
+    """Four batches of three records produced with Produce v9 to the empty
+    TOPIC: {"batches": [batch], "answers": [(error code, base offset, log
+    start, record errors, message)]}; test_produce_v9 checks the answers."""
+    batches, answers = [], []
+    for j in range(4):
+        batch = w.record_batch([(b"k%d" % r, b"flexible %d %d" % (j, r), [("v", b"9")]) for r in range(3)])
+        batches.append(batch)
+        answers.append(produce_v9(conn, batch))
+    return {"batches": batches, "answers": answers}
 
 
 def test_api_versions_v3(conn):
@@ -225,7 +243,7 @@ def test_api_versions_v3(conn):
         "ApiVersions v3 advertises Produce v9, Fetch v12, Metadata v12, ListOffsets v7: %r" % (apis,)
 
 
-def test_metadata_v12(eddy, conn, state):
+def test_metadata_v12(eddy, conn):
     brokers, cluster_id, controller, topics = metadata_v12(conn, [TOPIC], allow_auto_create=False)
     assert topics[0][:2] == (3, TOPIC), "Metadata v12 without auto-create: UNKNOWN_TOPIC_OR_PARTITION"
     assert [(b[1], b[2]) for b in brokers] == [("127.0.0.1", eddy.port)], "Metadata v12: this broker"
@@ -250,15 +268,11 @@ def test_metadata_v12(eddy, conn, state):
     _b, _c, _ctl, topics = metadata_v12(conn, [], allow_auto_create=False, ids=[topic_id, unknown_id])
     assert [(t[0], t[1], t[2]) for t in topics] == [(0, TOPIC, topic_id), (100, None, unknown_id)], \
         "Metadata v12 by topic id (empty name): the topic; an unknown id: UNKNOWN_TOPIC_ID, null name"
-    state["topic_id"] = topic_id
 
 
-def test_produce_v9(conn, state):
-    batches = []
-    for j in range(4):
-        batch = w.record_batch([(b"k%d" % r, b"flexible %d %d" % (j, r), [("v", b"9")]) for r in range(3)])
-        batches.append(batch)
-        error_code, base, log_start, record_errors, message = produce_v9(conn, batch)
+def test_produce_v9(conn, produced):
+    batches = produced["batches"]
+    for j, (error_code, base, log_start, record_errors, message) in enumerate(produced["answers"]):
         assert (error_code, base, log_start, record_errors) == (0, 3 * j, 0, []), \
             "Produce v9 batch %d: offset %d" % (j, 3 * j)
     corrupt = bytearray(batches[0])
@@ -266,11 +280,10 @@ def test_produce_v9(conn, state):
     error_code, base, _ls, _re, message = produce_v9(conn, bytes(corrupt))
     assert error_code == 2 and base == -1, \
         "Produce v9 with a bad CRC: CORRUPT_MESSAGE, no offset: %r" % ((error_code, base, message),)
-    state["batches"] = batches
 
 
-def test_fetch_v12_and_v4(conn, state):
-    batches = state["batches"]
+def test_fetch_v12_and_v4(conn, produced):
+    batches = produced["batches"]
     top_error, session, error_code, hw, lso, log_start, preferred, records = fetch_v12(conn, 0)
     assert (top_error, session, error_code, hw, lso, log_start, preferred) == (0, 0, 0, 12, 12, 0, -1), \
         "Fetch v12: no error, session 0, hw 12, lso 12, log start 0, no preferred replica"
@@ -287,7 +300,7 @@ def test_fetch_v12_and_v4(conn, state):
     assert (error_code, records_v4) == (0, records), "Fetch v4 returns the same bytes as v12"
 
 
-def test_list_offsets_v7(conn):
+def test_list_offsets_v7(conn, produced):
     assert list_offsets_v7(conn, -1)[::2] == (0, 12), "ListOffsets v7 latest"
     assert list_offsets_v7(conn, -2)[::2] == (0, 0), "ListOffsets v7 earliest"
 

@@ -367,7 +367,42 @@ def test_librdkafka_groups(broker):
     admin.close()
 
 
-def test_raw_bad_input(broker):
+@pytest.fixture(scope="module")
+def g1_committed(broker):
+    """Group g1 with offsets committed on orders (6 partitions), as
+    test_kafka_python_group leaves it (201 on each); made here (1 206
+    records, offsets 201 committed) when that test did not run first."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    try:
+        if not committed(admin, "g1"):
+            if "orders" not in admin.list_topics():
+                admin.create_topics([NewTopic("orders", 6, 1)])
+            produce(broker, "orders", 0, 6 * 201, 6)
+            consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="g1", enable_auto_commit=False)
+            tps = [TopicPartition("orders", p) for p in range(6)]
+            consumer.assign(tps)
+            consumer.commit({tp: OffsetAndMetadata(201, "") for tp in tps})
+            consumer.close()
+        return committed(admin, "g1")
+    finally:
+        admin.close()
+
+
+@pytest.fixture(scope="module")
+def st_topic(broker):
+    """Topic st with 4 partitions, as test_librdkafka_groups creates it."""
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    try:
+        if "st" not in admin.list_topics():
+            admin.create_topics([NewTopic("st", 4, 1)])
+    finally:
+        admin.close()
+    return "st"
+
+
+def test_raw_bad_input(broker, g1_committed):
     s = kafka_wire.string
     with kafka_wire.Connection(broker.port) as conn:
         # FindCoordinator v1 for a transactional id.
@@ -414,7 +449,7 @@ def test_raw_bad_input(broker):
     admin.close()
 
 
-def test_static_member_restart(broker):
+def test_static_member_restart(broker, st_topic):
     """A static member (raw JoinGroup v5 / SyncGroup v3 / Heartbeat v3)
     survives a broker restart: same member id, generation and assignment."""
     s = kafka_wire.string

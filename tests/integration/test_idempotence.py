@@ -64,14 +64,10 @@ def broker(eddy):
     return eddy
 
 
-@pytest.fixture(scope="module")
-def state():
-    """Producer ids, epochs and offsets the earlier tests left."""
-    return {}
-
-
-def test_init_producer_id_sequences_and_epochs(broker, state):
-
+def sequences_and_epochs(broker, state):
+    """InitProducerId, in-sequence and duplicate batches, gaps, an unknown
+    producer and epoch bumps on TOPIC, each answer checked; fills state with
+    the producer ids, epochs and offsets."""
     with w.Connection(broker.port) as conn:
         from kafka.protocol.admin import CreateTopicsResponse
         conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
@@ -141,7 +137,9 @@ def test_init_producer_id_sequences_and_epochs(broker, state):
     state.update(pid=pid, pid2=pid2, other=other, end=end, e1_base=e1_base)
 
 
-def test_state_survives_a_clean_restart(broker, state):
+def clean_restart(broker, state):
+    """After sequences_and_epochs: a clean restart, then the state checked
+    (duplicates, sequences, epochs, producer ids); updates state."""
     pid, other, end, e1_base = state["pid"], state["other"], state["end"], state["e1_base"]
     # Clean restart: the state comes back from the snapshot.
     rc = broker.restart()
@@ -167,7 +165,37 @@ def test_state_survives_a_clean_restart(broker, state):
     state.update(pid3=pid3, end=end, last_base=last_base)
 
 
-def test_state_survives_sigkill(broker, state):
+@pytest.fixture(scope="module")
+def after_sequences(broker):
+    """TOPIC after sequences_and_epochs (its checks run here): producer ids,
+    epochs and offsets."""
+    state = {}
+    sequences_and_epochs(broker, state)
+    return state
+
+
+@pytest.fixture(scope="module")
+def after_clean_restart(broker, after_sequences):
+    """TOPIC after sequences_and_epochs and clean_restart (checks run here)."""
+    state = dict(after_sequences)
+    clean_restart(broker, state)
+    return state
+
+
+def test_init_producer_id_sequences_and_epochs(after_sequences):
+    """InitProducerId, sequences, duplicates, gaps and epochs: checked by
+    sequences_and_epochs (fixture after_sequences)."""
+    assert after_sequences["pid2"] > after_sequences["pid"], "two producer ids handed out"
+
+
+def test_state_survives_a_clean_restart(after_clean_restart):
+    """The producer state across a clean restart (snapshot): checked by
+    clean_restart (fixture after_clean_restart)."""
+    assert after_clean_restart["pid3"] > after_clean_restart["other"], "a new producer id after the restart"
+
+
+def test_state_survives_sigkill(broker, after_clean_restart):
+    state = dict(after_clean_restart)
     pid, pid2, end, last_base = state["pid"], state["pid2"], state["end"], state["last_base"]
     # SIGKILL: no snapshot since the last batch; the log is replayed.
     broker.restart(signal.SIGKILL)
@@ -188,7 +216,6 @@ def test_state_survives_sigkill(broker, state):
         assert values == ["m-0", "m-1", "m-2", "m-3", "m-4", "m-0", "e1-0", "e1-1", "plain", "m-2",
                       "m-0", "m-1", "m-2", "m-3", "m-4"], \
             "the log holds each batch once, in order"
-    state.update(end=end)
 
 def test_no_connection_closed(broker):
     eddy_fixture.assert_no_closed_connection(broker)

@@ -578,20 +578,41 @@ def second_sequence(tools):
 
 
 @pytest.fixture(scope="module")
-def state():
-    return {}
+def console_done(tools):
+    """tools-console after console_scenario (its checks run here): 200
+    records, group tools-console-group committed at 200; returns what it
+    learnt ({"stamps": the records' CreateTime stamps})."""
+    state = {}
+    console_scenario(tools, state)
+    return state
+
+
+@pytest.fixture(scope="module")
+def tools_a(tools):
+    """tools-a with 5 partitions, as topics_scenario leaves it (created here
+    with a raw CreateTopics when test_topics did not run first)."""
+    port = tools.broker.port
+    if partition_count(port, "tools-a")[0] != 0:
+        from kafka.protocol.admin import CreateTopicsResponse
+        with kafka_wire.Connection(port) as conn:
+            r = conn.request(19, 1, kafka_wire.create_topics_v1("tools-a", 5), response_class=CreateTopicsResponse[1])
+        assert r.topic_errors[0][1] == 0, "create tools-a (5 partitions)"
+    assert partition_count(port, "tools-a") == (0, 5), "tools-a has 5 partitions"
+    return "tools-a"
 
 
 def test_topics(tools, second_sequence):
     topics_scenario(tools)
 
 
-def test_console(tools, state):
-    console_scenario(tools, state)
+def test_console(console_done):
+    """The console producer and consumer: checked by console_scenario
+    (fixture console_done)."""
+    assert console_done.get("stamps"), "the console consumer printed the records' CreateTime"
 
 
-def test_groups(tools, state):
-    groups_scenario(tools, state)
+def test_groups(tools, console_done, tools_a):
+    groups_scenario(tools, console_done)
 
 
 def finished(second_sequence, name):

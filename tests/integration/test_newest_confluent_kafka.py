@@ -11,8 +11,9 @@ Debian's librdkafka 2.0.2) against one eddy:
 The client runs under the venv's python (clients/confluent_client.py);
 its stderr is in the broker's tmp dir (EDDY_KEEP_TMP=1 keeps it,
 EDDY_CLIENT_DEBUG=1 adds librdkafka's debug=protocol,broker).
-The tests share one eddy and run in file order (the later ones see the
-topics of the earlier ones)."""
+The tests share one eddy; the topic a later test lists (ck-events, made
+by test_idempotent_produce_and_group) comes from fixture `events_topic`,
+so that each test passes alone as well as in file order."""
 
 import os
 
@@ -29,18 +30,26 @@ def client():
     return [python, os.path.join(nc.CLIENTS, "confluent_client.py")]
 
 
+@pytest.fixture(scope="module")
+def events_topic(eddy):
+    """ck-events with 3 partitions, as test_idempotent_produce_and_group
+    (newest_clients.group_scenario) creates it."""
+    nc.ensure_topic(eddy, "ck-events", 3)
+    return "ck-events"
+
+
 def test_idempotent_produce_and_group(eddy, client):
     nc.group_scenario(client, None, eddy, eddy.tmp, "ck")
 
 
-def test_metadata(eddy, client):
+def test_metadata(eddy, client, events_topic):
     result, _run = nc.run_for_result(client + ["metadata", eddy.bootstrap], eddy.tmp, "metadata", 60)
     assert result.get("error") is None, "metadata: error"
     nc.assert_topics("metadata", result.get("topics"), {"ck-events": 3})
     assert result.get("brokers") == [eddy.bootstrap], "metadata: brokers"
 
 
-def test_admin(eddy, client):
+def test_admin(eddy, client, events_topic):
     result, _run = nc.run_for_result(client + ["admin", eddy.bootstrap, "adm"], eddy.tmp, "admin", 90)
     create = result.get("create", {})
     assert create.get("adm-plain", "missing") is None, "admin create_topics: plain topic"

@@ -8,7 +8,9 @@ against one eddy:
      ListEndOffsets.
 Its stderr is in the broker's tmp dir (EDDY_KEEP_TMP=1 keeps it,
 EDDY_CLIENT_DEBUG=1 switches kgo's logger to debug).
-The tests share one eddy and run in file order."""
+The tests share one eddy; the topic test_metadata lists (fg-events, made
+by test_idempotent_produce_and_group) comes from fixture `events_topic`,
+so that each test passes alone as well as in file order."""
 
 import pytest
 
@@ -22,11 +24,19 @@ def client():
     return [exe]
 
 
+@pytest.fixture(scope="module")
+def events_topic(eddy):
+    """fg-events with 3 partitions, as test_idempotent_produce_and_group
+    (newest_clients.group_scenario) creates it."""
+    nc.ensure_topic(eddy, "fg-events", 3)
+    return "fg-events"
+
+
 def test_idempotent_produce_and_group(eddy, client):
     nc.group_scenario(client, None, eddy, eddy.tmp, "fg")
 
 
-def test_metadata(eddy, client):
+def test_metadata(eddy, client, events_topic):
     result, _run = nc.run_for_result(client + ["metadata", eddy.bootstrap, "fg-created"], eddy.tmp, "metadata", 90)
     assert result.get("create_error") is None, "kadm CreateTopics: request error"
     assert result.get("create_topic_error") is None, "kadm CreateTopics: topic error"

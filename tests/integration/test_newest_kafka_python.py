@@ -8,7 +8,9 @@ eddy:
 The client runs under the venv's python (clients/kafka_python_client.py);
 its stderr is in the broker's tmp dir (EDDY_KEEP_TMP=1 keeps it,
 EDDY_CLIENT_DEBUG=1 logs every request).
-The tests share one eddy and run in file order."""
+The tests share one eddy; the topic test_metadata lists (kp-events, made
+by test_idempotent_produce_and_group) comes from fixture `events_topic`,
+so that each test passes alone as well as in file order."""
 
 import os
 
@@ -24,11 +26,19 @@ def client():
     return [python, os.path.join(nc.CLIENTS, "kafka_python_client.py")]
 
 
+@pytest.fixture(scope="module")
+def events_topic(eddy):
+    """kp-events with 3 partitions, as test_idempotent_produce_and_group
+    (newest_clients.group_scenario) creates it."""
+    nc.ensure_topic(eddy, "kp-events", 3)
+    return "kp-events"
+
+
 def test_idempotent_produce_and_group(eddy, client):
     nc.group_scenario(client, None, eddy, eddy.tmp, "kp")
 
 
-def test_metadata(eddy, client):
+def test_metadata(eddy, client, events_topic):
     result, _run = nc.run_for_result(client + ["metadata", eddy.bootstrap, "kp-created"], eddy.tmp, "metadata", 90)
     assert result.get("create_error") is None, "admin create_topics: error"
     assert result.get("list_topics_error") is None, "admin list_topics: error"

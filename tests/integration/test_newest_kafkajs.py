@@ -8,7 +8,9 @@ against one eddy:
 The client is clients/kafkajs/kafkajs_client.js under node; its stderr is
 in the broker's tmp dir (EDDY_KEEP_TMP=1 keeps it, EDDY_CLIENT_DEBUG=1
 sets logLevel DEBUG).
-The tests share one eddy and run in file order."""
+The tests share one eddy; the topic test_metadata lists (kj-events, made
+by test_idempotent_produce_and_group) comes from fixture `events_topic`,
+so that each test passes alone as well as in file order."""
 
 import os
 
@@ -24,12 +26,20 @@ def client_env():
     return [node, os.path.join(nc.CLIENTS, "kafkajs", "kafkajs_client.js")], env
 
 
+@pytest.fixture(scope="module")
+def events_topic(eddy):
+    """kj-events with 3 partitions, as test_idempotent_produce_and_group
+    (newest_clients.group_scenario) creates it."""
+    nc.ensure_topic(eddy, "kj-events", 3)
+    return "kj-events"
+
+
 def test_idempotent_produce_and_group(eddy, client_env):
     client, env = client_env
     nc.group_scenario(client, env, eddy, eddy.tmp, "kj")
 
 
-def test_metadata(eddy, client_env):
+def test_metadata(eddy, client_env, events_topic):
     client, env = client_env
     result, _run = nc.run_for_result(client + ["metadata", eddy.bootstrap, "kj-created"], eddy.tmp, "metadata", 90,
                                      env=env)

@@ -177,11 +177,18 @@ def broker(eddy):
 
 @pytest.fixture(scope="module")
 def crash(broker):
-    """What test_sigkill_while_producing leaves: (topic, its end offset)."""
-    return {}
+    """The crash topic after a SIGKILL while producing (crash_while_producing,
+    with its checks): {"topic": name, "end": its end offset}."""
+    topic, end = crash_while_producing(broker)
+    return {"topic": topic, "end": end}
 
 
-def test_restarts_keep_the_data(broker):
+@pytest.fixture(scope="module")
+def kept_data(broker):
+    """TOPIC with messages 0..3*PER_PHASE-1, produced and consumed by
+    kafka-python across a SIGTERM and a SIGKILL restart, each phase checked
+    (acknowledged offsets, the consumer receives the new records). Returns
+    the number of messages."""
     from kafka.admin import KafkaAdminClient, NewTopic
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])
@@ -200,14 +207,20 @@ def test_restarts_keep_the_data(broker):
         phase(clients, "after SIGKILL restart", 2 * PER_PHASE)
     finally:
         clients.close()
-    check_everything(broker, "after two restarts", 3 * PER_PHASE)
+    return 3 * PER_PHASE
+
+
+def test_restarts_keep_the_data(broker, kept_data):
+    check_everything(broker, "after two restarts", kept_data)
 
 
 def test_sigkill_while_producing(broker, crash):
-    crash["topic"], crash["end"] = crash_while_producing(broker)
+    """SIGKILL in the middle of acks=all produce requests (fixture `crash`,
+    crash_while_producing: its checks run there)."""
+    assert crash["end"] > 0, "the crash topic continues after the SIGKILL"
 
 
-def test_stop_answers_a_parked_fetch(broker, crash):
+def test_stop_answers_a_parked_fetch(broker, kept_data, crash):
     """One more clean restart, with a long-poll fetch parked at the end of
     the topic: the broker answers it and stops at once (not after
     max_wait_ms). Afterwards everything, including the crash topic, is
@@ -215,7 +228,7 @@ def test_stop_answers_a_parked_fetch(broker, crash):
     parked = kafka_wire.Connection(broker.port)
     # ApiVersions and the fetch travel in one segment: once ApiVersions is
     # answered the broker has read the fetch too, and parked it.
-    fetch = kafka_wire.fetch_v4(TOPIC, 0, 3 * PER_PHASE // PARTITIONS, max_wait_ms=60000, min_bytes=1)
+    fetch = kafka_wire.fetch_v4(TOPIC, 0, kept_data // PARTITIONS, max_wait_ms=60000, min_bytes=1)
     parked.send_raw(kafka_wire.frame(kafka_wire.request_header(18, 0, 1)) +
                     kafka_wire.frame(kafka_wire.request_header(1, 4, 2) + fetch))
     cid = 2
@@ -231,7 +244,7 @@ def test_stop_answers_a_parked_fetch(broker, crash):
     assert answered, "the parked fetch was answered at shutdown"
     assert time.monotonic() - started < 30, \
         "the stop did not wait for the fetch's max_wait_ms: %r" % (time.monotonic() - started,)
-    check_everything(broker, "after the final restart", 3 * PER_PHASE)
+    check_everything(broker, "after the final restart", kept_data)
     with kafka_wire.Connection(broker.port) as conn:
         stored = kafka_wire.fetch_all(conn, crash["topic"], 0)
         assert (stored[-1][1] + 1 if stored else 0) == crash["end"], \
