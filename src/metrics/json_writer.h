@@ -7,7 +7,7 @@
 // and 19 105 bytes, for that one writer (this one would stay for
 // /status.json); link_status.cc took 9.3 s of CPU to compile instead of
 // 2.6 s. It would also change the output: no \u escapes for '<', '>' and
-// '&' (the status page embeds the JSON in HTML), and invalid UTF-8 throws
+// '&' (which keep the text safe inside HTML), and invalid UTF-8 throws
 // unless replaced. So the writer below stays.
 //
 // A small streaming JSON writer for /status.json: objects, arrays, strings
