@@ -14,7 +14,7 @@
 #define EDDY_DCHECK(cond, what)                                                                        \
   do {                                                                                                 \
     if (!(cond)) {                                                                                     \
-      EDDY_LOG_ERROR("check failed at %s:%d: %s (%s)", __FILE__, __LINE__, #cond, what);             \
+      EDDY_LOG_ERROR("check failed at {}:{}: {} ({})", __FILE__, __LINE__, #cond, what);             \
       std::abort();                                                                                    \
     }                                                                                                  \
   } while (0)

@@ -1,7 +1,10 @@
 // A small levelled logger: one line per call to stderr, with a UTC timestamp
-// and the level. printf-style formatting (checked by the compiler). Calls are
-// thread-safe: each line is written with a single write(2).
+// and the level. fmt-style formatting ("{}" placeholders), the format string
+// checked against the arguments at compile time. Calls are thread-safe: each
+// line is written with a single write(2).
 #pragma once
+
+#include <fmt/core.h>
 
 #include <cstddef>
 #include <string>
@@ -17,8 +20,16 @@ LogLevel log_level();
 bool parse_log_level(const char* text, LogLevel* out);
 
 // Writes one line: control characters in the formatted message (newlines,
-// carriage returns, escape sequences) are escaped as \n, \r, \t, \xNN.
-void log_line(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));
+// carriage returns, escape sequences) are escaped as \n, \r, \t, \xNN. The
+// message is formatted into a stack buffer (no allocation) and cut at 2047
+// bytes. Only fmt/core.h is seen here: the formatting itself is compiled
+// once, in log.cc and port/fmt.cc.
+void vlog_line(LogLevel level, fmt::string_view format, fmt::format_args args);
+
+template <typename... Args>
+inline void log_line(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
+  vlog_line(level, format, fmt::make_format_args(args...));
+}
 
 // Copies in[0, length) to out (at most capacity bytes) with control
 // characters escaped as log_line does; returns the bytes written (an escape

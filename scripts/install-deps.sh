@@ -40,8 +40,11 @@ apt_install() {
 
 # ccache: CMake compiles through it when present (scripts/ccache.cmake), for
 # the host, cross and fuzz builds alike.
+# libfmt-dev: only fmt's headers are used, for every target (fmt's compiled
+# part is built into eddy, port/fmt.cc), so the cross builds need no
+# libfmt-dev:<arch> and the packages no libfmt9.
 HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev libgtest-dev googletest
-  zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev)
+  zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libfmt-dev)
 # Real clients for the integration tests (not linked into eddy), which run
 # under Debian's python3-pytest (tests/integration/conftest.py); the metrics
 # tests parse /metrics with prometheus_client and render the status page in

@@ -118,9 +118,9 @@ std::vector<broker::AdvertisedListener> advertise(const std::vector<net::Listene
       }
     }
     if (a.host.empty() || a.host == "0.0.0.0" || a.host == "::") {
-      EDDY_LOG_WARN("listener %s binds every interface and advertised.listeners does not name it: clients are "
-                    "told to connect to localhost:%d",
-                    a.name.c_str(), a.port);
+      EDDY_LOG_WARN("listener {} binds every interface and advertised.listeners does not name it: clients are "
+                    "told to connect to localhost:{}",
+                    a.name, a.port);
       a.host = "localhost";
     }
     out.push_back(std::move(a));

@@ -58,8 +58,8 @@ MetricsEndpoint::~MetricsEndpoint() { stop(); }
 
 bool MetricsEndpoint::start(const std::string& host, uint16_t port, std::string* error) {
   if (!http_.start(host, port, error)) return false;
-  EDDY_LOG_INFO("metrics listening on http://%s:%u (/metrics, /status.json, /)",
-                host.empty() ? "0.0.0.0" : host.c_str(), static_cast<unsigned>(http_.bound_port()));
+  EDDY_LOG_INFO("metrics listening on http://{}:{} (/metrics, /status.json, /)",
+                host.empty() ? "0.0.0.0" : host.c_str(), http_.bound_port());
   sampling_ = true;
   sample_links();
   return true;

@@ -150,7 +150,7 @@ void render_groups(const MetricsSources& src, PrometheusText& out) {
   std::vector<GroupPartitionLag> lag;
   std::string error;
   if (!collect_group_lag(*src.broker, &lag, &error)) {
-    EDDY_LOG_WARN("metrics: cannot read committed offsets: %s", error.c_str());
+    EDDY_LOG_WARN("metrics: cannot read committed offsets: {}", error);
   }
   out.family("eddy_consumer_group_committed_offset", "gauge", "The offset the group committed for the partition.");
   for (const GroupPartitionLag& r : lag) {

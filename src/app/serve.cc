@@ -1,6 +1,5 @@
 #include "app/serve.h"
 
-#include <cinttypes>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -127,26 +126,26 @@ bool set_disk_budget(const Config& config, storage::LogManager* logs) {
   uint64_t limit = 0;
   if (config.is_set("eddy.disk.budget.bytes")) {
     limit = static_cast<uint64_t>(config.get_long("eddy.disk.budget.bytes"));
-    EDDY_LOG_INFO("disk budget %s (%" PRIu64 " bytes: eddy.disk.budget.bytes, %s)",
-                  storage::human_bytes(limit).c_str(), limit, config.origin("eddy.disk.budget.bytes").c_str());
+    EDDY_LOG_INFO("disk budget {} ({} bytes: eddy.disk.budget.bytes, {})",
+                  storage::human_bytes(limit), limit, config.origin("eddy.disk.budget.bytes"));
     if (measured.ok() && limit > within_reach) {
-      EDDY_LOG_WARN("eddy.disk.budget.bytes=%" PRIu64 " is more than the filesystem of %s can give (%s free + %s "
+      EDDY_LOG_WARN("eddy.disk.budget.bytes={} is more than the filesystem of {} can give ({} free + {} "
                     "already in the data directory): the disk may fill before the budget does",
-                    limit, dir.c_str(), storage::human_bytes(space.available_bytes).c_str(),
-                    storage::human_bytes(space.directory_bytes).c_str());
+                    limit, dir, storage::human_bytes(space.available_bytes),
+                    storage::human_bytes(space.directory_bytes));
     }
   } else {
     if (!measured.ok()) {
-      EDDY_LOG_ERROR("cannot measure the filesystem of %s (%s): set eddy.disk.budget.bytes", dir.c_str(),
-                     measured.to_string().c_str());
+      EDDY_LOG_ERROR("cannot measure the filesystem of {} ({}): set eddy.disk.budget.bytes", dir,
+                     measured.to_string());
       return false;
     }
     limit = storage::default_budget_bytes(space);
-    EDDY_LOG_INFO("disk budget %s (%" PRIu64 " bytes: default, half of the %s filesystem, at most the %s free "
-                  "plus the %s already in %s; set eddy.disk.budget.bytes to choose)",
-                  storage::human_bytes(limit).c_str(), limit, storage::human_bytes(space.filesystem_bytes).c_str(),
-                  storage::human_bytes(space.available_bytes).c_str(),
-                  storage::human_bytes(space.directory_bytes).c_str(), dir.c_str());
+    EDDY_LOG_INFO("disk budget {} ({} bytes: default, half of the {} filesystem, at most the {} free "
+                  "plus the {} already in {}; set eddy.disk.budget.bytes to choose)",
+                  storage::human_bytes(limit), limit, storage::human_bytes(space.filesystem_bytes),
+                  storage::human_bytes(space.available_bytes),
+                  storage::human_bytes(space.directory_bytes), dir);
   }
   logs->budget().set_limit(limit);
   return true;
@@ -156,16 +155,16 @@ bool set_disk_budget(const Config& config, storage::LogManager* logs) {
 // partitions were promised more than the budget (a lower limit than before).
 void report_disk_budget(const storage::DiskBudget& budget) {
   if (budget.used_bytes() > budget.limit_bytes()) {
-    EDDY_LOG_WARN("the partitions on disk and the reserve for metadata take %s, more than "
-                  "eddy.disk.budget.bytes=%" PRIu64 " (%s): no topic or "
+    EDDY_LOG_WARN("the partitions on disk and the reserve for metadata take {}, more than "
+                  "eddy.disk.budget.bytes={} ({}): no topic or "
                   "partition can be created, and partitions without retention.bytes do not grow, until topics are "
                   "deleted or their retention.bytes lowered",
-                  storage::human_bytes(budget.used_bytes()).c_str(), budget.limit_bytes(),
-                  storage::human_bytes(budget.limit_bytes()).c_str());
+                  storage::human_bytes(budget.used_bytes()), budget.limit_bytes(),
+                  storage::human_bytes(budget.limit_bytes()));
     return;
   }
-  EDDY_LOG_INFO("disk budget: %s used, %s free", storage::human_bytes(budget.used_bytes()).c_str(),
-                storage::human_bytes(budget.free_bytes()).c_str());
+  EDDY_LOG_INFO("disk budget: {} used, {} free", storage::human_bytes(budget.used_bytes()),
+                storage::human_bytes(budget.free_bytes()));
 }
 
 // The data directory's two stores: the partition logs (with the disk
@@ -174,17 +173,17 @@ bool open_stores(const Config& config, const std::string& data_dir, std::unique_
                  std::unique_ptr<meta::MetaStore>* meta) {
   Status ls = storage::LogManager::open(data_dir, logs);
   if (ls.code() == Status::Code::kLocked) {
-    EDDY_LOG_ERROR("data directory %s is in use by another eddy process", data_dir.c_str());
+    EDDY_LOG_ERROR("data directory {} is in use by another eddy process", data_dir);
     return false;
   }
   if (!ls.ok()) {
-    EDDY_LOG_ERROR("cannot open data directory %s: %s", data_dir.c_str(), ls.to_string().c_str());
+    EDDY_LOG_ERROR("cannot open data directory {}: {}", data_dir, ls.to_string());
     return false;
   }
   if (!set_disk_budget(config, logs->get())) return false;
   Status ms = meta::MetaStore::open(data_dir + "/eddy.db", meta);
   if (!ms.ok()) {
-    EDDY_LOG_ERROR("%s", ms.message().c_str());
+    EDDY_LOG_ERROR("{}", ms.message());
     return false;
   }
   return true;
@@ -195,12 +194,12 @@ int close_stores(storage::LogManager& logs, meta::MetaStore& meta) {
   int rc = kExitOk;
   Status cs = logs.close();
   if (!cs.ok()) {
-    EDDY_LOG_ERROR("closing the logs failed: %s", cs.to_string().c_str());
+    EDDY_LOG_ERROR("closing the logs failed: {}", cs.to_string());
     rc = kExitFailure;
   }
   Status mcs = meta.close();
   if (!mcs.ok()) {
-    EDDY_LOG_ERROR("%s", mcs.message().c_str());
+    EDDY_LOG_ERROR("{}", mcs.message());
     rc = kExitFailure;
   }
   return rc;
@@ -212,9 +211,9 @@ void raise_open_file_limit(const net::ServerOptions& server_options) {
   const uint64_t wanted = static_cast<uint64_t>(server_options.max_connections) + 1024;
   const uint64_t got = port::raise_open_file_limit(wanted);
   if (got < wanted) {
-    EDDY_LOG_WARN("the open-file limit is %llu, below max.connections + 1024 (%llu): raise it (ulimit -n, or "
+    EDDY_LOG_WARN("the open-file limit is {}, below max.connections + 1024 ({}): raise it (ulimit -n, or "
                   "LimitNOFILE= under systemd) or lower max.connections",
-                  static_cast<unsigned long long>(got), static_cast<unsigned long long>(wanted));
+                  got, wanted);
   }
 }
 
@@ -223,7 +222,7 @@ void raise_open_file_limit(const net::ServerOptions& server_options) {
 void schedule_retention(net::Reactor& reactor, storage::LogManager* logs) {
   reactor.schedule_after(kRetentionCheckMs, [&reactor, logs] {
     size_t dropped = logs->apply_retention(port::wall_clock_millis());
-    if (dropped > 0) EDDY_LOG_INFO("retention dropped %zu segments", dropped);
+    if (dropped > 0) EDDY_LOG_INFO("retention dropped {} segments", dropped);
     schedule_retention(reactor, logs);
   });
 }
@@ -235,8 +234,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   metrics_sources.started_wall_ms = port::wall_clock_millis();
   metrics_sources.started_monotonic_ms = port::monotonic_millis();
   const std::string data_dir = config.get_string("log.dirs");
-  EDDY_LOG_INFO("eddy %s starting: config %s, data %s", EDDY_VERSION,
-                config_path.empty() ? "(defaults)" : config_path.c_str(), data_dir.c_str());
+  EDDY_LOG_INFO("eddy {} starting: config {}, data {}", EDDY_VERSION,
+                config_path.empty() ? "(defaults)" : config_path.c_str(), data_dir);
   std::unique_ptr<storage::LogManager> logs;
   std::unique_ptr<meta::MetaStore> meta;
   if (!open_stores(config, data_dir, &logs, &meta)) return kExitFailure;
@@ -249,7 +248,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   net::Server server(reactor, handler, server_options);
   std::string error;
   if (!server.start(listeners, &error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
+    EDDY_LOG_ERROR("{}", error);
     return kExitFailure;
   }
   broker::BrokerOptions options = broker_options_from(config);
@@ -261,7 +260,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   // pinned before anything is appended.
   forward::Forwarder forwarder(reactor, broker, data_dir, std::move(links));
   if (Status s = forwarder.init(); !s.ok()) {
-    EDDY_LOG_ERROR("%s", s.message().c_str());
+    EDDY_LOG_ERROR("{}", s.message());
     return kExitFailure;
   }
   // Listening before the topics load, so that a tool asking meanwhile waits
@@ -271,10 +270,10 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   });
   if (!control.start(data_dir + "/eddy.sock", &error)) {
     // The broker works without it; only `eddy forward status` cannot reach it.
-    EDDY_LOG_WARN("%s; `eddy forward status` will not reach this broker", error.c_str());
+    EDDY_LOG_WARN("{}; `eddy forward status` will not reach this broker", error);
   }
   if (Status s = broker.start(); !s.ok()) {
-    EDDY_LOG_ERROR("%s", s.message().c_str());
+    EDDY_LOG_ERROR("{}", s.message());
     return kExitFailure;
   }
   report_disk_budget(logs->budget());
@@ -284,7 +283,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   metrics_sources.forwarder = &forwarder;
   MetricsEndpoint metrics(reactor, metrics_sources, link_names, metrics_config.history_sample_ms);
   if (metrics_config.enabled && !metrics.start(metrics_config.host, metrics_config.port, &error)) {
-    EDDY_LOG_ERROR("%s", error.c_str());
+    EDDY_LOG_ERROR("{}", error);
     return kExitFailure;
   }
   broker_ptr = &broker;
@@ -297,7 +296,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   std::thread signals([&] {
     int sig = port::wait_for_termination_signal();
     reactor.post([&, sig] {
-      EDDY_LOG_INFO("signal %d: shutting down", sig);
+      EDDY_LOG_INFO("signal {}: shutting down", sig);
       notify_stopping();
       forwarder.request_stop();
       control.stop();
@@ -333,7 +332,7 @@ int run_serve(const std::vector<std::string>& args) {
   port::LogLevel level = port::LogLevel::kInfo;
   port::parse_log_level(config.get_string("eddy.log.level").c_str(), &level);
   port::set_log_level(level);
-  for (const std::string& w : warnings) EDDY_LOG_WARN("%s", w.c_str());
+  for (const std::string& w : warnings) EDDY_LOG_WARN("{}", w);
 
   // Signals are taken by a dedicated thread (sigwait), never by handlers.
   port::block_termination_signals();

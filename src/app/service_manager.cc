@@ -14,8 +14,8 @@ namespace {
 // this line in the journal says why.
 void send(const std::string& state) {
   if (std::error_code ec = port::notify_service_manager(state)) {
-    EDDY_LOG_WARN("cannot notify the service manager (NOTIFY_SOCKET) of %s: %s",
-                  state.substr(0, state.find('\n')).c_str(), port::error_message(ec).c_str());
+    EDDY_LOG_WARN("cannot notify the service manager (NOTIFY_SOCKET) of {}: {}",
+                  state.substr(0, state.find('\n')), port::error_message(ec));
   }
 }
 

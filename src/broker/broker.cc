@@ -46,22 +46,22 @@ Status Broker::start() {
 void Broker::note_encode_problem(const Request& request, const Status& status) {
   // A value the negotiated version cannot carry: the frame is still valid
   // (the value is dropped); worth knowing, not worth failing the client.
-  EDDY_LOG_DEBUG("encoding %s v%d for %s: %s", protocol::api_name(request.api_key()), request.version(),
-                 request.client.peer.c_str(), status.message().c_str());
+  EDDY_LOG_DEBUG("encoding {} v{} for {}: {}", protocol::api_name(request.api_key()), request.version(),
+                 request.client.peer, status.message());
 }
 
 void Broker::close_bad_request(Request& request, const std::string& why) {
-  EDDY_LOG_WARN("closing connection from %s (client id '%s'): %s v%d: %s", request.client.peer.c_str(),
-                request.client_id().c_str(), protocol::api_name(request.api_key()), request.version(), why.c_str());
+  EDDY_LOG_WARN("closing connection from {} (client id '{}'): {} v{}: {}", request.client.peer,
+                request.client_id(), protocol::api_name(request.api_key()), request.version(), why);
   request_metrics_.note_refused(request_metrics_.slot_for(request.api_key()));
   request.reply->close_connection();
 }
 
 void Broker::note_trailing_bytes(const Request& request, size_t count) {
   ++requests_with_trailing_bytes_;
-  EDDY_LOG_DEBUG("ignoring %zu bytes after the last field of %s v%d from %s (client id '%s')", count,
-                 protocol::api_name(request.api_key()), request.version(), request.client.peer.c_str(),
-                 request.client_id().c_str());
+  EDDY_LOG_DEBUG("ignoring {} bytes after the last field of {} v{} from {} (client id '{}')", count,
+                 protocol::api_name(request.api_key()), request.version(), request.client.peer,
+                 request.client_id());
 }
 
 void Broker::note_refused_batch(const Request& request, const std::string& topic, int32_t partition,
@@ -73,10 +73,10 @@ void Broker::note_refused_batch(const Request& request, const std::string& topic
     return;
   }
   refused_batch_logged_ms_ = now;
-  EDDY_LOG_WARN("produce from %s (client id '%s') to %s-%d refused: %s: %s (%llu refused batches not logged "
+  EDDY_LOG_WARN("produce from {} (client id '{}') to {}-{} refused: {}: {} ({} refused batches not logged "
                 "before this one)",
-                request.client.peer.c_str(), request.client_id().c_str(), topic.c_str(), partition,
-                protocol::error_name(code), why.c_str(), static_cast<unsigned long long>(refused_batches_unlogged_));
+                request.client.peer, request.client_id(), topic, partition,
+                protocol::error_name(code), why, refused_batches_unlogged_);
   refused_batches_unlogged_ = 0;
 }
 
@@ -149,13 +149,13 @@ void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage:
   const int64_t started = port::monotonic_millis();
   Status s = producer_state_.open_partition(topic.name, partition, log, port::wall_clock_millis(), &replay);
   if (!s.ok()) {
-    EDDY_LOG_ERROR("%s", s.message().c_str());
+    EDDY_LOG_ERROR("{}", s.message());
     if (producer_state_error_.ok()) producer_state_error_ = s;
   } else if (replay.batches_replayed > 0 || replay.snapshot_rows > 0) {
-    EDDY_LOG_INFO("%s-%d: producer state from %zu snapshot rows and %zu batches (%llu bytes) in %lld ms",
-                  topic.name.c_str(), partition, replay.snapshot_rows, replay.batches_replayed,
-                  static_cast<unsigned long long>(replay.bytes_replayed),
-                  static_cast<long long>(port::monotonic_millis() - started));
+    EDDY_LOG_INFO("{}-{}: producer state from {} snapshot rows and {} batches ({} bytes) in {} ms",
+                  topic.name, partition, replay.snapshot_rows, replay.batches_replayed,
+                  replay.bytes_replayed,
+                  port::monotonic_millis() - started);
   }
   std::weak_ptr<bool> alive = alive_;
   std::string name = topic.name;

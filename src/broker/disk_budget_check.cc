@@ -21,7 +21,7 @@ std::string layout(int64_t partitions, const storage::LogConfig& config) {
 }
 
 TopicResult refuse(std::string message) {
-  EDDY_LOG_WARN("refused: %s", message.c_str());
+  EDDY_LOG_WARN("refused: {}", message);
   return TopicResult{protocol::ErrorCode::kPolicyViolation, std::move(message)};
 }
 

@@ -44,9 +44,9 @@ ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitP
   };
   if (body.transactional_id.has_value()) {
     if (body.transactional_id->empty()) return ErrorCode::kInvalidRequest;
-    EDDY_LOG_WARN("InitProducerId from %s (client id '%s'): transactional id '%s' refused: Eddy does not support "
+    EDDY_LOG_WARN("InitProducerId from {} (client id '{}'): transactional id '{}' refused: Eddy does not support "
                   "transactions (use enable.idempotence without transactional.id)",
-                  request.client.peer.c_str(), request.client_id().c_str(), body.transactional_id->c_str());
+                  request.client.peer, request.client_id(), *body.transactional_id);
     return ErrorCode::kTransactionalIdAuthorizationFailed;
   }
   const bool resume = request.version() >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
@@ -79,8 +79,8 @@ bool Broker::allocate_producer_id(const Request& request, int64_t now, protocol:
   int64_t id = -1;
   Status s = meta_->producer_ids().next(&id);
   if (!s.ok()) {
-    EDDY_LOG_ERROR("InitProducerId from %s: allocating a producer id: %s", request.client.peer.c_str(),
-                   s.message().c_str());
+    EDDY_LOG_ERROR("InitProducerId from {}: allocating a producer id: {}", request.client.peer,
+                   s.message());
     return false;
   }
   response->producer_id = id;

@@ -222,8 +222,8 @@ ProduceResponse::PartitionProduceResponse Broker::produce_partition(const Reques
   if (code != ErrorCode::kNone) {
     request_metrics_.note_error(request.api_key(), out.error_code);
     if (!message.empty()) out.error_message = message;
-    EDDY_LOG_DEBUG("produce from %s to %s-%d: %s %s", request.client.peer.c_str(), slot.topic_name.c_str(),
-                   slot.partition, protocol::error_name(code), message.c_str());
+    EDDY_LOG_DEBUG("produce from {} to {}-{}: {} {}", request.client.peer, slot.topic_name,
+                   slot.partition, protocol::error_name(code), message);
   }
   return out;
 }
@@ -314,11 +314,11 @@ ErrorCode Broker::answer_duplicate(const Request& request, int16_t acks, const P
     }
   }
   if (code == ErrorCode::kNone) {
-    EDDY_LOG_DEBUG("produce from %s to %s-%d: duplicate batch (producer %lld epoch %d sequence %d) not "
-                   "written again; it is at offset %lld",
-                   request.client.peer.c_str(), slot.topic_name.c_str(), slot.partition,
-                   static_cast<long long>(batch.producer_id()), batch.producer_epoch(), batch.base_sequence(),
-                   static_cast<long long>(out->base_offset));
+    EDDY_LOG_DEBUG("produce from {} to {}-{}: duplicate batch (producer {} epoch {} sequence {}) not "
+                   "written again; it is at offset {}",
+                   request.client.peer, slot.topic_name, slot.partition,
+                   batch.producer_id(), batch.producer_epoch(), batch.base_sequence(),
+                   out->base_offset);
   }
   wait_for_durability(acks, slot, sequence.duplicate_last_offset, waiter);
   return code;
@@ -384,8 +384,8 @@ void Broker::snapshot_producer_state(bool sync) {
   };
   size_t written = producer_state_.snapshot(current_log, port::wall_clock_millis(), sync);
   if (written > 0) {
-    EDDY_LOG_DEBUG("producer state of %zu partitions saved in %lld ms", written,
-                   static_cast<long long>(port::monotonic_millis() - started));
+    EDDY_LOG_DEBUG("producer state of {} partitions saved in {} ms", written,
+                   port::monotonic_millis() - started);
   }
 }
 

@@ -49,8 +49,8 @@ Status ProducerStateTable::open_partition(const std::string& topic, int32_t part
     }
   }
   if (point > log_end) {
-    EDDY_LOG_WARN("producer state of %s-%d was saved at offset %lld but the log ends at %lld; rebuilding from there",
-                  topic.c_str(), partition, static_cast<long long>(point), static_cast<long long>(log_end));
+    EDDY_LOG_WARN("producer state of {}-{} was saved at offset {} but the log ends at {}; rebuilding from there",
+                  topic, partition, point, log_end);
     point = log_end;
     dropped = true;
   }
@@ -152,7 +152,7 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
     PartitionState& state = it->second;
     if (current_log(topic, partition) != state.log) {
       Status s = meta_->producer_snapshots().remove_partition(topic, partition);
-      if (!s.ok()) EDDY_LOG_WARN("removing producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
+      if (!s.ok()) EDDY_LOG_WARN("removing producer state of {}-{}: {}", topic, partition, s.message());
       auto indexed = by_log_.find(state.log);
       if (indexed != by_log_.end() && indexed->second == &state) by_log_.erase(indexed);
       it = partitions_.erase(it);
@@ -160,7 +160,7 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
     }
     size_t expired = state.producers.expire(cutoff);
     if (expired > 0) {
-      EDDY_LOG_INFO("%s-%d: forgot %zu idle producer ids (producer.id.expiration.ms)", topic.c_str(), partition,
+      EDDY_LOG_INFO("{}-{}: forgot {} idle producer ids (producer.id.expiration.ms)", topic, partition,
                     expired);
     }
     storage::PartitionLog* log = state.log;
@@ -181,7 +181,7 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
     with_marker.push_back(marker_row(topic, partition, point, now_ms));
     Status s = meta_->producer_snapshots().replace_partition(topic, partition, with_marker);
     if (!s.ok()) {
-      EDDY_LOG_WARN("saving the producer state of %s-%d: %s", topic.c_str(), partition, s.message().c_str());
+      EDDY_LOG_WARN("saving the producer state of {}-{}: {}", topic, partition, s.message());
       ++it;
       continue;
     }

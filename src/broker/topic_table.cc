@@ -82,11 +82,11 @@ Status TopicTable::load() {
   for (const auto& tp : logs_->partitions_on_disk()) {
     Topic* topic = find(tp.topic);
     if (topic == nullptr || tp.partition >= static_cast<int32_t>(topic->partitions.size())) {
-      EDDY_LOG_WARN("partition directory %s-%d belongs to no known topic; left untouched", tp.topic.c_str(),
+      EDDY_LOG_WARN("partition directory {}-{} belongs to no known topic; left untouched", tp.topic,
                     tp.partition);
     }
   }
-  EDDY_LOG_INFO("loaded %zu topics", topics_.size());
+  EDDY_LOG_INFO("loaded {} topics", topics_.size());
   return Status();
 }
 
@@ -149,10 +149,10 @@ TopicResult TopicTable::create(const std::string& name, int32_t partitions, int1
   Topic* created = insert(record);
   r = open_partitions(created, 0, partitions);
   if (!r.ok()) {
-    EDDY_LOG_ERROR("create topic %s: %s", name.c_str(), r.message.c_str());
+    EDDY_LOG_ERROR("create topic {}: {}", name, r.message);
     return r;
   }
-  EDDY_LOG_INFO("created topic %s with %d partitions", name.c_str(), partitions);
+  EDDY_LOG_INFO("created topic {} with {} partitions", name, partitions);
   if (out != nullptr) *out = created;
   return {};
 }
@@ -164,9 +164,9 @@ TopicResult TopicTable::remove(const std::string& name) {
   topics_.erase(name);
   Status s = logs_->delete_topic(name);
   if (!s.ok()) {
-    EDDY_LOG_ERROR("delete topic %s: removing its logs failed: %s", name.c_str(), s.to_string().c_str());
+    EDDY_LOG_ERROR("delete topic {}: removing its logs failed: {}", name, s.to_string());
   }
-  EDDY_LOG_INFO("deleted topic %s", name.c_str());
+  EDDY_LOG_INFO("deleted topic {}", name);
   return {};
 }
 
@@ -223,8 +223,8 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
   for (auto* log : topic->partitions) {
     Status s = log->update_config(effective.log);
     if (!s.ok()) {
-      EDDY_LOG_WARN("topic %s: new config not applied to %s: %s", name.c_str(), log->directory().c_str(),
-                    s.to_string().c_str());
+      EDDY_LOG_WARN("topic {}: new config not applied to {}: {}", name, log->directory(),
+                    s.to_string());
     }
   }
   return {};

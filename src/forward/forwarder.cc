@@ -34,8 +34,8 @@ Status Forwarder::init() {
       bool configured = false;
       for (const LinkOptions& o : options_) configured |= o.name == name;
       if (!configured) {
-        EDDY_LOG_WARN("forward: %s keeps progress of link '%s', which is not in eddy.forward.links (ignored)",
-                      path.c_str(), name.c_str());
+        EDDY_LOG_WARN("forward: {} keeps progress of link '{}', which is not in eddy.forward.links (ignored)",
+                      path, name);
       }
     }
   }

@@ -80,10 +80,10 @@ void Link::sleep_ms(int64_t ms) {
 
 void Link::run() {
   LinkStatus& status = status_.status();
-  EDDY_LOG_INFO("forward link %s: forwarding to %s", options_.name.c_str(), status.bootstrap.c_str());
+  EDDY_LOG_INFO("forward link {}: forwarding to {}", options_.name, status.bootstrap);
   Status loaded = progress_->load_producer(options_.name, &identity_);
   if (!loaded.ok() && !loaded.is_not_found()) {
-    EDDY_LOG_ERROR("forward link %s: %s", options_.name.c_str(), loaded.message().c_str());
+    EDDY_LOG_ERROR("forward link {}: {}", options_.name, loaded.message());
     status.last_error = loaded.message();
     status.state = LinkState::kStopped;
     publish(true);
@@ -108,7 +108,7 @@ void Link::run() {
   if (producer_) producer_->abandon();
   status.state = LinkState::kStopped;
   publish(true);
-  EDDY_LOG_INFO("forward link %s: stopped", options_.name.c_str());
+  EDDY_LOG_INFO("forward link {}: stopped", options_.name);
 }
 
 bool Link::run_connected() {
@@ -187,8 +187,8 @@ bool Link::connect() {
   connected_ = true;
   status.state = LinkState::kConnected;
   status.last_error.clear();
-  EDDY_LOG_INFO("forward link %s: connected to %s (producer id %lld epoch %d)", options_.name.c_str(),
-                status.bootstrap.c_str(), static_cast<long long>(identity_.producer_id), identity_.producer_epoch);
+  EDDY_LOG_INFO("forward link {}: connected to {} (producer id {} epoch {})", options_.name,
+                status.bootstrap, identity_.producer_id, identity_.producer_epoch);
   publish(true);
   return true;
 }
@@ -217,9 +217,9 @@ bool Link::reset_producer(const std::string& why) {
   if (had_one) {
     ++status.producer_resets;
     EDDY_LOG_WARN(
-        "forward link %s: %s; continuing with new producer id %lld epoch %d. Batches that were in flight may reach "
+        "forward link {}: {}; continuing with new producer id {} epoch {}. Batches that were in flight may reach "
         "the central cluster twice (at-least-once for them)",
-        options_.name.c_str(), why.c_str(), static_cast<long long>(id), epoch);
+        options_.name, why, id, epoch);
   }
   status.producer_id = id;
   status.producer_epoch = epoch;
@@ -279,8 +279,8 @@ bool Link::fill(bool* sent_any, int64_t* wait_ms) {
         for (const auto& b : batches) {
           what += " " + *b.topic + "-" + std::to_string(b.partition) + "@seq" + std::to_string(b.base_sequence);
         }
-        EDDY_LOG_DEBUG("forward link %s: produce to node %d (priority %d):%s", options_.name.c_str(), node, top,
-                       what.c_str());
+        EDDY_LOG_DEBUG("forward link {}: produce to node {} (priority {}):{}", options_.name, node, top,
+                       what);
       }
       Status s = producer_->send(node, batches);
       if (!s.ok()) {
@@ -407,7 +407,7 @@ bool Link::save_cursors(const std::vector<meta::ForwardCursor>& cursors, const m
   if (!s.ok()) {
     // Nothing more is sent until progress can be saved again: the window
     // invariant (send_window.h) depends on it.
-    EDDY_LOG_ERROR("forward link %s: saving progress failed: %s", options_.name.c_str(), s.message().c_str());
+    EDDY_LOG_ERROR("forward link {}: saving progress failed: {}", options_.name, s.message());
     fail("saving progress: " + s.message());
     return false;
   }
@@ -427,7 +427,7 @@ void Link::rewind() {
 void Link::fail(const std::string& why) {
   if (stop_.load()) return;
   LinkStatus& status = status_.status();
-  if (status.last_error != why) EDDY_LOG_WARN("forward link %s: %s", options_.name.c_str(), why.c_str());
+  if (status.last_error != why) EDDY_LOG_WARN("forward link {}: {}", options_.name, why);
   status.last_error = why;
   rewind();
   connected_ = false;

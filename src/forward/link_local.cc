@@ -90,7 +90,7 @@ void Link::forget_unseen() {
   }
   for (const Key& key : gone) {
     Status s = progress_->remove_cursor(options_.name, key.first, key.second);
-    if (!s.ok()) EDDY_LOG_WARN("forward link %s: %s", options_.name.c_str(), s.message().c_str());
+    if (!s.ok()) EDDY_LOG_WARN("forward link {}: {}", options_.name, s.message());
   }
   if (!gone.empty()) store_->cursors_forgotten(options_.name, gone);
 }
@@ -104,10 +104,10 @@ bool Link::rewind_past_lost_tail(Partition& p, int64_t log_end_offset) {
   // offsets from the log's end on will hold new ones, which must be sent.
   // The producer sequence goes on where the central partition left it.
   p.lost_after_forwarding += static_cast<uint64_t>(acked - log_end_offset);
-  EDDY_LOG_WARN("forward link %s: %s-%d: forwarded up to offset %lld but the local log ends at %lld (its unsynced "
-                "tail was lost after forwarding): forwarding resumes from %lld",
-                options_.name.c_str(), p.topic.c_str(), p.partition, static_cast<long long>(acked),
-                static_cast<long long>(log_end_offset), static_cast<long long>(log_end_offset));
+  EDDY_LOG_WARN("forward link {}: {}-{}: forwarded up to offset {} but the local log ends at {} (its unsynced "
+                "tail was lost after forwarding): forwarding resumes from {}",
+                options_.name, p.topic, p.partition, acked,
+                log_end_offset, log_end_offset);
   p.window.move_cursor(log_end_offset);
   return true;
 }
@@ -157,10 +157,10 @@ bool Link::skip_dropped(Partition& p, int64_t log_start_offset) {
   if (!p.window.idle()) return false;  // settle what is in flight first
   const int64_t from = p.window.send_offset();
   const int64_t lost = log_start_offset - from;
-  EDDY_LOG_WARN("forward link %s: %s-%d: %lld messages (offsets %lld..%lld) were dropped locally before they "
+  EDDY_LOG_WARN("forward link {}: {}-{}: {} messages (offsets {}..{}) were dropped locally before they "
                 "were forwarded",
-                options_.name.c_str(), p.topic.c_str(), p.partition, static_cast<long long>(lost),
-                static_cast<long long>(from), static_cast<long long>(log_start_offset - 1));
+                options_.name, p.topic, p.partition, lost,
+                from, log_start_offset - 1);
   p.window.move_cursor(log_start_offset, lost);
   return save({&p});
 }
@@ -172,10 +172,10 @@ bool Link::skip_malformed(Partition& p, const protocol::RecordBatchView& view,
   if (!p.window.idle()) return false;
   if (view.last_offset() > p.skipped_through) {
     ++p.skipped_invalid_batches;
-    EDDY_LOG_WARN("forward link %s: %s-%d: skipping the batch at offsets %lld..%lld, not sent: %s: %s",
-                  options_.name.c_str(), p.topic.c_str(), p.partition, static_cast<long long>(view.base_offset()),
-                  static_cast<long long>(view.last_offset()), protocol::error_name(verdict.error),
-                  verdict.message.c_str());
+    EDDY_LOG_WARN("forward link {}: {}-{}: skipping the batch at offsets {}..{}, not sent: {}: {}",
+                  options_.name, p.topic, p.partition, view.base_offset(),
+                  view.last_offset(), protocol::error_name(verdict.error),
+                  verdict.message);
   }
   p.skipped_through = view.last_offset();
   p.read_ahead.consume(view.size());

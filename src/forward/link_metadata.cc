@@ -59,8 +59,8 @@ bool Link::create_remote_topics(const std::set<std::string>& missing) {
     t.replication_factor = options_.replication_factor;
     Status s = admin.create_topic(t);
     if (s.ok() || protocol::kafka_error(s) == ErrorCode::kTopicAlreadyExists) {
-      EDDY_LOG_INFO("forward link %s: created central topic %s with %d partitions", options_.name.c_str(),
-                    topic.c_str(), partitions);
+      EDDY_LOG_INFO("forward link {}: created central topic {} with {} partitions", options_.name,
+                    topic, partitions);
       created_remote_topics_.insert(topic);
       created = true;
     } else {
@@ -105,8 +105,8 @@ std::set<std::string> Link::apply_leaders() {
       next_metadata_refresh_ms_ = std::min(next_metadata_refresh_ms_, now + options_.retry_backoff_max_ms / 10 + 100);
     }
     if (!p.paused.empty() && now >= p.paused_until_ms) {
-      EDDY_LOG_INFO("forward link %s: %s-%d resumes (was paused: %s)", options_.name.c_str(), p.topic.c_str(),
-                    p.partition, p.paused.c_str());
+      EDDY_LOG_INFO("forward link {}: {}-{} resumes (was paused: {})", options_.name, p.topic,
+                    p.partition, p.paused);
       p.paused.clear();
     }
   }
@@ -115,8 +115,8 @@ std::set<std::string> Link::apply_leaders() {
 
 void Link::pause(Partition& p, const std::string& why) {
   if (p.paused != why) {
-    EDDY_LOG_WARN("forward link %s: %s-%d paused: %s (retried every %lld ms)", options_.name.c_str(), p.topic.c_str(),
-                  p.partition, why.c_str(), static_cast<long long>(options_.paused_retry_ms));
+    EDDY_LOG_WARN("forward link {}: {}-{} paused: {} (retried every {} ms)", options_.name, p.topic,
+                  p.partition, why, options_.paused_retry_ms);
   }
   p.paused = why;
   p.last_error = why;

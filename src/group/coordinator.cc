@@ -60,7 +60,7 @@ Status Coordinator::start() {
     // it had stopped heartbeating.
     schedule_session_timeout(g, it->second);
   }
-  if (!stored.empty()) EDDY_LOG_INFO("group coordinator: reloaded %zu static members", stored.size());
+  if (!stored.empty()) EDDY_LOG_INFO("group coordinator: reloaded {} static members", stored.size());
   schedule_expiry();
   return Status::ok_status();
 }

@@ -189,8 +189,8 @@ void Coordinator::join_static_replacement(Group& g, const std::string& old_id, c
   m.fail_parked_join(ErrorCode::kFencedInstanceId);
   m.fail_parked_sync(ErrorCode::kFencedInstanceId);
   const std::string new_id = new_member_id(client.client_id);
-  EDDY_LOG_INFO("group %s: static member %s rejoined as %s (was %s)", g.id.c_str(), req.group_instance_id->c_str(),
-                new_id.c_str(), old_id.c_str());
+  EDDY_LOG_INFO("group {}: static member {} rejoined as {} (was {})", g.id, *req.group_instance_id,
+                new_id, old_id);
   m.member_id = new_id;
   update_from_request(m, req, client);
   g.static_members[*req.group_instance_id] = new_id;

@@ -85,7 +85,7 @@ void Coordinator::expire_offsets() {
   std::vector<std::string> with_offsets;
   Status s = offsets_.groups_with_offsets(&with_offsets);
   if (!s.ok()) {
-    EDDY_LOG_WARN("offset expiry: %s", s.message().c_str());
+    EDDY_LOG_WARN("offset expiry: {}", s.message());
     return;
   }
   std::vector<std::string> empty;

@@ -28,7 +28,7 @@ void Coordinator::prepare_rebalance(Group& g, const char* reason) {
       m.fail_parked_sync(ErrorCode::kRebalanceInProgress);
     }
   }
-  EDDY_LOG_INFO("group %s: preparing rebalance (generation %d): %s", g.id.c_str(), g.generation, reason);
+  EDDY_LOG_INFO("group {}: preparing rebalance (generation {}): {}", g.id, g.generation, reason);
   const bool was_empty = g.state() == State::kEmpty;
   g.set_state(State::kPreparingRebalance);
   int32_t timeout = 0;
@@ -117,14 +117,14 @@ void Coordinator::complete_join(Group& g) {
     g.set_state(State::kEmpty);
     g.protocol_name.clear();
     g.leader.clear();
-    EDDY_LOG_INFO("group %s: empty at generation %d", g.id.c_str(), g.generation);
+    EDDY_LOG_INFO("group {}: empty at generation {}", g.id, g.generation);
     return;
   }
   g.protocol_name = select_protocol(g);
   if (g.members.find(g.leader) == g.members.end()) g.leader = g.members.begin()->first;
   g.set_state(State::kCompletingRebalance);
-  EDDY_LOG_INFO("group %s: generation %d with %zu members, protocol %s, leader %s", g.id.c_str(), g.generation,
-                g.members.size(), g.protocol_name.c_str(), g.leader.c_str());
+  EDDY_LOG_INFO("group {}: generation {} with {} members, protocol {}, leader {}", g.id, g.generation,
+                g.members.size(), g.protocol_name, g.leader);
   for (auto& [id, m] : g.members) {
     m.assignment.clear();
     if (m.instance_id) persist_static(g, m);
@@ -145,7 +145,7 @@ void Coordinator::remove_members_that_did_not_rejoin(Group& g) {
       forget_static(g, *m.instance_id);
       g.static_members.erase(*m.instance_id);
     }
-    EDDY_LOG_INFO("group %s: member %s did not rejoin in time", g.id.c_str(), id.c_str());
+    EDDY_LOG_INFO("group {}: member {} did not rejoin in time", g.id, id);
     g.members.erase(id);
   }
 }
@@ -239,7 +239,7 @@ protocol::SyncGroupResponse Coordinator::sync_assignment(const Group& g, const M
 
 void Coordinator::complete_sync(Group& g) {
   g.set_state(State::kStable);
-  EDDY_LOG_INFO("group %s: stable at generation %d", g.id.c_str(), g.generation);
+  EDDY_LOG_INFO("group {}: stable at generation {}", g.id, g.generation);
   std::vector<std::pair<SyncDone, protocol::SyncGroupResponse>> answers;
   for (auto& [id, m] : g.members) {
     if (m.instance_id) persist_static(g, m);

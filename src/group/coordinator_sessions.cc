@@ -69,7 +69,7 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
     g.static_members.erase(*m.instance_id);
     forget_static(g, *m.instance_id);
   }
-  EDDY_LOG_INFO("group %s: member %s removed: %s", g.id.c_str(), member_id.c_str(), reason);
+  EDDY_LOG_INFO("group {}: member {} removed: {}", g.id, member_id, reason);
   m.fail_parked_join(parked_error);
   m.fail_parked_sync(parked_error);
   switch (g.state()) {
@@ -156,14 +156,14 @@ void Coordinator::persist_static(const Group& g, const Member& m) {
   if (const auto* md = m.metadata_for(g.protocol_name)) sm.subscription = *md;
   sm.assignment = m.assignment;
   Status s = meta_->static_members().save(sm);
-  if (!s.ok()) EDDY_LOG_WARN("group %s: saving static member %s: %s", g.id.c_str(), m.instance_id->c_str(),
-                             s.message().c_str());
+  if (!s.ok()) EDDY_LOG_WARN("group {}: saving static member {}: {}", g.id, *m.instance_id,
+                             s.message());
 }
 
 void Coordinator::forget_static(const Group& g, const std::string& instance_id) {
   Status s = meta_->static_members().remove(g.id, instance_id);
-  if (!s.ok()) EDDY_LOG_WARN("group %s: removing static member %s: %s", g.id.c_str(), instance_id.c_str(),
-                             s.message().c_str());
+  if (!s.ok()) EDDY_LOG_WARN("group {}: removing static member {}: {}", g.id, instance_id,
+                             s.message());
 }
 
 }  // namespace eddy::group

@@ -55,11 +55,11 @@ SyncDone Member::take_parked_sync() {
 void Group::set_state(GroupState next) {
   const GroupState previous = state_;
   if (!transition_allowed(previous, next)) {
-    EDDY_LOG_ERROR("group %s: illegal state transition %s -> %s", id.c_str(), group_state_name(previous),
+    EDDY_LOG_ERROR("group {}: illegal state transition {} -> {}", id, group_state_name(previous),
                    group_state_name(next));
     if (kAbortOnIllegalTransition) std::abort();
   }
-  EDDY_LOG_DEBUG("group %s: %s -> %s", id.c_str(), group_state_name(previous), group_state_name(next));
+  EDDY_LOG_DEBUG("group {}: {} -> {}", id, group_state_name(previous), group_state_name(next));
   state_ = next;
   if (observer_ != nullptr && *observer_) (*observer_)(id, previous, next);
 }

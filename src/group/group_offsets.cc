@@ -60,7 +60,7 @@ void GroupOffsets::store(const std::string& group, const std::vector<meta::Commi
                          protocol::OffsetCommitResponse* response) {
   Status s = meta_->offsets().commit(group, batch);
   if (s.ok()) return;
-  EDDY_LOG_WARN("group %s: committing %zu offsets: %s", group.c_str(), batch.size(), s.message().c_str());
+  EDDY_LOG_WARN("group {}: committing {} offsets: {}", group, batch.size(), s.message());
   for (auto& t : response->topics) {
     for (auto& p : t.partitions) {
       if (p.error_code == 0) p.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
@@ -231,10 +231,10 @@ Status GroupOffsets::expire(const std::vector<std::string>& empty_groups, int64_
   std::vector<meta::GroupTopicPartition> expired;
   Status s = meta_->offsets().expire(empty_groups, now_ms - retention_ms_, &expired);
   if (!s.ok()) {
-    EDDY_LOG_WARN("offset expiry: %s", s.message().c_str());
+    EDDY_LOG_WARN("offset expiry: {}", s.message());
     return s;
   }
-  if (!expired.empty()) EDDY_LOG_INFO("offset expiry: removed %zu committed offsets of empty groups", expired.size());
+  if (!expired.empty()) EDDY_LOG_INFO("offset expiry: removed {} committed offsets of empty groups", expired.size());
   return s;
 }
 

@@ -29,14 +29,14 @@ Status ForwardProgress::open(const std::string& path, std::unique_ptr<ForwardPro
   int64_t version = 0;
   Status s = open_database(path, forward_progress_schema(), &db, &version);
   if (!s.ok()) return s;
-  if (version == 0) EDDY_LOG_INFO("meta: created forward progress database %s", path.c_str());
+  if (version == 0) EDDY_LOG_INFO("meta: created forward progress database {}", path);
   out->reset(new ForwardProgress(std::move(db)));
   return Status();
 }
 
 ForwardProgress::~ForwardProgress() {
   Status s = close();
-  if (!s.ok()) EDDY_LOG_WARN("meta: %s", s.message().c_str());
+  if (!s.ok()) EDDY_LOG_WARN("meta: {}", s.message());
 }
 
 Status ForwardProgress::close() {

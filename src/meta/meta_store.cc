@@ -17,7 +17,7 @@ MetaStore::MetaStore(std::unique_ptr<Database> db, const Options& options)
 
 MetaStore::~MetaStore() {
   Status s = close();
-  if (!s.ok()) EDDY_LOG_WARN("meta: %s", s.message().c_str());
+  if (!s.ok()) EDDY_LOG_WARN("meta: {}", s.message());
 }
 
 Status MetaStore::open(const std::string& path, const Options& options, std::unique_ptr<MetaStore>* out) {
@@ -33,7 +33,7 @@ Status MetaStore::open(const std::string& path, const Options& options, std::uni
   s = store->load_cluster_id();
   if (!s.ok()) return s;
   if (version == 0) {
-    EDDY_LOG_INFO("meta: created metadata database %s, cluster id %s", path.c_str(), store->cluster_id_.c_str());
+    EDDY_LOG_INFO("meta: created metadata database {}, cluster id {}", path, store->cluster_id_);
   }
   *out = std::move(store);
   return Status();

@@ -3,7 +3,7 @@
 //
 //   std::unique_ptr<meta::MetaStore> store;
 //   Status s = meta::MetaStore::open(dir + "/eddy.db", &store);
-//   if (!s.ok()) { EDDY_LOG_ERROR("%s", s.message().c_str()); return 1; }  // stop startup
+//   if (!s.ok()) { EDDY_LOG_ERROR("{}", s.message()); return 1; }  // stop startup
 //   meta::NewTopic topic;  topic.name = "sensors";  topic.partition_count = 3;
 //   s = store->topics().create(topic, &created);
 //

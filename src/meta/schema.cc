@@ -235,8 +235,8 @@ Status migrate_database(Database* db, const SchemaSpec& spec, int64_t from_versi
                             std::to_string(version) + " to " + std::to_string(migration.to_version) +
                             "; the database stays at version " + std::to_string(version) + ")");
     }
-    EDDY_LOG_INFO("meta: %s: schema migrated from version %lld to %lld", db->path().c_str(),
-                  static_cast<long long>(version), static_cast<long long>(migration.to_version));
+    EDDY_LOG_INFO("meta: {}: schema migrated from version {} to {}", db->path(),
+                  version, migration.to_version);
   }
   return Status();
 }

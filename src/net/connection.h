@@ -27,7 +27,6 @@
 #include <asio/steady_timer.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -127,9 +126,9 @@ class Connection final : public ConnectionCore {
     Pending& entry = pending_[sequence - first_pending_seq_];
     if (entry.state != Completion::kWaiting) return;
     if (kind == Completion::kRespond && !well_framed(response)) {
-      EDDY_LOG_ERROR("response to %s (listener %s) is not framed: %zu bytes with a different size prefix; "
+      EDDY_LOG_ERROR("response to {} (listener {}) is not framed: {} bytes with a different size prefix; "
                      "closing the connection",
-                     context().peer().c_str(), context().listener().c_str(), response.size());
+                     context().peer(), context().listener(), response.size());
       kind = Completion::kClose;
     }
     entry.state = kind;
@@ -232,9 +231,9 @@ class Connection final : public ConnectionCore {
     const uint8_t* p = staging_.data() + staging_begin_;
     const int32_t size = static_cast<int32_t>(protocol::load_be32(p));
     if (size < 0 || size > limits_.max_frame_bytes) {
-      EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %" PRId32
-                    " is outside 0..%" PRId32 " (socket.request.max.bytes)",
-                    context().peer().c_str(), context().listener().c_str(), size, limits_.max_frame_bytes);
+      EDDY_LOG_WARN("closing connection from {} (listener {}): request frame size {}"
+                    " is outside 0..{} (socket.request.max.bytes)",
+                    context().peer(), context().listener(), size, limits_.max_frame_bytes);
       in_parse_ = false;
       close();
       return Step::kStop;
@@ -242,10 +241,10 @@ class Connection final : public ConnectionCore {
     const size_t frame_size = static_cast<size_t>(size);
     const bool fits_staging = 4 + frame_size <= staging_.size();
     if (memory_ != nullptr && memory_->limit() != 0 && !fits_staging && frame_size > memory_->limit()) {
-      EDDY_LOG_WARN("closing connection from %s (listener %s): request frame size %zu exceeds "
-                    "queued.max.request.bytes (%llu)",
-                    context().peer().c_str(), context().listener().c_str(), frame_size,
-                    static_cast<unsigned long long>(memory_->limit()));
+      EDDY_LOG_WARN("closing connection from {} (listener {}): request frame size {} exceeds "
+                    "queued.max.request.bytes ({})",
+                    context().peer(), context().listener(), frame_size,
+                    memory_->limit());
       in_parse_ = false;
       close();
       return Step::kStop;
@@ -384,14 +383,14 @@ class Connection final : public ConnectionCore {
     size_t partial = (staging_end_ - staging_begin_) + large_have_;
     if (ec == asio::error::eof) {
       if (partial > 0) {
-        EDDY_LOG_INFO("connection from %s (listener %s) closed by the client in the middle of a request "
-                      "(%zu bytes of an incomplete frame)",
-                      context().peer().c_str(), context().listener().c_str(), partial);
+        EDDY_LOG_INFO("connection from {} (listener {}) closed by the client in the middle of a request "
+                      "({} bytes of an incomplete frame)",
+                      context().peer(), context().listener(), partial);
       } else {
-        EDDY_LOG_DEBUG("connection from %s closed by the client", context().peer().c_str());
+        EDDY_LOG_DEBUG("connection from {} closed by the client", context().peer());
       }
     } else {
-      EDDY_LOG_DEBUG("connection from %s: read failed: %s", context().peer().c_str(), ec.message().c_str());
+      EDDY_LOG_DEBUG("connection from {}: read failed: {}", context().peer(), ec.message());
     }
     close();
   }
@@ -474,7 +473,7 @@ class Connection final : public ConnectionCore {
     writing_ = false;
     if (context().closed()) return;
     if (ec) {
-      EDDY_LOG_DEBUG("connection from %s: write failed: %s", context().peer().c_str(), ec.message().c_str());
+      EDDY_LOG_DEBUG("connection from {}: write failed: {}", context().peer(), ec.message());
       close();
       return;
     }
@@ -523,9 +522,9 @@ class Connection final : public ConnectionCore {
     if (frame_started_ms_ != 0 && limits_.request_read_timeout_ms > 0) {
       int64_t waited_ms = now - frame_started_ms_;
       if (waited_ms >= limits_.request_read_timeout_ms) {
-        EDDY_LOG_INFO("closing connection from %s (listener %s): a request frame still incomplete after %" PRId64
-                      " ms (%zu bytes of it received; eddy.request.read.timeout.ms)",
-                      context().peer().c_str(), context().listener().c_str(), waited_ms,
+        EDDY_LOG_INFO("closing connection from {} (listener {}): a request frame still incomplete after {}"
+                      " ms ({} bytes of it received; eddy.request.read.timeout.ms)",
+                      context().peer(), context().listener(), waited_ms,
                       (staging_end_ - staging_begin_) + large_have_);
         close();
         return;
@@ -538,9 +537,9 @@ class Connection final : public ConnectionCore {
       if (!pending_.empty()) last_activity_ms_ = now;
       int64_t idle_ms = now - last_activity_ms_;
       if (idle_ms >= limits_.idle_timeout_ms) {
-        EDDY_LOG_INFO("closing connection from %s (listener %s): idle for %" PRId64
+        EDDY_LOG_INFO("closing connection from {} (listener {}): idle for {}"
                       " ms (connections.max.idle.ms)",
-                      context().peer().c_str(), context().listener().c_str(), idle_ms);
+                      context().peer(), context().listener(), idle_ms);
         close();
         return;
       }

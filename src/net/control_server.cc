@@ -92,7 +92,7 @@ bool clear_stale_socket(const std::string& path, const LocalProtocol::endpoint& 
     *error = "control socket " + path + ": cannot remove the stale socket: " + ec.message();
     return false;
   }
-  EDDY_LOG_INFO("control socket %s: removed a stale socket file (nobody listening)", path.c_str());
+  EDDY_LOG_INFO("control socket {}: removed a stale socket file (nobody listening)", path);
   return true;
 }
 
@@ -179,8 +179,8 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
   void on_accept(const std::error_code& ec, LocalProtocol::socket socket) {
     if (stopped || !acceptor.is_open()) return;
     if (ec) {
-      EDDY_LOG_WARN("control socket %s: accept failed: %s; retrying in %lld ms", path.c_str(), ec.message().c_str(),
-                    static_cast<long long>(kAcceptRetryMs));
+      EDDY_LOG_WARN("control socket {}: accept failed: {}; retrying in {} ms", path, ec.message(),
+                    kAcceptRetryMs);
       std::weak_ptr<Impl> weak = weak_from_this();
       retry_timer.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
       retry_timer.async_wait([weak](const std::error_code& timer_ec) {
@@ -205,8 +205,8 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
     session->timer.async_wait([weak, session, what, generation](const std::error_code& ec) {
       auto self = weak.lock();
       if (ec || !self || session->closed || generation != session->timer_generation) return;
-      EDDY_LOG_WARN("control connection %llu: %s within %lld ms; closing", static_cast<unsigned long long>(session->id),
-                    what, static_cast<long long>(self->options.timeout_ms));
+      EDDY_LOG_WARN("control connection {}: {} within {} ms; closing", session->id,
+                    what, self->options.timeout_ms);
       self->close_session(session);
     });
   }
@@ -225,9 +225,9 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
     const unsigned long long id = session->id;
     if (ec) {
       if (session->used == 0 && ec == asio::error::eof) {
-        EDDY_LOG_DEBUG("control connection %llu: closed by the client without a command", id);
+        EDDY_LOG_DEBUG("control connection {}: closed by the client without a command", id);
       } else {
-        EDDY_LOG_WARN("control connection %llu: closed before a complete command line: %s", id,
+        EDDY_LOG_WARN("control connection {}: closed before a complete command line: {}", id,
                       ec == asio::error::eof ? "end of stream" : ec.message().c_str());
       }
       close_session(session);
@@ -238,7 +238,7 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
     size_t newline = std::string_view(session->line).substr(0, session->used).find('\n', scanned);
     if (newline == std::string_view::npos) {
       if (session->used == session->line.size()) {
-        EDDY_LOG_WARN("control connection %llu: command line longer than %zu bytes; closing", id,
+        EDDY_LOG_WARN("control connection {}: command line longer than {} bytes; closing", id,
                       kMaxControlCommandBytes);
         close_session(session);
         return;
@@ -251,7 +251,7 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
     if (valid_utf8(command)) {
       session->reply = handler(command);
     } else {
-      EDDY_LOG_WARN("control connection %llu: the command is not valid UTF-8", id);
+      EDDY_LOG_WARN("control connection {}: the command is not valid UTF-8", id);
       session->reply = control_reply_error("the command is not valid UTF-8");
     }
     if (session->closed) return;  // stop() from inside the handler
@@ -262,8 +262,8 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
                         auto self = weak.lock();
                         if (!self || session->closed) return;
                         if (write_ec) {
-                          EDDY_LOG_WARN("control connection %llu: writing the reply failed: %s",
-                                        static_cast<unsigned long long>(session->id), write_ec.message().c_str());
+                          EDDY_LOG_WARN("control connection {}: writing the reply failed: {}",
+                                        session->id, write_ec.message());
                         }
                         self->close_session(session);
                       });
@@ -300,7 +300,7 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
     std::error_code ec;
     fs::file_status status = fs::symlink_status(path, ec);
     if (!ec && status.type() == fs::file_type::socket) fs::remove(path, ec);
-    if (ec) EDDY_LOG_WARN("control socket %s: cannot remove: %s", path.c_str(), ec.message().c_str());
+    if (ec) EDDY_LOG_WARN("control socket {}: cannot remove: {}", path, ec.message());
   }
 
   asio::io_context& io;
@@ -332,7 +332,7 @@ bool ControlServer::start(const std::string& path, std::string* error) {
     impl_->stopped = true;
     return false;
   }
-  EDDY_LOG_INFO("control socket listening on %s", path.c_str());
+  EDDY_LOG_INFO("control socket listening on {}", path);
   impl_->accept_next();
   return true;
 }

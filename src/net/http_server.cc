@@ -144,7 +144,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // any socket buffer; whatever does not go out is dropped), then close.
   void refuse(tcp::socket socket) {
     ++refused_connections;
-    warn_limited("metrics listener: %zu HTTP connections open (the limit); refusing one", sessions.size());
+    warn_limited("metrics listener: {} HTTP connections open (the limit); refusing one", sessions.size());
     std::error_code ec;
     socket.non_blocking(true, ec);
     static const std::string kBusy = status_line_and_headers(503, "text/plain; charset=utf-8", 0);
@@ -154,11 +154,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   template <typename... Args>
-  void warn_limited(const char* fmt, Args... args) {
+  void warn_limited(fmt::format_string<Args...> format, Args&&... args) {
     const int64_t now = port::monotonic_millis();
     if (last_warn_ms >= 0 && now - last_warn_ms < kWarnIntervalMs) return;
     last_warn_ms = now;
-    EDDY_LOG_WARN(fmt, args...);
+    EDDY_LOG_WARN(format, std::forward<Args>(args)...);
   }
 
   void arm_timer(const std::shared_ptr<Session>& session) {
@@ -169,9 +169,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       if (ec || !self || session->closed) return;
       if (session->header.empty()) {
         ++self->bad_requests;
-        self->warn_limited("metrics listener: HTTP connection %llu sent no complete request head within %lld ms; "
+        self->warn_limited("metrics listener: HTTP connection {} sent no complete request head within {} ms; "
                            "closing",
-                           static_cast<unsigned long long>(session->id), static_cast<long long>(self->options.timeout_ms));
+                           session->id, self->options.timeout_ms);
       }
       self->close_session(session);
     });

@@ -18,8 +18,8 @@ void ResponseSlot::abandon() {
   if (core_ == nullptr) return;
   std::shared_ptr<ConnectionCore> core = std::move(core_);
   if (core->context().closed()) return;
-  EDDY_LOG_ERROR("request %llu from %s was dropped without an answer; closing the connection",
-                 static_cast<unsigned long long>(sequence_), core->context().peer().c_str());
+  EDDY_LOG_ERROR("request {} from {} was dropped without an answer; closing the connection",
+                 sequence_, core->context().peer());
   core->complete(sequence_, Completion::kClose, protocol::OutputBuffer());
 }
 

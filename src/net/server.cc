@@ -146,8 +146,8 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
   void on_accept(const std::shared_ptr<Listener>& listener, const std::error_code& ec, tcp::socket socket) {
     if (stopping || !listener->acceptor.is_open()) return;
     if (ec) {
-      EDDY_LOG_WARN("listener %s: accept failed: %s; retrying in %lld ms", listener->name.c_str(),
-                    ec.message().c_str(), static_cast<long long>(kAcceptRetryMs));
+      EDDY_LOG_WARN("listener {}: accept failed: {}; retrying in {} ms", listener->name,
+                    ec.message(), kAcceptRetryMs);
       std::weak_ptr<Impl> weak = weak_from_this();
       listener->retry_timer.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
       listener->retry_timer.async_wait([weak, listener](const std::error_code& timer_ec) {
@@ -167,10 +167,10 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
       ++refused_per_ip;
       const int64_t now = port::monotonic_millis();
       if (refused_logged_ms < 0 || now - refused_logged_ms >= 1000) {
-        EDDY_LOG_WARN("listener %s: refused a connection from %s: it already has %zu connections "
-                      "(max.connections.per.ip=%zu; %llu refused so far)",
-                      listener->name.c_str(), address.c_str(), from_address, options.max_connections_per_ip,
-                      static_cast<unsigned long long>(refused_per_ip));
+        EDDY_LOG_WARN("listener {}: refused a connection from {}: it already has {} connections "
+                      "(max.connections.per.ip={}; {} refused so far)",
+                      listener->name, address, from_address, options.max_connections_per_ip,
+                      refused_per_ip);
         refused_logged_ms = now;
       }
       std::error_code close_ec;
@@ -185,13 +185,13 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
         std::make_shared<Conn>(PlainStream(std::move(socket)), id, std::move(peer), listener->name, limits,
                                &handler, this, &request_memory);
     connections.emplace(id, Open{connection, address});
-    EDDY_LOG_DEBUG("connection %llu from %s on listener %s", static_cast<unsigned long long>(id),
-                   connection->context().peer().c_str(), listener->name.c_str());
+    EDDY_LOG_DEBUG("connection {} from {} on listener {}", id,
+                   connection->context().peer(), listener->name);
     if (connections.size() >= options.max_connections) {
       // At the limit: this listener stops accepting (clients wait in the
       // kernel's backlog) until a connection closes.
       if (paused_listeners.empty()) {
-        EDDY_LOG_WARN("max.connections=%zu reached: not accepting new connections until one closes",
+        EDDY_LOG_WARN("max.connections={} reached: not accepting new connections until one closes",
                       options.max_connections);
       }
       paused_listeners.push_back(listener);
@@ -226,7 +226,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     connections.erase(it);
     if (stopping && connections.empty()) finish_stop();
     if (!stopping && !paused_listeners.empty() && connections.size() < options.max_connections) {
-      EDDY_LOG_INFO("accepting connections again (%zu open, max.connections=%zu)", connections.size(),
+      EDDY_LOG_INFO("accepting connections again ({} open, max.connections={})", connections.size(),
                     options.max_connections);
       std::vector<std::shared_ptr<Listener>> resume;
       resume.swap(paused_listeners);
@@ -241,8 +241,8 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     stopping = true;
     on_stopped = std::move(callback);
     close_listeners();
-    EDDY_LOG_INFO("network: stopped accepting; waiting up to %lld ms for %zu connection(s) to finish",
-                  static_cast<long long>(deadline_ms), connections.size());
+    EDDY_LOG_INFO("network: stopped accepting; waiting up to {} ms for {} connection(s) to finish",
+                  deadline_ms, connections.size());
     if (!connections.empty()) {
       std::weak_ptr<Impl> weak = weak_from_this();
       stop_timer.expires_after(std::chrono::milliseconds(std::max<int64_t>(deadline_ms, 0)));
@@ -257,7 +257,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
 
   void on_stop_deadline() {
     if (stopped) return;
-    EDDY_LOG_WARN("network: closing %zu connection(s) with requests still in flight after the stop deadline",
+    EDDY_LOG_WARN("network: closing {} connection(s) with requests still in flight after the stop deadline",
                   connections.size());
     for (const auto& connection : snapshot_connections()) connection->close();
   }
@@ -318,7 +318,7 @@ bool Server::start(const std::vector<ListenerConfig>& listeners, std::string* er
   }
   for (size_t i = 0; i < impl_->listeners.size(); ++i) {
     const BoundListener& bound = impl_->bound_listeners[i];
-    EDDY_LOG_INFO("listening on %s", format_listener(bound.name, bound.host, bound.port).c_str());
+    EDDY_LOG_INFO("listening on {}", format_listener(bound.name, bound.host, bound.port));
     impl_->accept_next(impl_->listeners[i]);
   }
   return true;

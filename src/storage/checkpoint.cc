@@ -53,7 +53,7 @@ Status replace_file(const std::string& directory, const char* name, const std::v
   if (!ec) ec = port::rename_file(tmp, path);
   if (!ec && durable) ec = port::sync_directory(directory);
   if (ec) {
-    EDDY_LOG_ERROR("cannot write %s: %s", path.c_str(), port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("cannot write {}: {}", path, port::error_message(ec));
     port::remove_file(tmp);
     return Status::from_error_code(ec);
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 
 #include "port/log.h"
 #include "port/port.h"
@@ -112,7 +111,7 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
   if (work.directory) {
     std::error_code ec = port::sync_directory(directory_);
     if (ec) {
-      EDDY_LOG_ERROR("sync of directory %s failed: %s", directory_.c_str(), port::error_message(ec).c_str());
+      EDDY_LOG_ERROR("sync of directory {} failed: {}", directory_, port::error_message(ec));
       status = Status::from_error_code(ec, "sync of directory " + directory_);
     }
   }
@@ -123,8 +122,8 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
     if (fsync_latency != nullptr) fsync_latency->observe_nanos(port::monotonic_nanos() - started);
     syncs_.fetch_add(1, std::memory_order_relaxed);
     if (ec) {
-      EDDY_LOG_ERROR("fdatasync of segment %" PRId64 " in %s failed: %s", u.segment_base, directory_.c_str(),
-                     port::error_message(ec).c_str());
+      EDDY_LOG_ERROR("fdatasync of segment {} in {} failed: {}", u.segment_base, directory_,
+                     port::error_message(ec));
       status = Status::from_error_code(ec, "fdatasync of a segment in " + directory_);
     }
   }
@@ -161,7 +160,7 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
       Status s = write_index_file(u.index_path, *u.sealed_index);
       if (!s.ok()) {
         // Not fatal: without its index file the segment is rescanned.
-        EDDY_LOG_WARN("cannot write index file %s: %s", u.index_path.c_str(), s.to_string().c_str());
+        EDDY_LOG_WARN("cannot write index file {}: {}", u.index_path, s.to_string());
       }
       // Checked after the write: the owner raises retired_below_ before it
       // removes the index files of retired segments, so a file written too

@@ -1,6 +1,5 @@
 #include "storage/log_manager.h"
 
-#include <cinttypes>
 #include <cstdio>
 
 #include "port/log.h"
@@ -46,13 +45,13 @@ Status LogManager::open(const std::string& data_directory, std::unique_ptr<LogMa
   std::error_code ec = port::make_directories(data_directory);
   if (!ec) ec = port::File::open(data_directory + "/" + kLockFile, port::OpenMode::kCreate, &manager->lock_);
   if (ec) {
-    EDDY_LOG_ERROR("cannot open data directory %s: %s", data_directory.c_str(), port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("cannot open data directory {}: {}", data_directory, port::error_message(ec));
     return Status::from_error_code(ec);
   }
   ec = manager->lock_.try_lock_exclusive();
   if (ec) {
     if (ec == std::errc::operation_would_block || ec == std::errc::resource_unavailable_try_again) {
-      EDDY_LOG_ERROR("data directory %s is in use by another process", data_directory.c_str());
+      EDDY_LOG_ERROR("data directory {} is in use by another process", data_directory);
       return Status::locked("data directory " + data_directory + " is in use by another process");
     }
     return Status::from_error_code(ec);
@@ -83,7 +82,7 @@ Status LogManager::close() {
   for (auto& [tp, log] : logs_) {
     Status s = log->close();
     if (!s.ok()) {
-      EDDY_LOG_ERROR("clean close of %s-%d failed: %s", tp.topic.c_str(), tp.partition, s.to_string().c_str());
+      EDDY_LOG_ERROR("clean close of {}-{} failed: {}", tp.topic, tp.partition, s.to_string());
       result = s;
     }
   }
@@ -137,7 +136,7 @@ Status LogManager::delete_partition(const TopicPartition& tp) {
   if (!ec) ec = port::sync_directory(directory_);
   if (!ec) ec = port::remove_tree(doomed);
   if (ec) {
-    EDDY_LOG_ERROR("cannot delete %s: %s", path.c_str(), port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("cannot delete {}: {}", path, port::error_message(ec));
     return Status::from_error_code(ec);
   }
   return Status();

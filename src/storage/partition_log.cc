@@ -1,7 +1,6 @@
 #include "storage/partition_log.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <limits>
 
 #include "port/log.h"
@@ -67,7 +66,7 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   std::vector<std::string> names;
   if (!ec) ec = port::list_directory(directory, &names);
   if (ec) {
-    EDDY_LOG_ERROR("cannot open partition directory %s: %s", directory.c_str(), port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("cannot open partition directory {}: {}", directory, port::error_message(ec));
     return Status::from_error_code(ec);
   }
   int64_t started = port::monotonic_nanos();
@@ -109,9 +108,9 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   log->sync_ = std::make_shared<SyncState>(directory, log->log_end_offset());
   log->sync_->set_flush_interval_ms(config.flush_interval_ms);
   flusher->add(log->sync_);
-  EDDY_LOG_DEBUG("%s: opened, offsets %" PRId64 "..%" PRId64 ", %zu segments, %s, scanned %" PRIu64 " bytes in %" PRId64
+  EDDY_LOG_DEBUG("{}: opened, offsets {}..{}, {} segments, {}, scanned {} bytes in {}"
                  " us",
-                 directory.c_str(), log->log_start_offset_, log->log_end_offset(), log->segments_.size(),
+                 directory, log->log_start_offset_, log->log_end_offset(), log->segments_.size(),
                  log->recovery_.clean ? "clean" : "recovered", log->recovery_.bytes_scanned, log->recovery_.micros);
   *out = std::move(log);
   return Status();
@@ -206,25 +205,25 @@ Status PartitionLog::roll() {
   const bool full = ring_full || budget_full;
   if (budget_full && !capped_by_budget_logged_) {
     capped_by_budget_logged_ = true;
-    EDDY_LOG_INFO("%s: the disk budget (eddy.disk.budget.bytes, %" PRIu64 " bytes free) holds no further segment: "
-                  "the partition keeps its %zu segments and recycles the oldest",
-                  directory_.c_str(), budget_->free_bytes(), segments_.size());
+    EDDY_LOG_INFO("{}: the disk budget (eddy.disk.budget.bytes, {} bytes free) holds no further segment: "
+                  "the partition keeps its {} segments and recycles the oldest",
+                  directory_, budget_->free_bytes(), segments_.size());
   }
   if (!oldest_dead && full && pinned(*segments_.front())) {
     const std::string what = ring_full ? "budget of " + std::to_string(ring) + " segments (retention.bytes)"
                                        : "disk budget (eddy.disk.budget.bytes)";
     if (config_.full_policy == FullPolicy::kReject) {
       if (stats_.appends_rejected_full++ == 0 || stats_.appends_rejected_full % 10000 == 0) {
-        EDDY_LOG_WARN("%s: %s full and offsets from %" PRId64
-                      " are pinned: rejecting appends (eddy.full.policy=reject, %" PRIu64 " so far)",
-                      directory_.c_str(), what.c_str(), pin_, stats_.appends_rejected_full);
+        EDDY_LOG_WARN("{}: {} full and offsets from {}"
+                      " are pinned: rejecting appends (eddy.full.policy=reject, {} so far)",
+                      directory_, what, pin_, stats_.appends_rejected_full);
       }
       return Status::log_full("the disk budget is full of data not yet forwarded");
     }
     ++stats_.pinned_segments_dropped;
-    EDDY_LOG_WARN("%s: %s full: dropping segment %" PRId64 "..%" PRId64 " although offsets from %" PRId64
+    EDDY_LOG_WARN("{}: {} full: dropping segment {}..{} although offsets from {}"
                   " are pinned (eddy.full.policy=drop-oldest)",
-                  directory_.c_str(), what.c_str(), segments_.front()->base_offset(),
+                  directory_, what, segments_.front()->base_offset(),
                   segments_.front()->next_offset() - 1, pin_);
   }
 
@@ -281,8 +280,8 @@ Status PartitionLog::recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* 
     // roll of a full ring).
     if (!ec) ec = port::sync_directory(directory_);
     if (ec) {
-      EDDY_LOG_ERROR("%s: cannot recycle segment %s: %s", directory_.c_str(), oldest.path().c_str(),
-                     port::error_message(ec).c_str());
+      EDDY_LOG_ERROR("{}: cannot recycle segment {}: {}", directory_, oldest.path(),
+                     port::error_message(ec));
       write_failed_ = true;
       return Status::from_error_code(ec);
     }
@@ -504,7 +503,7 @@ size_t PartitionLog::apply_retention(int64_t now_ms) {
     ++dropped;
   }
   if (dropped > 0) {
-    EDDY_LOG_INFO("%s: retention.ms dropped %zu segments, log start %" PRId64 " -> %" PRId64, directory_.c_str(),
+    EDDY_LOG_INFO("{}: retention.ms dropped {} segments, log start {} -> {}", directory_,
                   dropped, log_start_offset_, start);
     set_log_start(start);
   }

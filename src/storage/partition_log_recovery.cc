@@ -10,7 +10,6 @@
 // data is synced before it can be reported durable), no checkpoint or
 // active-segment index file survives that appends would make stale, and
 // the directory entries are durable.
-#include <cinttypes>
 
 #include "port/log.h"
 #include "port/port.h"
@@ -72,9 +71,9 @@ Status PartitionLog::scan_for_recovery(size_t i, RecoveryWork* work, bool* log_e
   recovery_.bytes_scanned += outcome.bytes_read;
   ++recovery_.segments_scanned;
   if (outcome.malformed_batches > 0) {
-    EDDY_LOG_WARN("%s: segment %s holds %" PRIu64 " batches with malformed records (the first at offset %" PRId64
+    EDDY_LOG_WARN("{}: segment {} holds {} batches with malformed records (the first at offset {}"
                   "), stored before record validation: consumers may fail on them; the forwarder skips them",
-                  directory_.c_str(), segment_file_name(base).c_str(), outcome.malformed_batches,
+                  directory_, segment_file_name(base), outcome.malformed_batches,
                   outcome.first_malformed_offset);
   }
   segment.set_index(std::move(index));
@@ -110,9 +109,9 @@ Status PartitionLog::end_log_in(size_t i, const ScanOutcome& outcome, RecoveryWo
     recovery_.segments_discarded = discarded;
   }
   if (dropped > 0 || discarded > 0) {
-    EDDY_LOG_WARN("%s: recovery dropped %" PRIu64 " bytes after offset %" PRId64 " in segment %s at position %" PRIu64
-                  " (%s); %zu later segment files (%" PRIu64 " bytes) discarded",
-                  directory_.c_str(), dropped, segment.next_offset(), segment_file_name(segment.base_offset()).c_str(),
+    EDDY_LOG_WARN("{}: recovery dropped {} bytes after offset {} in segment {} at position {}"
+                  " ({}); {} later segment files ({} bytes) discarded",
+                  directory_, dropped, segment.next_offset(), segment_file_name(segment.base_offset()),
                   segment.end_position(),
                   outcome.stop_reason.empty() ? "zeros, then non-zero bytes" : outcome.stop_reason.c_str(), discarded,
                   discarded_bytes);
@@ -141,7 +140,7 @@ Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* 
   for (Segment* segment : work->scanned) {
     std::error_code ec = segment->file()->file.sync_data();
     if (ec) {
-      EDDY_LOG_ERROR("%s: sync during recovery failed: %s", directory_.c_str(), port::error_message(ec).c_str());
+      EDDY_LOG_ERROR("{}: sync during recovery failed: {}", directory_, port::error_message(ec));
       return Status::from_error_code(ec);
     }
   }

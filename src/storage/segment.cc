@@ -69,7 +69,7 @@ class HeaderWalker {
       size_t got = 0;
       std::error_code ec = file_.read_at(position_, buffer_.data(), want, &got);
       if (ec) {
-        EDDY_LOG_ERROR("segment read at %" PRIu64 " failed: %s", position_, port::error_message(ec).c_str());
+        EDDY_LOG_ERROR("segment read at {} failed: {}", position_, port::error_message(ec));
         return Status::from_error_code(ec, "segment read");
       }
       if (got < L::kHeaderSize) return corrupt("file shorter than its index");
@@ -93,7 +93,7 @@ class HeaderWalker {
 
  private:
   Status corrupt(const char* what) {
-    EDDY_LOG_ERROR("segment data at %" PRIu64 " does not match its index: %s", position_, what);
+    EDDY_LOG_ERROR("segment data at {} does not match its index: {}", position_, what);
     return Status::io_error(std::string("segment data does not match its index: ") + what);
   }
 
@@ -124,8 +124,8 @@ Status Segment::create(const std::string& path, int64_t base_offset, uint64_t ca
   if (!ec) ec = file->file.truncate(0);
   if (!ec) ec = file->file.preallocate(0, capacity);
   if (ec) {
-    EDDY_LOG_ERROR("cannot create segment %s (%" PRIu64 " bytes): %s", path.c_str(), capacity,
-                   port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("cannot create segment {} ({} bytes): {}", path, capacity,
+                   port::error_message(ec));
     file->file.close();
     port::remove_file(path);
     return Status::from_error_code(ec);
@@ -141,15 +141,15 @@ Status Segment::open(const std::string& path, int64_t base_offset, uint32_t inde
   uint64_t size = 0;
   if (!ec) ec = file->file.size(&size);
   if (ec) {
-    EDDY_LOG_ERROR("cannot open segment %s: %s", path.c_str(), port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("cannot open segment {}: {}", path, port::error_message(ec));
     return Status::from_error_code(ec);
   }
   if (size > kMaxSegmentBytes) {
     // Not written by Eddy (segment.bytes never allows it). Positions past the
     // limit would not fit the index: the segment ends there, what follows is
     // never read, zeroed or served.
-    EDDY_LOG_WARN("segment %s has %" PRIu64 " bytes, more than a segment can hold; using the first %" PRIu64,
-                  path.c_str(), size, kMaxSegmentBytes);
+    EDDY_LOG_WARN("segment {} has {} bytes, more than a segment can hold; using the first {}",
+                  path, size, kMaxSegmentBytes);
     size = kMaxSegmentBytes;
   }
   out->reset(new Segment(path, std::move(file), size, base_offset, index_interval));
@@ -166,7 +166,7 @@ Status Segment::append(std::span<const uint8_t> batch, const BatchInfo& info) {
   uint64_t position = index_.end_position();
   std::error_code ec = file_->file.write_at(position, batch.data(), batch.size());
   if (ec) {
-    EDDY_LOG_ERROR("write to %s at %" PRIu64 " failed: %s", path_.c_str(), position, port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("write to {} at {} failed: {}", path_, position, port::error_message(ec));
     return Status::from_error_code(ec);
   }
   index_.add(position, info);
@@ -250,7 +250,7 @@ Status Segment::grow_to(uint64_t capacity) {
   if (capacity <= capacity_) return Status();
   std::error_code ec = file_->file.preallocate(capacity_, capacity - capacity_);
   if (ec) {
-    EDDY_LOG_ERROR("cannot extend %s to %" PRIu64 " bytes: %s", path_.c_str(), capacity, port::error_message(ec).c_str());
+    EDDY_LOG_ERROR("cannot extend {} to {} bytes: {}", path_, capacity, port::error_message(ec));
     return Status::from_error_code(ec);
   }
   capacity_ = capacity;
