@@ -227,12 +227,29 @@ void schedule_retention(net::Reactor& reactor, storage::LogManager* logs) {
   });
 }
 
+// SIGINT/SIGTERM arrive on the returned thread, which then runs shutdown
+// on the reactor (once; the thread ends after it posted it).
+std::thread shut_down_on_signal(net::Reactor& reactor, std::function<void()> shutdown) {
+  return std::thread([&reactor, shutdown = std::move(shutdown)] {
+    int sig = port::wait_for_termination_signal();
+    reactor.post([sig, shutdown] {
+      EDDY_LOG_INFO("signal {}: shutting down", sig);
+      shutdown();
+    });
+  });
+}
+
+MetricsSources started_now() {
+  MetricsSources sources;
+  sources.started_wall_ms = port::wall_clock_millis();
+  sources.started_monotonic_ms = port::monotonic_millis();
+  return sources;
+}
+
 int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
                const std::vector<net::ListenerConfig>& advertised, std::vector<forward::LinkOptions> links,
                const MetricsListenerConfig& metrics_config) {
-  MetricsSources metrics_sources;
-  metrics_sources.started_wall_ms = port::wall_clock_millis();
-  metrics_sources.started_monotonic_ms = port::monotonic_millis();
+  MetricsSources metrics_sources = started_now();
   const std::string data_dir = config.get_string("log.dirs");
   EDDY_LOG_INFO("eddy {} starting: config {}, data {}", EDDY_VERSION,
                 config_path.empty() ? "(defaults)" : config_path.c_str(), data_dir);
@@ -292,18 +309,13 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   // Runs once the reactor does: listeners bound and accepting, topics loaded.
   reactor.post([&] { notify_ready(server.bound_listeners()); });
 
-  // SIGINT/SIGTERM arrive on this thread and start the shutdown on the reactor.
-  std::thread signals([&] {
-    int sig = port::wait_for_termination_signal();
-    reactor.post([&, sig] {
-      EDDY_LOG_INFO("signal {}: shutting down", sig);
-      notify_stopping();
-      forwarder.request_stop();
-      control.stop();
-      metrics.stop();
-      broker.drain();
-      server.stop(kShutdownDeadlineMs, [&] { reactor.stop(); });
-    });
+  std::thread signals = shut_down_on_signal(reactor, [&] {
+    notify_stopping();
+    forwarder.request_stop();
+    control.stop();
+    metrics.stop();
+    broker.drain();
+    server.stop(kShutdownDeadlineMs, [&] { reactor.stop(); });
   });
   reactor.run();
   broker_ptr = nullptr;
