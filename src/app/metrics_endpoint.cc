@@ -56,13 +56,13 @@ MetricsEndpoint::MetricsEndpoint(net::Reactor& reactor, MetricsSources sources,
 
 MetricsEndpoint::~MetricsEndpoint() { stop(); }
 
-bool MetricsEndpoint::start(const std::string& host, uint16_t port, std::string* error) {
-  if (!http_.start(host, port, error)) return false;
+Status MetricsEndpoint::start(const std::string& host, uint16_t port) {
+  if (Status s = http_.start(host, port); !s.ok()) return s;
   EDDY_LOG_INFO("metrics listening on http://{}:{} (/metrics, /status.json, /)",
                 host.empty() ? "0.0.0.0" : host.c_str(), http_.bound_port());
   sampling_ = true;
   sample_links();
-  return true;
+  return Status();
 }
 
 void MetricsEndpoint::stop() {

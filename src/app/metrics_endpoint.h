@@ -11,7 +11,7 @@
 //   MetricsListenerConfig mc;
 //   if (!metrics_listener_from(config, &mc, &error)) { ... usage error ... }
 //   MetricsEndpoint metrics(reactor, sources, link_names, mc.history_sample_ms);
-//   if (mc.enabled && !metrics.start(mc.host, mc.port, &error)) { ... }
+//   if (mc.enabled) { Status s = metrics.start(mc.host, mc.port); ... }
 //   ...
 //   metrics.stop();   // on shutdown, on the reactor thread
 //
@@ -56,8 +56,8 @@ class MetricsEndpoint {
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
 
   // Listens, logs "metrics listening on http://HOST:PORT" (the bound port)
-  // and starts sampling the links' backlog. False with *error.
-  bool start(const std::string& host, uint16_t port, std::string* error);
+  // and starts sampling the links' backlog. kNetwork when it cannot listen.
+  Status start(const std::string& host, uint16_t port);
   void stop();
   uint16_t bound_port() const { return http_.bound_port(); }
 

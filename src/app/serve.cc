@@ -263,9 +263,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   const net::ServerOptions server_options = server_options_from(config);
   raise_open_file_limit(server_options);
   net::Server server(reactor, handler, server_options);
-  std::string error;
-  if (!server.start(listeners, &error)) {
-    EDDY_LOG_ERROR("{}", error);
+  if (Status s = server.start(listeners); !s.ok()) {
+    EDDY_LOG_ERROR("{}", s.message());
     return kExitFailure;
   }
   broker::BrokerOptions options = broker_options_from(config);
@@ -285,9 +284,9 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   net::ControlServer control(reactor, [&](const std::string& command) {
     return control_command(forwarder, logs->budget(), command);
   });
-  if (!control.start(data_dir + "/eddy.sock", &error)) {
+  if (Status s = control.start(data_dir + "/eddy.sock"); !s.ok()) {
     // The broker works without it; only `eddy forward status` cannot reach it.
-    EDDY_LOG_WARN("{}; `eddy forward status` will not reach this broker", error);
+    EDDY_LOG_WARN("{}; `eddy forward status` will not reach this broker", s.message());
   }
   if (Status s = broker.start(); !s.ok()) {
     EDDY_LOG_ERROR("{}", s.message());
@@ -299,8 +298,9 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   metrics_sources.logs = logs.get();
   metrics_sources.forwarder = &forwarder;
   MetricsEndpoint metrics(reactor, metrics_sources, link_names, metrics_config.history_sample_ms);
-  if (metrics_config.enabled && !metrics.start(metrics_config.host, metrics_config.port, &error)) {
-    EDDY_LOG_ERROR("{}", error);
+  if (Status s = metrics_config.enabled ? metrics.start(metrics_config.host, metrics_config.port) : Status();
+      !s.ok()) {
+    EDDY_LOG_ERROR("{}", s.message());
     return kExitFailure;
   }
   broker_ptr = &broker;

@@ -322,19 +322,17 @@ ControlServer::~ControlServer() {
   if (impl_->started) impl_->stop();
 }
 
-bool ControlServer::start(const std::string& path, std::string* error) {
-  if (impl_->started) {
-    *error = "control socket already started";
-    return false;
-  }
+Status ControlServer::start(const std::string& path) {
+  if (impl_->started) return Status::invalid_argument("control socket already started");
   impl_->started = true;
-  if (!impl_->listen(path, error)) {
+  std::string error;
+  if (!impl_->listen(path, &error)) {
     impl_->stopped = true;
-    return false;
+    return Status::network(std::move(error));
   }
   EDDY_LOG_INFO("control socket listening on {}", path);
   impl_->accept_next();
-  return true;
+  return Status();
 }
 
 void ControlServer::stop() { impl_->stop(); }

@@ -21,7 +21,7 @@
 //     if (command == "forward status") return net::control_reply_ok(table);
 //     return net::control_reply_error("unknown command");
 //   });
-//   if (!control.start(data_dir + "/eddy.sock", &error)) { ... }
+//   if (Status s = control.start(data_dir + "/eddy.sock"); !s.ok()) { ... }
 //   ...
 //   control.stop();   // on shutdown, on the reactor thread
 //
@@ -34,6 +34,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "port/status.h"
 
 namespace eddy::net {
 
@@ -67,10 +69,10 @@ class ControlServer {
   // Listens on a Unix socket at path, file mode 0600. A socket file left at
   // path by a process that died is replaced; when a process still accepts
   // on it, or path is another kind of file, or path is longer than a Unix
-  // socket address holds, nothing changes, *error says why and false is
-  // returned. Blocks for at most ~1 s (probing an existing socket).
+  // socket address holds, nothing changes and the Status (kNetwork) says
+  // why. Blocks for at most ~1 s (probing an existing socket).
   // REQUIRES: called once.
-  bool start(const std::string& path, std::string* error);
+  Status start(const std::string& path);
 
   // Closes the listening socket and every open connection (clients not yet
   // answered see the connection close without a reply) and removes the

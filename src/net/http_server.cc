@@ -275,18 +275,16 @@ HttpServer::HttpServer(Reactor& reactor, Handler handler, HttpServerOptions opti
 
 HttpServer::~HttpServer() { stop(); }
 
-bool HttpServer::start(const std::string& host, uint16_t port, std::string* error) {
-  if (impl_->started) {
-    *error = "metrics listener already started";
-    return false;
-  }
+Status HttpServer::start(const std::string& host, uint16_t port) {
+  if (impl_->started) return Status::invalid_argument("metrics listener already started");
   impl_->started = true;
-  if (!impl_->listen(host, port, error)) {
+  std::string error;
+  if (!impl_->listen(host, port, &error)) {
     impl_->stopped = true;
-    return false;
+    return Status::network(std::move(error));
   }
   impl_->accept_next();
-  return true;
+  return Status();
 }
 
 uint16_t HttpServer::bound_port() const { return impl_->port_bound; }

@@ -18,7 +18,7 @@
 // on the same reactor, are not affected by any of this.
 //
 //   net::HttpServer http(reactor, [&](const net::HttpRequest& r) { ... });
-//   if (!http.start("127.0.0.1", 9644, &error)) { ... }
+//   if (Status s = http.start("127.0.0.1", 9644); !s.ok()) { ... }
 //   uint16_t port = http.bound_port();
 //   ...
 //   http.stop();   // on shutdown, on the reactor thread
@@ -31,6 +31,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+
+#include "port/status.h"
 
 namespace eddy::net {
 
@@ -75,9 +77,9 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Listens on host:port (empty host or "0.0.0.0": every IPv4 interface;
-  // "::": every interface; port 0: an ephemeral port). False with *error
-  // naming the address and why. REQUIRES: called once.
-  bool start(const std::string& host, uint16_t port, std::string* error);
+  // "::": every interface; port 0: an ephemeral port). On failure the
+  // Status (kNetwork) names the address and why. REQUIRES: called once.
+  Status start(const std::string& host, uint16_t port);
   // The port bound by a successful start().
   uint16_t bound_port() const;
 

@@ -69,13 +69,12 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
 
   // ---- listeners ------------------------------------------------------------
 
-  bool open_listener(const ListenerConfig& config, std::string* error) {
+  Status open_listener(const ListenerConfig& config) {
     std::string where = format_listener(config.name, config.host, config.port);
     if (config.security_protocol != SecurityProtocol::kPlaintext) {
-      *error = "listener " + where + ": security protocol " +
-               security_protocol_name(config.security_protocol) +
-               " is not supported by this build yet (only PLAINTEXT)";
-      return false;
+      return Status::not_supported("listener " + where + ": security protocol " +
+                                   security_protocol_name(config.security_protocol) +
+                                   " is not supported by this build yet (only PLAINTEXT)");
     }
     auto listener = std::make_shared<Listener>(io, config.name);
     std::error_code ec;
@@ -102,9 +101,8 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
         tcp::resolver resolver(io);
         auto results = resolver.resolve(config.host, std::to_string(config.port), ec);
         if (ec || results.empty()) {
-          *error = "listener " + where + ": cannot resolve host " + config.host + ": " +
-                   (ec ? ec.message() : std::string("no address"));
-          return false;
+          return Status::network("listener " + where + ": cannot resolve host " + config.host + ": " +
+                                 (ec ? ec.message() : std::string("no address")));
         }
         address = results.begin()->endpoint().address();
       }
@@ -124,8 +122,8 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     tcp::endpoint local;
     if (!ec) local = listener->acceptor.local_endpoint(ec);
     if (ec) {
-      *error = "listener " + where + ": cannot listen on " + format_endpoint(endpoint) + ": " + ec.message();
-      return false;
+      return Status::network("listener " + where + ": cannot listen on " + format_endpoint(endpoint) + ": " +
+                             ec.message());
     }
     BoundListener bound;
     bound.name = config.name;
@@ -133,7 +131,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     bound.port = local.port();
     bound_listeners.push_back(std::move(bound));
     listeners.push_back(std::move(listener));
-    return true;
+    return Status();
   }
 
   void accept_next(const std::shared_ptr<Listener>& listener) {
@@ -302,18 +300,15 @@ Server::Server(Reactor& reactor, FrameHandler& handler, ServerOptions options)
 
 Server::~Server() = default;
 
-bool Server::start(const std::vector<ListenerConfig>& listeners, std::string* error) {
-  if (impl_->started) {
-    *error = "network server already started";
-    return false;
-  }
+Status Server::start(const std::vector<ListenerConfig>& listeners) {
+  if (impl_->started) return Status::invalid_argument("network server already started");
   impl_->started = true;
   for (const ListenerConfig& config : listeners) {
-    if (!impl_->open_listener(config, error)) {
+    if (Status s = impl_->open_listener(config); !s.ok()) {
       impl_->close_listeners();
       impl_->listeners.clear();
       impl_->bound_listeners.clear();
-      return false;
+      return s;
     }
   }
   for (size_t i = 0; i < impl_->listeners.size(); ++i) {
@@ -321,7 +316,7 @@ bool Server::start(const std::vector<ListenerConfig>& listeners, std::string* er
     EDDY_LOG_INFO("listening on {}", format_listener(bound.name, bound.host, bound.port));
     impl_->accept_next(impl_->listeners[i]);
   }
-  return true;
+  return Status();
 }
 
 const std::vector<BoundListener>& Server::bound_listeners() const { return impl_->bound_listeners; }

@@ -4,8 +4,7 @@
 //
 //   net::Reactor reactor;
 //   net::Server server(reactor, handler, options);
-//   std::string error;
-//   if (!server.start(listeners, &error)) { ... report error, exit 1 ... }
+//   if (Status s = server.start(listeners); !s.ok()) { ... report s, exit 1 ... }
 //   // on SIGTERM (posted to the reactor):
 //   server.stop(deadline_ms, [&] { ... flush logs ...; reactor.stop(); });
 //   reactor.run();
@@ -21,6 +20,7 @@
 
 #include "net/frame_handler.h"
 #include "net/listener_config.h"
+#include "port/status.h"
 
 namespace eddy::net {
 
@@ -91,10 +91,11 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds every listener and starts accepting. Only PLAINTEXT listeners are
-  // supported; others are refused. On failure nothing stays bound, *error
-  // says which listener failed and why, and false is returned.
+  // supported; others are refused (kNotSupported). On failure nothing stays
+  // bound and the Status says which listener failed and why (kNetwork: it
+  // cannot resolve or bind).
   // REQUIRES: called once.
-  bool start(const std::vector<ListenerConfig>& listeners, std::string* error);
+  Status start(const std::vector<ListenerConfig>& listeners);
 
   // The listeners as bound (ports resolved), in configuration order.
   const std::vector<BoundListener>& bound_listeners() const;

@@ -55,9 +55,10 @@ class ControlFixture {
 
   // Starts listening (before the reactor thread exists), then the thread.
   bool start(const std::string& path, std::string* error) {
-    bool ok = server_->start(path, error);
-    if (ok) thread_ = std::thread([this] { reactor_.run(); });
-    return ok;
+    Status s = server_->start(path);
+    if (!s.ok()) *error = s.message();
+    if (s.ok()) thread_ = std::thread([this] { reactor_.run(); });
+    return s.ok();
   }
 
   // Runs fn on the reactor thread and returns its result.
@@ -365,7 +366,8 @@ TEST(ControlSocketTest, LiveServerMakesASecondStartFail) {
   {
     Reactor other_reactor;  // as in another process: never run here
     ControlServer second(other_reactor, [](const std::string&) { return control_reply_ok("second"); });
-    EXPECT_FALSE(second.start(path, &error));
+    error = second.start(path).message();
+    EXPECT_FALSE(error.empty());
     EXPECT_NE(error.find("another process is listening on it"), std::string::npos) << error;
     EXPECT_NE(error.find(path), std::string::npos) << error;
     EXPECT_EQ(second.path(), "");
@@ -380,7 +382,8 @@ TEST(ControlSocketTest, OtherFileAtThePathIsLeftAlone) {
   std::ofstream(path) << "not a socket";
   Reactor reactor;
   ControlServer server(reactor, [](const std::string&) { return control_reply_ok(""); });
-  EXPECT_FALSE(server.start(path, &error));
+  error = server.start(path).message();
+  EXPECT_FALSE(error.empty());
   EXPECT_NE(error.find("is not a socket"), std::string::npos) << error;
   EXPECT_EQ(fs::symlink_status(path).type(), fs::file_type::regular);
 }
@@ -429,7 +432,8 @@ TEST(ControlSocketTest, PathTooLong) {
   std::string error, reply;
   Reactor reactor;
   ControlServer server(reactor, [](const std::string&) { return control_reply_ok(""); });
-  EXPECT_FALSE(server.start(path, &error));
+  error = server.start(path).message();
+  EXPECT_FALSE(error.empty());
   EXPECT_NE(error.find("'" + path + "'"), std::string::npos) << error;
   EXPECT_NE(error.find("at most " + limit), std::string::npos) << error;
 

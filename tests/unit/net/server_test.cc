@@ -385,14 +385,15 @@ TEST(Server, StartRefusesUnsupportedSecurityProtocolsAndBusyPorts) {
   ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", nullptr, &listeners, &error));
   {
     Server server(reactor, handler);
-    EXPECT_FALSE(server.start(listeners, &error));
-    EXPECT_NE(error.find("SSL"), std::string::npos) << error;
-    EXPECT_NE(error.find("not supported"), std::string::npos) << error;
+    Status s = server.start(listeners);
+    EXPECT_EQ(s.code(), Status::Code::kNotSupported) << s.to_string();
+    EXPECT_NE(s.message().find("SSL"), std::string::npos) << s.to_string();
+    EXPECT_NE(s.message().find("not supported"), std::string::npos) << s.to_string();
     EXPECT_TRUE(server.bound_listeners().empty());
   }
   Server first(reactor, handler);
   ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0", nullptr, &listeners, &error));
-  ASSERT_TRUE(first.start(listeners, &error)) << error;
+  ASSERT_TRUE(first.start(listeners).ok());
   ASSERT_EQ(first.bound_listeners().size(), 1u);
   uint16_t port = first.bound_listeners()[0].port;
   EXPECT_NE(port, 0);
@@ -400,8 +401,9 @@ TEST(Server, StartRefusesUnsupportedSecurityProtocolsAndBusyPorts) {
   Server second(reactor, handler);
   ASSERT_TRUE(
       parse_listeners("PLAINTEXT://127.0.0.1:" + std::to_string(port), nullptr, &listeners, &error));
-  EXPECT_FALSE(second.start(listeners, &error));
-  EXPECT_NE(error.find("cannot listen"), std::string::npos) << error;
+  Status busy = second.start(listeners);
+  EXPECT_EQ(busy.code(), Status::Code::kNetwork) << busy.to_string();
+  EXPECT_NE(busy.message().find("cannot listen"), std::string::npos) << busy.to_string();
 }
 
 TEST(Server, AllInterfacesListenerAcceptsLoopback) {
@@ -411,7 +413,7 @@ TEST(Server, AllInterfacesListenerAcceptsLoopback) {
   std::vector<ListenerConfig> listeners;
   std::string error;
   ASSERT_TRUE(parse_listeners("PLAINTEXT://:0", nullptr, &listeners, &error));
-  ASSERT_TRUE(server.start(listeners, &error)) << error;
+  ASSERT_TRUE(server.start(listeners).ok());
   ASSERT_EQ(server.bound_listeners().size(), 1u);
   EXPECT_EQ(server.bound_listeners()[0].host, "");
   std::thread runner([&] { reactor.run(); });
