@@ -44,7 +44,7 @@ apt_install() {
 # part is built into eddy, port/fmt.cc), so the cross builds need no
 # libfmt-dev:<arch> and the packages no libfmt9.
 HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev libgtest-dev googletest
-  zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libfmt-dev)
+  zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libfmt-dev libmbedtls-dev)
 # Real clients for the integration tests (not linked into eddy), which run
 # under Debian's python3-pytest (tests/integration/conftest.py); the metrics
 # tests parse /metrics with prometheus_client and render the status page in
@@ -82,7 +82,7 @@ case "${1:-host}" in
       APT_UPDATED=0
     fi
     apt_install "libsqlite3-dev:$deb" "zlib1g-dev:$deb" "libsnappy-dev:$deb" "liblz4-dev:$deb" \
-      "libzstd-dev:$deb"
+      "libzstd-dev:$deb" "libmbedtls-dev:$deb"
     ;;
   deb)
     case "${2:-amd64}" in
