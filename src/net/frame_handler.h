@@ -32,12 +32,18 @@ class ConnectionContext {
   // True once the connection is closed: responses are then discarded, and a
   // parked request (fetch long-poll) may be dropped.
   bool closed() const { return closed_; }
+  // Who the client is, in Kafka's form: "User:ANONYMOUS" until the
+  // connection authenticates (a TLS client certificate's subject, a SASL
+  // user name), then "User:<name>". Reactor thread only.
+  const std::string& principal() const { return principal_; }
+  void set_principal(std::string principal) { principal_ = std::move(principal); }
 
  private:
   friend class ConnectionCore;
   uint64_t id_;
   std::string peer_;
   std::string listener_;
+  std::string principal_ = "User:ANONYMOUS";
   bool closed_ = false;
 };
 
