@@ -5,22 +5,16 @@
 
 namespace eddy::app {
 
-bool collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* out, std::string* error) {
+Status collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* out) {
   meta::OffsetStore& offsets = broker.meta()->offsets();
   std::vector<std::string> groups;
   Status s = offsets.list_groups(&groups);
-  if (!s.ok()) {
-    *error = s.message();
-    return false;
-  }
+  if (!s.ok()) return s;
   std::vector<meta::CommittedOffset> committed;
   for (const std::string& group : groups) {
     committed.clear();
     s = offsets.fetch_all(group, &committed);
-    if (!s.ok()) {
-      *error = s.message();
-      return false;
-    }
+    if (!s.ok()) return s;
     for (const meta::CommittedOffset& c : committed) {
       GroupPartitionLag row;
       row.group = group;
@@ -35,7 +29,7 @@ bool collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* o
       out->push_back(std::move(row));
     }
   }
-  return true;
+  return Status();
 }
 
 }  // namespace eddy::app

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "port/status.h"
+
 namespace eddy::broker {
 class Broker;
 }
@@ -50,8 +52,8 @@ struct GroupPartitionLag {
 };
 
 // Every committed offset in the meta store (groups sorted, then topic and
-// partition). Reads SQLite (a few rows per group). False with *error when
-// the meta store cannot be read.
-bool collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* out, std::string* error);
+// partition). Reads SQLite (a few rows per group). The meta store's error
+// when it cannot be read (*out then holds the groups read before it).
+Status collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* out);
 
 }  // namespace eddy::app

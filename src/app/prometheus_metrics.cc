@@ -148,9 +148,8 @@ void render_topics(const MetricsSources& src, PrometheusText& out) {
 
 void render_groups(const MetricsSources& src, PrometheusText& out) {
   std::vector<GroupPartitionLag> lag;
-  std::string error;
-  if (!collect_group_lag(*src.broker, &lag, &error)) {
-    EDDY_LOG_WARN("metrics: cannot read committed offsets: {}", error);
+  if (Status s = collect_group_lag(*src.broker, &lag); !s.ok()) {
+    EDDY_LOG_WARN("metrics: cannot read committed offsets: {}", s.message());
   }
   out.family("eddy_consumer_group_committed_offset", "gauge", "The offset the group committed for the partition.");
   for (const GroupPartitionLag& r : lag) {

@@ -70,8 +70,7 @@ void write_topics(const MetricsSources& src, JsonWriter& j) {
 
 void write_groups(const MetricsSources& src, JsonWriter& j) {
   std::vector<GroupPartitionLag> lag;
-  std::string error;
-  const bool ok = collect_group_lag(*src.broker, &lag, &error);
+  const Status read = collect_group_lag(*src.broker, &lag);
   j.key("groups");
   j.begin_array();
   for (size_t i = 0; i < lag.size();) {
@@ -96,7 +95,7 @@ void write_groups(const MetricsSources& src, JsonWriter& j) {
     j.end_object();
   }
   j.end_array();
-  if (!ok) j.field("groups_error", error);
+  if (!read.ok()) j.field("groups_error", read.message());
 }
 
 void write_link(const MetricsSources& src, const forward::LinkStatus& l, JsonWriter& j) {

@@ -19,14 +19,12 @@ const FlagSpec* find_spec(std::span<const FlagSpec> specs, std::string_view name
 
 }  // namespace
 
-bool ToolFlags::parse(const std::vector<std::string>& args, std::span<const FlagSpec> specs, ToolFlags* out,
-                      std::string* error) {
+Status ToolFlags::parse(const std::vector<std::string>& args, std::span<const FlagSpec> specs, ToolFlags* out) {
   out->values_.clear();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
-      *error = "unexpected argument '" + arg + "'";
-      return false;
+      return Status::invalid_argument("unexpected argument '" + arg + "'");
     }
     std::string name = arg;
     std::string value;
@@ -39,29 +37,25 @@ bool ToolFlags::parse(const std::vector<std::string>& args, std::span<const Flag
     }
     const FlagSpec* spec = find_spec(specs, name);
     if (spec == nullptr) {
-      *error = "unknown option '" + name + "'";
-      return false;
+      return Status::invalid_argument("unknown option '" + name + "'");
     }
     if (spec->value_name == nullptr) {
       if (inline_value) {
-        *error = "option '" + name + "' takes no value";
-        return false;
+        return Status::invalid_argument("option '" + name + "' takes no value");
       }
     } else if (!inline_value) {
       if (i + 1 >= args.size()) {
-        *error = "option '" + name + "' needs a value (" + spec->value_name + ")";
-        return false;
+        return Status::invalid_argument("option '" + name + "' needs a value (" + spec->value_name + ")");
       }
       value = args[++i];
     }
     auto& slot = out->values_[name];
     if (!slot.empty() && !spec->repeatable) {
-      *error = "option '" + name + "' given more than once";
-      return false;
+      return Status::invalid_argument("option '" + name + "' given more than once");
     }
     slot.push_back(std::move(value));
   }
-  return true;
+  return Status();
 }
 
 const std::string* ToolFlags::value(std::string_view name) const {
@@ -108,24 +102,22 @@ bool parse_int64(std::string_view text, int64_t min, int64_t max, int64_t* out) 
   return true;
 }
 
-bool int_flag(const ToolFlags& flags, const char* name, int64_t min, int64_t max, int64_t* out, std::string* error) {
+Status int_flag(const ToolFlags& flags, const char* name, int64_t min, int64_t max, int64_t* out) {
   const std::string* text = flags.value(name);
-  if (text == nullptr) return true;
+  if (text == nullptr) return Status();
   if (!parse_int64(*text, min, max, out)) {
-    *error = std::string(name) + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-             ", got '" + *text + "'";
-    return false;
+    return Status::invalid_argument(std::string(name) + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+             ", got '" + *text + "'");
   }
-  return true;
+  return Status();
 }
 
-bool parse_properties(const std::vector<std::string>& items, std::span<const char* const> known,
-                      std::map<std::string, std::string>* out, std::string* error) {
+Status parse_properties(const std::vector<std::string>& items, std::span<const char* const> known,
+                        std::map<std::string, std::string>* out) {
   for (const auto& item : items) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      *error = "--property: expected key=value, got '" + item + "'";
-      return false;
+      return Status::invalid_argument("--property: expected key=value, got '" + item + "'");
     }
     std::string key = item.substr(0, eq);
     if (!known.empty()) {
@@ -134,13 +126,12 @@ bool parse_properties(const std::vector<std::string>& items, std::span<const cha
       if (!found) {
         std::string list;
         for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        *error = "--property: unknown property '" + key + "' (known: " + list + ")";
-        return false;
+        return Status::invalid_argument("--property: unknown property '" + key + "' (known: " + list + ")");
       }
     }
     (*out)[key] = item.substr(eq + 1);
   }
-  return true;
+  return Status();
 }
 
 std::vector<std::string> split_config_list(std::string_view text) {
@@ -163,29 +154,26 @@ std::vector<std::string> split_config_list(std::string_view text) {
   return out;
 }
 
-bool client_options_from_flags(const ToolFlags& flags, client::ClientOptions* out, std::string* error) {
+Status client_options_from_flags(const ToolFlags& flags, client::ClientOptions* out) {
   const std::string* servers = flags.value("--bootstrap-server");
   if (servers == nullptr) {
-    *error = "--bootstrap-server is required";
-    return false;
+    return Status::invalid_argument("--bootstrap-server is required");
   }
   if (Status s = client::parse_broker_list(*servers, &out->bootstrap); !s.ok()) {
-    *error = "--bootstrap-server: " + s.message();
-    return false;
+    return Status::invalid_argument("--bootstrap-server: " + s.message());
   }
   out->connection.client_id = "eddy-tools";
   int64_t ms = out->request_timeout_ms;
-  if (!int_flag(flags, "--request-timeout-ms", 1, INT32_MAX, &ms, error)) return false;
+  if (Status s = int_flag(flags, "--request-timeout-ms", 1, INT32_MAX, &ms); !s.ok()) return s;
   out->request_timeout_ms = ms;
   out->connect_timeout_ms = std::min<int64_t>(out->connect_timeout_ms, ms);
-  return true;
+  return Status();
 }
 
 bool parse_tool_args(const char* tool, const std::vector<std::string>& args, std::span<const FlagSpec> specs,
                      const std::string& usage, ToolFlags* flags, int* exit_code) {
-  std::string error;
-  if (!ToolFlags::parse(args, specs, flags, &error)) {
-    *exit_code = usage_error(tool, error, usage);
+  if (Status s = ToolFlags::parse(args, specs, flags); !s.ok()) {
+    *exit_code = usage_error(tool, s, usage);
     return false;
   }
   if (flags->has("--help")) {
@@ -199,6 +187,10 @@ bool parse_tool_args(const char* tool, const std::vector<std::string>& args, std
 int usage_error(const char* tool, const std::string& message, const std::string& usage) {
   std::fprintf(stderr, "eddy %s: %s\n\n%s", tool, message.c_str(), usage.c_str());
   return kExitUsage;
+}
+
+int usage_error(const char* tool, const Status& status, const std::string& usage) {
+  return usage_error(tool, status.message(), usage);
 }
 
 int runtime_error(const char* tool, const std::string& message) {

@@ -29,8 +29,8 @@ class ToolFlags {
  public:
   // Parses args against specs. Errors: unknown flags, missing values,
   // repeats of a non-repeatable flag, and arguments that are not flags.
-  static bool parse(const std::vector<std::string>& args, std::span<const FlagSpec> specs, ToolFlags* out,
-                    std::string* error);
+  // kInvalidArgument naming the argument.
+  static Status parse(const std::vector<std::string>& args, std::span<const FlagSpec> specs, ToolFlags* out);
 
   bool has(std::string_view name) const { return values_.count(std::string(name)) != 0; }
   // The value of a flag given once; nullptr when absent.
@@ -48,21 +48,21 @@ std::string describe_flags(const char* synopsis, std::span<const FlagSpec> specs
 // Parses a decimal integer within [min, max].
 bool parse_int64(std::string_view text, int64_t min, int64_t max, int64_t* out);
 // Reads flag `name` (when present) as an integer within [min, max] into
-// *out; false with *error naming the flag otherwise.
-bool int_flag(const ToolFlags& flags, const char* name, int64_t min, int64_t max, int64_t* out, std::string* error);
+// *out; kInvalidArgument naming the flag otherwise.
+Status int_flag(const ToolFlags& flags, const char* name, int64_t min, int64_t max, int64_t* out);
 
 // "key=value" items into *out (later keys win). Keys must be in `known`
-// unless it is empty.
-bool parse_properties(const std::vector<std::string>& items, std::span<const char* const> known,
-                      std::map<std::string, std::string>* out, std::string* error);
+// unless it is empty. kInvalidArgument naming the item otherwise.
+Status parse_properties(const std::vector<std::string>& items, std::span<const char* const> known,
+                        std::map<std::string, std::string>* out);
 
 // Splits "a=1,b=[x,y]" at commas outside brackets (kafka-configs syntax);
 // the brackets of a bracketed value are removed.
 std::vector<std::string> split_config_list(std::string_view text);
 
 // Client options from --bootstrap-server (required) and the common
-// timeouts.
-bool client_options_from_flags(const ToolFlags& flags, client::ClientOptions* out, std::string* error);
+// timeouts. kInvalidArgument naming the flag otherwise.
+Status client_options_from_flags(const ToolFlags& flags, client::ClientOptions* out);
 
 // The start every tool shares: parses args against specs; a bad flag prints
 // the usage error, --help prints the usage to stdout. True when the tool
@@ -73,6 +73,7 @@ bool parse_tool_args(const char* tool, const std::vector<std::string>& args, std
 // Prints "eddy <tool>: <message>" (and the usage for usage errors) to
 // stderr and returns the exit code.
 int usage_error(const char* tool, const std::string& message, const std::string& usage);
+int usage_error(const char* tool, const Status& status, const std::string& usage);
 int runtime_error(const char* tool, const std::string& message);
 int runtime_error(const char* tool, const Status& status);
 

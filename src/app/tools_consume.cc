@@ -60,15 +60,14 @@ struct Format {
   std::string null_literal = "null";
 };
 
-bool bool_property(const std::map<std::string, std::string>& p, const char* key, bool* out, std::string* error) {
+Status bool_property(const std::map<std::string, std::string>& p, const char* key, bool* out) {
   auto it = p.find(key);
-  if (it == p.end()) return true;
+  if (it == p.end()) return Status();
   if (it->second != "true" && it->second != "false") {
-    *error = std::string("--property ") + key + ": expected true or false, got '" + it->second + "'";
-    return false;
+    return Status::invalid_argument(std::string("--property ") + key + ": expected true or false, got '" + it->second + "'");
   }
   *out = it->second == "true";
-  return true;
+  return Status();
 }
 
 void put(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -132,64 +131,58 @@ struct ConsumeSettings {
   int64_t start = client::kLatestOffset;
 };
 
-bool format_properties(const ToolFlags& flags, Format* format, std::string* error) {
+Status format_properties(const ToolFlags& flags, Format* format) {
   std::map<std::string, std::string> properties;
-  if (!parse_properties(flags.values("--property"), kProperties, &properties, error)) return false;
-  if (!bool_property(properties, "print.key", &format->key, error) ||
-      !bool_property(properties, "print.value", &format->value, error) ||
-      !bool_property(properties, "print.partition", &format->partition, error) ||
-      !bool_property(properties, "print.offset", &format->offset, error) ||
-      !bool_property(properties, "print.timestamp", &format->timestamp, error) ||
-      !bool_property(properties, "print.headers", &format->headers, error)) {
-    return false;
+  if (Status s = parse_properties(flags.values("--property"), kProperties, &properties); !s.ok()) return s;
+  const std::pair<const char*, bool*> switches[] = {
+      {"print.key", &format->key},           {"print.value", &format->value},
+      {"print.partition", &format->partition}, {"print.offset", &format->offset},
+      {"print.timestamp", &format->timestamp}, {"print.headers", &format->headers},
+  };
+  for (const auto& [key, out] : switches) {
+    if (Status s = bool_property(properties, key, out); !s.ok()) return s;
   }
   if (properties.count("key.separator")) format->separator = properties["key.separator"];
   if (properties.count("line.separator")) format->line_end = properties["line.separator"];
   if (properties.count("headers.separator")) format->headers_separator = properties["headers.separator"];
   if (properties.count("headers.key.separator")) format->header_key_separator = properties["headers.key.separator"];
   if (properties.count("null.literal")) format->null_literal = properties["null.literal"];
-  return true;
+  return Status();
 }
 
 // --from-beginning, or --offset (with --partition): where reading starts.
-bool start_offset(const ToolFlags& flags, int64_t partition, int64_t* start, std::string* error) {
+Status start_offset(const ToolFlags& flags, int64_t partition, int64_t* start) {
   *start = flags.has("--from-beginning") ? client::kEarliestOffset : client::kLatestOffset;
   const std::string* offset = flags.value("--offset");
-  if (offset == nullptr) return true;
+  if (offset == nullptr) return Status();
   if (flags.has("--from-beginning")) {
-    *error = "--offset and --from-beginning cannot be given together";
-    return false;
+    return Status::invalid_argument("--offset and --from-beginning cannot be given together");
   }
   if (partition < 0) {
-    *error = "--offset needs --partition";
-    return false;
+    return Status::invalid_argument("--offset needs --partition");
   }
   if (*offset == "earliest") {
     *start = client::kEarliestOffset;
   } else if (*offset == "latest") {
     *start = client::kLatestOffset;
   } else if (!parse_int64(*offset, 0, INT64_MAX, start)) {
-    *error = "--offset: expected a non-negative offset, earliest or latest, got '" + *offset + "'";
-    return false;
+    return Status::invalid_argument("--offset: expected a non-negative offset, earliest or latest, got '" + *offset + "'");
   }
-  return true;
+  return Status();
 }
 
-bool consume_settings(const ToolFlags& flags, ConsumeSettings* out, std::string* error) {
-  if (!client_options_from_flags(flags, &out->client, error)) return false;
+Status consume_settings(const ToolFlags& flags, ConsumeSettings* out) {
+  if (Status s = client_options_from_flags(flags, &out->client); !s.ok()) return s;
   const std::string* topic = flags.value("--topic");
   if (topic == nullptr || topic->empty()) {
-    *error = "--topic is required";
-    return false;
+    return Status::invalid_argument("--topic is required");
   }
   out->topic = *topic;
-  if (!format_properties(flags, &out->format, error)) return false;
-  if (!int_flag(flags, "--partition", 0, INT32_MAX, &out->partition, error) ||
-      !int_flag(flags, "--max-messages", 1, INT64_MAX, &out->max_messages, error) ||
-      !int_flag(flags, "--timeout-ms", 0, INT64_MAX / 2, &out->timeout_ms, error)) {
-    return false;
-  }
-  return start_offset(flags, out->partition, &out->start, error);
+  if (Status s = format_properties(flags, &out->format); !s.ok()) return s;
+  if (Status s = int_flag(flags, "--partition", 0, INT32_MAX, &out->partition); !s.ok()) return s;
+  if (Status s = int_flag(flags, "--max-messages", 1, INT64_MAX, &out->max_messages); !s.ok()) return s;
+  if (Status s = int_flag(flags, "--timeout-ms", 0, INT64_MAX / 2, &out->timeout_ms); !s.ok()) return s;
+  return start_offset(flags, out->partition, &out->start);
 }
 
 // Polls and prints until --max-messages, --timeout-ms without a record, a
@@ -235,11 +228,10 @@ int consume_loop(client::Consumer& consumer, const ConsumeSettings& settings, in
 
 int run_consume(const std::vector<std::string>& args) {
   ToolFlags flags;
-  std::string error;
   int exit_code = kExitOk;
   if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
   ConsumeSettings settings;
-  if (!consume_settings(flags, &settings, &error)) return usage_error(kTool, error, usage());
+  if (Status bad = consume_settings(flags, &settings); !bad.ok()) return usage_error(kTool, bad, usage());
 
   client::Client client(settings.client);
   Status s = client.bootstrap();

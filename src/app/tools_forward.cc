@@ -84,30 +84,29 @@ std::string socket_path_for(const std::string& data_dir) {
   return data_dir + (data_dir.back() == '/' ? "" : "/") + "eddy.sock";
 }
 
-// One status request. True with *body on an "ok" reply; false with *error
-// (for "eddy forward: <error>") otherwise.
-bool fetch_status(const std::string& data_dir, bool json, std::string* body, std::string* error) {
+// One status request: ok with *body on an "ok" reply; otherwise a Status
+// whose message completes "eddy forward: <message>" (kNotFound: nothing
+// runs with that data directory).
+Status fetch_status(const std::string& data_dir, bool json, std::string* body) {
   const std::string socket_path = socket_path_for(data_dir);
   std::string reply, why;
   net::ControlStatus status =
       net::control_request(socket_path, json ? "forward status json" : "forward status", kRequestTimeoutMs, &reply, &why);
   switch (status) {
     case net::ControlStatus::kOk:
-      return net::parse_control_reply(reply, body, error);
+      return net::parse_control_reply(reply, body);
     case net::ControlStatus::kNoSocket:
-      *error = "no eddy is running with data directory " + data_dir + " (no control socket at " + socket_path + ")";
-      return false;
+      return Status::not_found("no eddy is running with data directory " + data_dir + " (no control socket at " +
+                               socket_path + ")");
     case net::ControlStatus::kRefused:
-      *error = "no eddy is running with data directory " + data_dir + " (stale control socket at " + socket_path +
-               ": connection refused)";
-      return false;
+      return Status::not_found("no eddy is running with data directory " + data_dir + " (stale control socket at " +
+                               socket_path + ": connection refused)");
     case net::ControlStatus::kTimeout:
+      return Status::timeout(why);
     case net::ControlStatus::kFailed:
-      *error = why;
-      return false;
+      break;
   }
-  *error = why;
-  return false;
+  return Status::io_error(why);
 }
 
 void print_body(const std::string& body) {
@@ -125,31 +124,32 @@ std::string local_time_now() {
 
 int run_status(const std::vector<std::string>& args) {
   ToolFlags flags;
-  std::string error;
   int exit_code = kExitOk;
   if (!parse_tool_args(kTool, args, kStatusFlags, status_usage(), &flags, &exit_code)) return exit_code;
   int64_t watch_seconds = 0;
-  if (!int_flag(flags, "--watch", 1, 86400, &watch_seconds, &error)) return usage_error(kTool, error, status_usage());
+  if (Status bad = int_flag(flags, "--watch", 1, 86400, &watch_seconds); !bad.ok()) {
+    return usage_error(kTool, bad, status_usage());
+  }
   std::string data_dir;
   if (int rc = data_dir_from_flags(flags, &data_dir); rc != kExitOk) return rc;
   const bool json = flags.has("--json");
 
   std::string body;
   if (watch_seconds == 0) {
-    if (!fetch_status(data_dir, json, &body, &error)) return runtime_error(kTool, error);
+    if (Status s = fetch_status(data_dir, json, &body); !s.ok()) return runtime_error(kTool, s);
     print_body(body);
     return kExitOk;
   }
   // Like watch(1): a header, the latest answer (or error), until interrupted.
   for (;;) {
-    bool ok = fetch_status(data_dir, json, &body, &error);
+    Status fetched = fetch_status(data_dir, json, &body);
     std::printf("%sEvery %llds: eddy forward status (data directory %s)    %s\n\n", kClearScreen,
                 static_cast<long long>(watch_seconds), data_dir.c_str(), local_time_now().c_str());
-    if (ok) {
+    if (fetched.ok()) {
       print_body(body);
     } else {
       std::fflush(stdout);
-      runtime_error(kTool, error);
+      runtime_error(kTool, fetched);
     }
     std::this_thread::sleep_for(std::chrono::seconds(watch_seconds));
   }

@@ -245,12 +245,11 @@ bool parse_datetime(const std::string& text, int64_t* out) {
 }
 
 // "topic" or "topic:0,2,5" -> the topic and the partitions named (none:
-// all of them). False with *error on a bad partition.
-bool parse_topic_partitions(const std::string& arg, std::string* topic, std::vector<int32_t>* partitions,
-                            std::string* error) {
+// all of them). kInvalidArgument on a bad partition.
+Status parse_topic_partitions(const std::string& arg, std::string* topic, std::vector<int32_t>* partitions) {
   *topic = arg;
   auto colon = arg.find(':');
-  if (colon == std::string::npos) return true;
+  if (colon == std::string::npos) return Status();
   topic->resize(colon);
   const std::string list = arg.substr(colon + 1);
   for (size_t pos = 0; pos <= list.size();) {
@@ -258,14 +257,13 @@ bool parse_topic_partitions(const std::string& arg, std::string* topic, std::vec
     std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     int64_t p = 0;
     if (!parse_int64(item, 0, INT32_MAX, &p)) {
-      *error = "--topic: bad partition '" + item + "'";
-      return false;
+      return Status::invalid_argument("--topic: bad partition '" + item + "'");
     }
     partitions->push_back(static_cast<int32_t>(p));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  return true;
+  return Status();
 }
 
 // Where --reset-offsets moves one partition.
@@ -275,31 +273,28 @@ struct ResetTarget {
   int64_t timestamp = 0;  // kDatetime
 };
 
-bool parse_reset_target(const ToolFlags& flags, ResetTarget* target, std::string* error) {
+Status parse_reset_target(const ToolFlags& flags, ResetTarget* target) {
   const char* targets[] = {"--to-earliest", "--to-latest", "--to-offset", "--to-datetime"};
   int target_count = 0;
   for (const char* t : targets) target_count += flags.has(t) ? 1 : 0;
   if (target_count != 1) {
-    *error = "give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime";
-    return false;
+    return Status::invalid_argument("give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime");
   }
   if (flags.has("--dry-run") && flags.has("--execute")) {
-    *error = "--dry-run and --execute exclude each other";
-    return false;
+    return Status::invalid_argument("--dry-run and --execute exclude each other");
   }
   if (flags.has("--to-latest")) target->kind = ResetTarget::Kind::kLatest;
   if (flags.has("--to-offset")) {
     target->kind = ResetTarget::Kind::kOffset;
-    if (!int_flag(flags, "--to-offset", 0, INT64_MAX, &target->offset, error)) return false;
+    if (Status s = int_flag(flags, "--to-offset", 0, INT64_MAX, &target->offset); !s.ok()) return s;
   }
   if (flags.has("--to-datetime")) {
     target->kind = ResetTarget::Kind::kDatetime;
     if (!parse_datetime(*flags.value("--to-datetime"), &target->timestamp)) {
-      *error = "--to-datetime: expected YYYY-MM-DDTHH:mm:SS.sss (UTC)";
-      return false;
+      return Status::invalid_argument("--to-datetime: expected YYYY-MM-DDTHH:mm:SS.sss (UTC)");
     }
   }
-  return true;
+  return Status();
 }
 
 Status resolve_reset(client::Client& client, const std::string& topic, int32_t partition,
@@ -356,10 +351,11 @@ int do_reset(client::Client& client, const ToolFlags& flags, const std::string& 
   const std::string* topic_arg = flags.value("--topic");
   if (topic_arg == nullptr) return usage_error(kTool, "--reset-offsets needs --topic", usage());
   ResetTarget how;
-  std::string topic, error;
+  std::string topic;
   std::vector<int32_t> partitions;
-  if (!parse_reset_target(flags, &how, &error) || !parse_topic_partitions(*topic_arg, &topic, &partitions, &error)) {
-    return usage_error(kTool, error, usage());
+  if (Status bad = parse_reset_target(flags, &how); !bad.ok()) return usage_error(kTool, bad, usage());
+  if (Status bad = parse_topic_partitions(*topic_arg, &topic, &partitions); !bad.ok()) {
+    return usage_error(kTool, bad, usage());
   }
   const client::TopicInfo* info = nullptr;
   Status s = client.topic_metadata(topic, false, &info);
@@ -401,7 +397,6 @@ int do_reset(client::Client& client, const ToolFlags& flags, const std::string& 
 
 int run_groups(const std::vector<std::string>& args) {
   ToolFlags flags;
-  std::string error;
   int exit_code = kExitOk;
   if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
   const char* actions[] = {"--list", "--describe", "--reset-offsets"};
@@ -420,7 +415,7 @@ int run_groups(const std::vector<std::string>& args) {
   if (flags.has("--members") && action != "--describe")
     return usage_error(kTool, "--members goes with --describe", usage());
   client::ClientOptions options;
-  if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
+  if (Status bad = client_options_from_flags(flags, &options); !bad.ok()) return usage_error(kTool, bad, usage());
   client::Client client(options);
   Status s = client.bootstrap();
   if (!s.ok()) return runtime_error(kTool, s);

@@ -132,10 +132,9 @@ struct ProduceSettings {
 };
 
 // --acks/--request-required-acks and --compression/--compression-codec.
-bool producer_flags(const ToolFlags& flags, client::ProducerOptions* producer, std::string* error) {
+Status producer_flags(const ToolFlags& flags, client::ProducerOptions* producer) {
   if (flags.has("--acks") && flags.has("--request-required-acks")) {
-    *error = "give --acks or --request-required-acks, not both";
-    return false;
+    return Status::invalid_argument("give --acks or --request-required-acks, not both");
   }
   const std::string* acks = flags.has("--acks") ? flags.value("--acks") : flags.value("--request-required-acks");
   if (acks != nullptr) {
@@ -144,58 +143,50 @@ bool producer_flags(const ToolFlags& flags, client::ProducerOptions* producer, s
     } else if (*acks == "1" || *acks == "0") {
       producer->acks = static_cast<int16_t>(*acks == "1");
     } else {
-      *error = "--acks: expected 0, 1 or all, got '" + *acks + "'";
-      return false;
+      return Status::invalid_argument("--acks: expected 0, 1 or all, got '" + *acks + "'");
     }
   }
   if (flags.has("--compression") && flags.has("--compression-codec")) {
-    *error = "give --compression or --compression-codec, not both";
-    return false;
+    return Status::invalid_argument("give --compression or --compression-codec, not both");
   }
   const std::string* codec =
       flags.has("--compression") ? flags.value("--compression") : flags.value("--compression-codec");
-  if (codec == nullptr) return true;
+  if (codec == nullptr) return Status();
   if (!client::parse_compression(*codec, &producer->compression)) {
-    *error = "--compression: expected none, gzip, snappy, lz4 or zstd, got '" + *codec + "'";
-    return false;
+    return Status::invalid_argument("--compression: expected none, gzip, snappy, lz4 or zstd, got '" + *codec + "'");
   }
   if (!client::compression_available(producer->compression)) {
-    *error = "--compression " + *codec + ": this eddy was built without that codec (CMake option EDDY_COMPRESSION)";
-    return false;
+    return Status::invalid_argument("--compression " + *codec + ": this eddy was built without that codec (CMake option EDDY_COMPRESSION)");
   }
-  return true;
+  return Status();
 }
 
-bool produce_settings(const ToolFlags& flags, ProduceSettings* out, std::string* error) {
-  if (!client_options_from_flags(flags, &out->client, error)) return false;
+Status produce_settings(const ToolFlags& flags, ProduceSettings* out) {
+  if (Status s = client_options_from_flags(flags, &out->client); !s.ok()) return s;
   const std::string* topic = flags.value("--topic");
   if (topic == nullptr || topic->empty()) {
-    *error = "--topic is required";
-    return false;
+    return Status::invalid_argument("--topic is required");
   }
   out->topic = *topic;
   std::map<std::string, std::string> properties;
-  if (!parse_properties(flags.values("--property"), kProperties, &properties, error)) return false;
+  if (Status s = parse_properties(flags.values("--property"), kProperties, &properties); !s.ok()) return s;
   out->parse_key = properties.count("parse.key") != 0 && properties["parse.key"] == "true";
   if (properties.count("key.separator") != 0) out->separator = properties["key.separator"];
   if (out->parse_key && out->separator.empty()) {
-    *error = "--property key.separator: empty";
-    return false;
+    return Status::invalid_argument("--property key.separator: empty");
   }
   if (properties.count("null.marker") != 0) out->null_marker = properties["null.marker"];
-  if (!producer_flags(flags, &out->producer, error)) return false;
+  if (Status s = producer_flags(flags, &out->producer); !s.ok()) return s;
   int64_t batch_size = 16384;
   int64_t retries = out->producer.retries;
-  if (!int_flag(flags, "--partition", 0, INT32_MAX, &out->partition, error) ||
-      !int_flag(flags, "--batch-size", 1, 64 << 20, &batch_size, error) ||
-      !int_flag(flags, "--linger-ms", 0, 3600000, &out->linger_ms, error) ||
-      !int_flag(flags, "--message-send-max-retries", 0, 1000, &retries, error)) {
-    return false;
-  }
+  if (Status s = int_flag(flags, "--partition", 0, INT32_MAX, &out->partition); !s.ok()) return s;
+  if (Status s = int_flag(flags, "--batch-size", 1, 64 << 20, &batch_size); !s.ok()) return s;
+  if (Status s = int_flag(flags, "--linger-ms", 0, 3600000, &out->linger_ms); !s.ok()) return s;
+  if (Status s = int_flag(flags, "--message-send-max-retries", 0, 1000, &retries); !s.ok()) return s;
   out->producer.batch_bytes = static_cast<size_t>(batch_size);
   out->producer.retries = static_cast<int>(retries);
   out->producer.broker_timeout_ms = static_cast<int32_t>(out->client.request_timeout_ms);
-  return true;
+  return Status();
 }
 
 // Sends one input line (key and value split as the settings say); false
@@ -263,11 +254,10 @@ uint64_t send_input(client::Producer& producer, const ProduceSettings& settings,
 
 int run_produce(const std::vector<std::string>& args) {
   ToolFlags flags;
-  std::string error;
   int exit_code = kExitOk;
   if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
   ProduceSettings settings;
-  if (!produce_settings(flags, &settings, &error)) return usage_error(kTool, error, usage());
+  if (Status bad = produce_settings(flags, &settings); !bad.ok()) return usage_error(kTool, bad, usage());
 
   client::Client client(settings.client);
   Status s = client.bootstrap();

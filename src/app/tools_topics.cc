@@ -66,10 +66,11 @@ int do_create(client::Client& client, const ToolFlags& flags, const std::string&
   t.name = topic;
   int64_t partitions = -1;
   int64_t replication = -1;
-  std::string error;
-  if (!int_flag(flags, "--partitions", 1, INT32_MAX, &partitions, &error) ||
-      !int_flag(flags, "--replication-factor", 1, INT16_MAX, &replication, &error)) {
-    return usage_error(kTool, error, usage());
+  if (Status bad = int_flag(flags, "--partitions", 1, INT32_MAX, &partitions); !bad.ok()) {
+    return usage_error(kTool, bad, usage());
+  }
+  if (Status bad = int_flag(flags, "--replication-factor", 1, INT16_MAX, &replication); !bad.ok()) {
+    return usage_error(kTool, bad, usage());
   }
   t.partitions = static_cast<int32_t>(partitions);
   t.replication_factor = static_cast<int16_t>(replication);
@@ -221,8 +222,9 @@ int do_alter(client::Client& client, const ToolFlags& flags, const std::string& 
     }
   }
   int64_t partitions = -1;
-  std::string error;
-  if (!int_flag(flags, "--partitions", 1, INT32_MAX, &partitions, &error)) return usage_error(kTool, error, usage());
+  if (Status bad = int_flag(flags, "--partitions", 1, INT32_MAX, &partitions); !bad.ok()) {
+    return usage_error(kTool, bad, usage());
+  }
   if (partitions < 0 && changes.empty()) {
     return usage_error(kTool, "--alter needs --partitions, --add-config or --delete-config", usage());
   }
@@ -252,7 +254,6 @@ int do_alter(client::Client& client, const ToolFlags& flags, const std::string& 
 
 int run_topics(const std::vector<std::string>& args) {
   ToolFlags flags;
-  std::string error;
   int exit_code = kExitOk;
   if (!parse_tool_args(kTool, args, kFlags, usage(), &flags, &exit_code)) return exit_code;
   const char* actions[] = {"--create", "--list", "--describe", "--alter", "--delete"};
@@ -268,7 +269,7 @@ int run_topics(const std::vector<std::string>& args) {
     return usage_error(kTool, "give exactly one of --create, --list, --describe, --alter, --delete", usage());
   }
   client::ClientOptions options;
-  if (!client_options_from_flags(flags, &options, &error)) return usage_error(kTool, error, usage());
+  if (Status bad = client_options_from_flags(flags, &options); !bad.ok()) return usage_error(kTool, bad, usage());
   const std::string* topic = flags.value("--topic");
   bool needs_topic = action == "--create" || action == "--alter" || action == "--delete";
   if (needs_topic && topic == nullptr) return usage_error(kTool, action + " needs --topic", usage());

@@ -133,28 +133,22 @@ ControlStatus control_request(const std::string& socket_path, const std::string&
   return status;
 }
 
-bool parse_control_reply(const std::string& reply, std::string* body, std::string* error) {
+Status parse_control_reply(const std::string& reply, std::string* body) {
   static constexpr std::string_view kOk = "ok\n";
   static constexpr std::string_view kError = "error: ";
   std::string_view text(reply);
   if (text.substr(0, kOk.size()) == kOk) {
     body->assign(text.substr(kOk.size()));
-    return true;
+    return Status();
   }
   if (text.substr(0, kError.size()) == kError) {
     std::string_view why = text.substr(kError.size());
     if (!why.empty() && why.back() == '\n') why.remove_suffix(1);
-    error->assign(why);
-    if (error->empty()) *error = "(no reason given)";
-    return false;
+    return Status::invalid_argument(why.empty() ? std::string("(no reason given)") : std::string(why));
   }
-  if (text.empty()) {
-    *error = "the server closed the connection without a reply";
-  } else {
-    std::string_view start = text.substr(0, std::min<size_t>(text.size(), 60));
-    *error = "unexpected reply '" + std::string(start) + (text.size() > start.size() ? "...'" : "'");
-  }
-  return false;
+  if (text.empty()) return Status::protocol_error("the server closed the connection without a reply");
+  std::string_view start = text.substr(0, std::min<size_t>(text.size(), 60));
+  return Status::protocol_error("unexpected reply '" + std::string(start) + (text.size() > start.size() ? "...'" : "'"));
 }
 
 }  // namespace eddy::net

@@ -6,12 +6,14 @@
 //   net::ControlStatus s = net::control_request(path, "forward status", 10000, &reply, &error);
 //   if (s == net::ControlStatus::kNoSocket) { ... nothing running ... }
 //   std::string body;
-//   if (s == net::ControlStatus::kOk && net::parse_control_reply(reply, &body, &error)) print(body);
+//   if (s == net::ControlStatus::kOk && net::parse_control_reply(reply, &body).ok()) print(body);
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "port/status.h"
 
 namespace eddy::net {
 
@@ -34,9 +36,10 @@ enum class ControlStatus {
 ControlStatus control_request(const std::string& socket_path, const std::string& command, int64_t timeout_ms,
                               std::string* reply, std::string* error);
 
-// Reads a reply by the convention of net/control_server.h: true with *body
-// for "ok\n<body>"; false with *error for "error: <why>\n" (*error = why,
-// without the newline) or for a reply in neither form (*error describes it).
-bool parse_control_reply(const std::string& reply, std::string* body, std::string* error);
+// Reads a reply by the convention of net/control_server.h: ok with *body
+// for "ok\n<body>"; kInvalidArgument for "error: <why>\n" (the server
+// refused the command; the message is why, without the newline); kProtocol
+// for a reply in neither form (the message describes it).
+Status parse_control_reply(const std::string& reply, std::string* body);
 
 }  // namespace eddy::net

@@ -164,19 +164,23 @@ void make_stale_socket(const std::string& path) {
 }
 
 TEST(ControlReplyTest, BuildAndParse) {
-  std::string body, error;
+  std::string body;
   EXPECT_EQ(control_reply_ok("a table\n"), "ok\na table\n");
   EXPECT_EQ(control_reply_error("unknown command"), "error: unknown command\n");
-  EXPECT_TRUE(parse_control_reply("ok\nline 1\nline 2\n", &body, &error));
+  EXPECT_TRUE(parse_control_reply("ok\nline 1\nline 2\n", &body).ok());
   EXPECT_EQ(body, "line 1\nline 2\n");
-  EXPECT_TRUE(parse_control_reply("ok\n", &body, &error));
+  EXPECT_TRUE(parse_control_reply("ok\n", &body).ok());
   EXPECT_EQ(body, "");
-  EXPECT_FALSE(parse_control_reply("error: unknown command\n", &body, &error));
-  EXPECT_EQ(error, "unknown command");
-  EXPECT_FALSE(parse_control_reply("", &body, &error));
-  EXPECT_NE(error.find("without a reply"), std::string::npos) << error;
-  EXPECT_FALSE(parse_control_reply("okay", &body, &error));
-  EXPECT_NE(error.find("unexpected reply 'okay'"), std::string::npos) << error;
+  Status refused = parse_control_reply("error: unknown command\n", &body);
+  EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(refused.message(), "unknown command");
+  EXPECT_EQ(parse_control_reply("error: \n", &body).message(), "(no reason given)");
+  Status empty = parse_control_reply("", &body);
+  EXPECT_EQ(empty.code(), Status::Code::kProtocol);
+  EXPECT_NE(empty.message().find("without a reply"), std::string::npos) << empty.message();
+  Status garbled = parse_control_reply("okay", &body);
+  EXPECT_EQ(garbled.code(), Status::Code::kProtocol);
+  EXPECT_NE(garbled.message().find("unexpected reply 'okay'"), std::string::npos) << garbled.message();
 }
 
 TEST(ControlSocketTest, RoundTrip) {
@@ -191,7 +195,7 @@ TEST(ControlSocketTest, RoundTrip) {
   ASSERT_EQ(control_request(path, "forward status", kRequestTimeoutMs, &reply, &error), ControlStatus::kOk) << error;
   EXPECT_EQ(reply, "ok\nLINK  STATE\nc1    up\n");
   std::string body;
-  EXPECT_TRUE(parse_control_reply(reply, &body, &error));
+  EXPECT_TRUE(parse_control_reply(reply, &body).ok());
   EXPECT_EQ(body, "LINK  STATE\nc1    up\n");
   EXPECT_EQ(fixture.commands(), std::vector<std::string>{"forward status"});
 }
