@@ -139,6 +139,10 @@ uint64_t bytes_copied_by_send_file();
 uint32_t crc32c(uint32_t crc, const void* data, size_t length);
 // The portable path, always available (tests compare both).
 uint32_t crc32c_portable(uint32_t crc, const void* data, size_t length);
+// The hardware path as one dependent stream (crc32c interleaves three): the
+// micro-benchmark's baseline and a cross-check; the portable path when the
+// CPU has no CRC instructions.
+uint32_t crc32c_one_stream(uint32_t crc, const void* data, size_t length);
 // Names the path crc32c takes on this CPU: "sse4.2", "armv8-crc" or "portable".
 const char* crc32c_implementation();
 

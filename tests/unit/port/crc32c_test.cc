@@ -44,6 +44,27 @@ TEST(Crc32c, AcceleratedMatchesPortableOnRandomBuffers) {
   }
 }
 
+// The three-stream paths change at 3 * 256 and 3 * 8192 bytes (port/
+// crc32c.cc): every length around those edges, from aligned and unaligned
+// starts, against the portable code and the one-stream hardware path.
+TEST(Crc32c, InterleavedStreamsMatchAroundEveryBlockEdge) {
+  std::mt19937_64 rng(7);
+  std::vector<uint8_t> buffer(4 * 3 * 8192 + 64);
+  for (auto& b : buffer) b = static_cast<uint8_t>(rng());
+  const size_t edges[] = {3 * 256, 2 * 3 * 256, 3 * 8192, 3 * 8192 + 3 * 256, 2 * 3 * 8192, 4 * 3 * 8192};
+  for (size_t edge : edges) {
+    for (size_t length = edge - 9; length <= edge + 9; ++length) {
+      for (size_t offset : {0, 1, 7}) {
+        uint32_t seed = static_cast<uint32_t>(rng());
+        const uint8_t* p = buffer.data() + offset;
+        uint32_t expected = crc32c_portable(seed, p, length);
+        ASSERT_EQ(crc32c(seed, p, length), expected) << "offset " << offset << " length " << length;
+        ASSERT_EQ(crc32c_one_stream(seed, p, length), expected) << "offset " << offset << " length " << length;
+      }
+    }
+  }
+}
+
 TEST(Crc32c, ExtendingEqualsWhole) {
   const char* text = "The quick brown fox jumps over the lazy dog";
   size_t n = std::strlen(text);
