@@ -114,10 +114,16 @@ Status LogManager::open_partition(const TopicPartition& tp, const LogConfig& con
   std::unique_ptr<PartitionLog> opened;
   Status s = PartitionLog::open(directory_ + "/" + partition_directory_name(tp), config, &flusher_, &opened);
   if (!s.ok()) return s;
+  opened->set_owner(owner_);
   opened->set_budget(&budget_);
   *log = opened.get();
   logs_.emplace(tp, std::move(opened));
   return Status();
+}
+
+void LogManager::set_owner(const port::Executor* owner) {
+  owner_ = owner;
+  for (auto& [tp, log] : logs_) log->set_owner(owner);
 }
 
 PartitionLog* LogManager::find(const TopicPartition& tp) const {

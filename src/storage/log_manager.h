@@ -71,6 +71,11 @@ class LogManager {
   DiskBudget& budget() { return budget_; }
   const DiskBudget& budget() const { return budget_; }
 
+  // The loop whose thread owns every partition (PartitionLog::set_owner),
+  // for those open now and those opened later. REQUIRES owner outlives the
+  // manager's logs.
+  void set_owner(const port::Executor* owner);
+
   Flusher& flusher() { return flusher_; }
   const Flusher& flusher() const { return flusher_; }
   const std::string& directory() const { return directory_; }
@@ -84,6 +89,7 @@ class LogManager {
   // Declared before logs_: each log releases its charge when destroyed.
   DiskBudget budget_;
   std::map<TopicPartition, std::unique_ptr<PartitionLog>> logs_;
+  const port::Executor* owner_ = nullptr;
   bool closed_ = false;
 };
 

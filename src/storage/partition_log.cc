@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "port/check.h"
 #include "port/log.h"
 #include "port/port.h"
 #include "protocol/big_endian.h"
@@ -46,6 +47,10 @@ PartitionLog::PartitionLog(std::string directory, const LogConfig& config, Flush
 PartitionLog::~PartitionLog() {
   if (!closed_ && sync_ != nullptr) flusher_->remove(sync_);
   if (budget_ != nullptr) budget_->recharge(charged_bytes_, 0);
+}
+
+void PartitionLog::check_owner_thread() const {
+  if (owner_ != nullptr) EDDY_DCHECK_ON_LOOP(*owner_);
 }
 
 std::string PartitionLog::segment_path(int64_t base) const { return directory_ + "/" + segment_file_name(base); }
@@ -117,6 +122,7 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
 }
 
 Status PartitionLog::close() {
+  check_owner_thread();
   if (closed_) return Status();
   closed_ = true;
   flusher_->remove(sync_);
@@ -137,6 +143,7 @@ Status PartitionLog::close() {
 // ---------------------------------------------------------------------------
 
 Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& options, AppendResult* result) {
+  check_owner_thread();
   if (closed_ || write_failed_ || !sync_->failure().ok()) return Status::io_error("the log is closed or failed");
   RecordBatchView view;
   BatchError e = RecordBatchView::parse(batch, &view);
@@ -316,6 +323,7 @@ void PartitionLog::drop_extra_segments() {
 // ---------------------------------------------------------------------------
 
 int64_t PartitionLog::high_watermark() const {
+  check_owner_thread();
   int64_t end = log_end_offset();
   int64_t hw = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ? std::min(durable_offset(), end) : end;
   return std::max(hw, log_start_offset_);
@@ -378,6 +386,7 @@ Status PartitionLog::collect(int64_t offset, size_t max_bytes, int64_t upper_off
 }
 
 Status PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_offset, ReadResult* result) {
+  check_owner_thread();
   result->regions.clear();
   result->bytes = 0;
   return collect(offset, max_bytes, upper_offset, &result->next_offset,
@@ -390,6 +399,7 @@ Status PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_offset
 
 Status PartitionLog::read_copy(int64_t offset, size_t max_bytes, int64_t upper_offset, std::vector<uint8_t>* bytes,
                                int64_t* next_offset) {
+  check_owner_thread();
   bytes->clear();
   return collect(offset, max_bytes, upper_offset, next_offset,
                  [&](const Segment& segment, uint64_t position, uint64_t length) {
@@ -400,6 +410,7 @@ Status PartitionLog::read_copy(int64_t offset, size_t max_bytes, int64_t upper_o
 }
 
 Status PartitionLog::lookup(int64_t offset, BatchLocation* location) {
+  check_owner_thread();
   if (offset < log_start_offset_ || offset >= log_end_offset()) return Status::out_of_range("offset out of range");
   const Segment& segment = *segments_[segment_for(offset)];
   location->segment_base_offset = segment.base_offset();
@@ -408,6 +419,7 @@ Status PartitionLog::lookup(int64_t offset, BatchLocation* location) {
 
 Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup* lookup,
                                               const RecordsDecompressor* decompress) {
+  check_owner_thread();
   *lookup = TimestampLookup{};
   const int64_t bound = high_watermark();
   for (const auto& segment : segments_) {
@@ -462,6 +474,7 @@ Status PartitionLog::find_offset_by_timestamp(int64_t timestamp, TimestampLookup
 }
 
 Status PartitionLog::find_max_timestamp(TimestampLookup* lookup, const RecordsDecompressor* decompress) {
+  check_owner_thread();
   int64_t max_timestamp = -1;
   for (const auto& segment : segments_) {
     if (segment->next_offset() > log_start_offset_) max_timestamp = std::max(max_timestamp, segment->max_timestamp());
@@ -484,12 +497,14 @@ void PartitionLog::set_log_start(int64_t offset) {
 }
 
 Status PartitionLog::delete_records_before(int64_t offset) {
+  check_owner_thread();
   if (offset < 0 || offset > high_watermark()) return Status::out_of_range("offset out of range");
   if (offset > log_start_offset_) set_log_start(offset);
   return Status();
 }
 
 size_t PartitionLog::apply_retention(int64_t now_ms) {
+  check_owner_thread();
   if (config_.retention_ms < 0) return 0;
   const int64_t limit = now_ms - config_.retention_ms;
   size_t dropped = 0;
@@ -511,6 +526,7 @@ size_t PartitionLog::apply_retention(int64_t now_ms) {
 }
 
 Status PartitionLog::update_config(const LogConfig& config) {
+  check_owner_thread();
   Status s = validate(config);
   if (!s.ok()) return s;
   config_ = config;
@@ -521,11 +537,13 @@ Status PartitionLog::update_config(const LogConfig& config) {
 }
 
 void PartitionLog::set_budget(DiskBudget* budget) {
+  check_owner_thread();
   budget_ = budget;
   budget_->recharge(0, charged_bytes_);
 }
 
 uint64_t PartitionLog::footprint_bytes() const {
+  check_owner_thread();
   uint64_t bytes = partition_overhead_bytes();
   for (const auto& segment : segments_) {
     bytes += segment_footprint_bytes(segment->capacity(), config_.index_interval_bytes);
@@ -544,6 +562,7 @@ void PartitionLog::recharge() {
 }
 
 void PartitionLog::request_sync() {
+  check_owner_thread();
   sync_->request_sync();
   flusher_->wake();
 }
@@ -554,6 +573,7 @@ bool PartitionLog::wait_durable(int64_t offset, int64_t timeout_ms) {
 }
 
 PartitionStats PartitionLog::stats() const {
+  check_owner_thread();
   PartitionStats stats = stats_;
   stats.segments = segments_.size();
   for (const auto& segment : segments_) {
@@ -565,6 +585,7 @@ PartitionStats PartitionLog::stats() const {
 }
 
 std::vector<SegmentInfo> PartitionLog::segments() const {
+  check_owner_thread();
   std::vector<SegmentInfo> out;
   for (const auto& s : segments_) {
     out.push_back(SegmentInfo{s->base_offset(), s->next_offset(), s->end_position(), s->capacity(), s->max_timestamp()});

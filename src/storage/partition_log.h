@@ -13,7 +13,9 @@
 // Threading: every method except the durability ones marked "any thread"
 // must be called from the single owner thread (the reactor). The flusher
 // thread syncs in the background through the partition's SyncState; see
-// flusher.h for what the two share.
+// flusher.h for what the two share. Once set_owner() names the loop that
+// owns the log, checked builds (port/check.h) abort when an owner-thread
+// method runs on another thread.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "port/executor.h"
 #include "port/status.h"
 #include "protocol/output_buffer.h"
 #include "storage/checkpoint.h"
@@ -174,6 +177,10 @@ class PartitionLog {
   // Offsets >= pin must not be dropped (the forwarder pins what it has not
   // delivered). -1: no pin. When the budget is full and the oldest segment is
   // pinned, eddy.full.policy decides (see README.md).
+  // The loop whose thread owns the log (the broker's reactor); nullptr (the
+  // default: unit tests, tools) checks nothing. REQUIRES owner outlives the
+  // log.
+  void set_owner(const port::Executor* owner) { owner_ = owner; }
   void set_pin(int64_t pin_offset) { pin_ = pin_offset; }
   int64_t pin() const { return pin_; }
 
@@ -244,9 +251,13 @@ class PartitionLog {
   template <typename Visit>
   Status collect(int64_t offset, size_t max_bytes, int64_t upper_offset, int64_t* next_offset, Visit visit);
 
+  // Checked builds: aborts unless called on the owner's loop thread.
+  void check_owner_thread() const;
+
   const std::string directory_;
   LogConfig config_;
   Flusher* const flusher_;
+  const port::Executor* owner_ = nullptr;
   std::shared_ptr<SyncState> sync_;
   // In offset order; back() is the active segment. Never empty once open.
   std::deque<std::unique_ptr<Segment>> segments_;

@@ -32,6 +32,7 @@ numbered-message check and the record dump run through numbered_check() and
 dump_records().
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -62,30 +63,46 @@ def _source_dir():
     return src
 
 
+def _cached_classpath(cp_file):
+    """The cached classpath when every jar it names is still there, else None."""
+    if not os.path.exists(cp_file):
+        return None
+    with open(cp_file) as f:
+        cp = f.read().strip()
+    if cp and all(os.path.exists(jar) for jar in cp.split(":")):
+        return cp
+    return None
+
+
 def classpath():
     """The classpath of Kafka's broker, tools and clients (a ':'-joined
     string). Runs Maven only when the cached classpath is missing or names a
-    jar that is gone."""
+    jar that is gone. Test files run in parallel (ctest -j): on a machine
+    with an empty cache several of them get here at once, so the download
+    runs under an exclusive flock, and whoever waited finds the cache filled."""
     pom = os.path.join(_source_dir(), "tests", "kafka", "pom.xml")
     root = os.path.join(cache_dir(), "kafka-" + KAFKA_VERSION)
     cp_file = os.path.join(root, "classpath.txt")
-    if os.path.exists(cp_file):
-        with open(cp_file) as f:
-            cp = f.read().strip()
-        if cp and all(os.path.exists(jar) for jar in cp.split(":")):
-            return cp
+    cp = _cached_classpath(cp_file)
+    if cp:
+        return cp
     os.makedirs(root, exist_ok=True)
     if shutil.which("mvn") is None or shutil.which("java") is None:
         raise KafkaUnavailable("Apache Kafka is needed but java/mvn are missing (scripts/install-deps.sh host installs them)")
-    tmp_out = cp_file + ".tmp"
-    cmd = ["mvn", "-B", "-q", "-f", pom, "-Dmaven.repo.local=" + os.path.join(root, "m2"),
-           "dependency:build-classpath", "-Dmdep.outputFile=" + tmp_out]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
-    if proc.returncode != 0 or not os.path.exists(tmp_out):
-        tail = proc.stdout.decode(errors="replace")[-3000:]
-        raise KafkaUnavailable("could not fetch Apache Kafka %s from Maven Central (is it reachable?): "
-                               "mvn exited %d\n%s" % (KAFKA_VERSION, proc.returncode, tail))
-    os.replace(tmp_out, cp_file)
+    with open(os.path.join(root, "provision.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cp = _cached_classpath(cp_file)
+        if cp:
+            return cp
+        tmp_out = "%s.tmp.%d" % (cp_file, os.getpid())
+        cmd = ["mvn", "-B", "-q", "-f", pom, "-Dmaven.repo.local=" + os.path.join(root, "m2"),
+               "dependency:build-classpath", "-Dmdep.outputFile=" + tmp_out]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+        if proc.returncode != 0 or not os.path.exists(tmp_out):
+            tail = proc.stdout.decode(errors="replace")[-3000:]
+            raise KafkaUnavailable("could not fetch Apache Kafka %s from Maven Central (is it reachable?): "
+                                   "mvn exited %d\n%s" % (KAFKA_VERSION, proc.returncode, tail))
+        os.replace(tmp_out, cp_file)
     with open(cp_file) as f:
         return f.read().strip()
 

@@ -191,7 +191,9 @@ def test_watch(data, server):
     watch = subprocess.Popen([EDDY, "forward", "status", "--data-dir", data, "--watch", "1"],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        eddy_fixture.wait_until(lambda: len(server.seen()) >= 3, 20, "three --watch rounds")
+        # Each round prints (and flushes) its answer before it sleeps and asks
+        # again, so the fourth request means three rounds are on stdout.
+        eddy_fixture.wait_until(lambda: len(server.seen()) >= 4, 20, "three --watch rounds")
     finally:
         watch.send_signal(signal.SIGINT)
         out, _err = watch.communicate(timeout=10)

@@ -96,6 +96,49 @@ class PartitionLogTest : public ::testing::Test {
   Flusher flusher_;
 };
 
+// A loop that says whether the calling thread is its own.
+class StubLoop : public port::Executor {
+ public:
+  explicit StubLoop(bool on_loop) : on_loop_(on_loop) {}
+  void post(std::function<void()>) override {}
+  TimerId schedule_after(int64_t, std::function<void()>) override { return 0; }
+  void cancel(TimerId) override {}
+  int64_t now_ms() override { return 0; }
+  bool on_loop_thread() const override { return on_loop_; }
+
+ private:
+  bool on_loop_;
+};
+
+TEST_F(PartitionLogTest, AnOwnedLogWorksOnItsOwnersThread) {
+  StubLoop owner(/*on_loop=*/true);
+  auto log = open_log(testing::small_config(4096));
+  log->set_owner(&owner);
+  append(*log, 3);
+  EXPECT_EQ(verify_log(*log, 0), 3);
+  EXPECT_TRUE(log->close().ok());
+}
+
+TEST_F(PartitionLogTest, OwnerThreadMethodsOnAnotherThreadAbortInCheckedBuilds) {
+#if EDDY_CHECKED
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the flusher thread runs
+  StubLoop elsewhere(/*on_loop=*/false);
+  auto log = open_log(testing::small_config(4096));
+  append(*log, 1);  // no owner yet: nothing is checked
+  log->set_owner(&elsewhere);
+  std::vector<uint8_t> batch = testing::batch_for_offsets(log->log_end_offset(), 1, 20, 60, 1000);
+  AppendResult result;
+  EXPECT_DEATH((void)log->append(batch, AppendOptions{}, &result), "reactor-only code called on another thread");
+  std::vector<uint8_t> bytes;
+  int64_t next = 0;
+  EXPECT_DEATH((void)log->read_copy(0, SIZE_MAX, -1, &bytes, &next), "reactor-only code called on another thread");
+  EXPECT_DEATH((void)log->high_watermark(), "reactor-only code called on another thread");
+  log->set_owner(nullptr);
+#else
+  GTEST_SKIP() << "the owner-thread checks are compiled only into checked builds (EDDY_CHECKED)";
+#endif
+}
+
 TEST_F(PartitionLogTest, AppendAssignsOffsetsAndPatchesHeaders) {
   auto log = open_log(testing::small_config(64 << 10));
   EXPECT_EQ(log->log_start_offset(), 0);
