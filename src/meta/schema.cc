@@ -5,6 +5,7 @@
 
 #include "meta/uuid.h"
 #include "port/log.h"
+#include "port/port.h"
 
 namespace eddy::meta {
 
@@ -268,6 +269,17 @@ Status configure_connection(Database* db) {
 
 }  // namespace
 
+namespace {
+
+// "dir/eddy.db" -> "dir"; "eddy.db" -> ".".
+std::string parent_directory(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
 Status open_database(const std::string& path, const SchemaSpec& spec, std::unique_ptr<Database>* out,
                      int64_t* found_version) {
   std::unique_ptr<Database> db;
@@ -287,6 +299,14 @@ Status open_database(const std::string& path, const SchemaSpec& spec, std::uniqu
   if (!s.ok()) return s;
   s = migrate_database(db.get(), spec, *found_version);
   if (!s.ok()) return s;
+  if (*found_version == 0) {
+    // A new database file: SQLite syncs the directory when it creates its
+    // WAL, but not for the main file, whose directory entry a power cut
+    // could otherwise take away with everything committed to it.
+    if (std::error_code ec = port::sync_directory(parent_directory(path))) {
+      return Status::io_error(path + ": cannot sync the directory of the new database: " + ec.message());
+    }
+  }
   *out = std::move(db);
   return Status();
 }

@@ -8,6 +8,7 @@
 #include "meta/schema.h"
 #include "meta/sqlite_db.h"
 #include "meta/uuid.h"
+#include "port/file_interceptor.h"
 #include "tests/unit/meta/meta_test_util.h"
 
 namespace eddy::meta {
@@ -33,6 +34,40 @@ void run_sql(const std::string& path, const char* sql) {
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Records the directories synced while installed.
+class DirectorySyncs : public port::FileInterceptor {
+ public:
+  DirectorySyncs() { port::set_file_interceptor(this); }
+  ~DirectorySyncs() override { port::set_file_interceptor(nullptr); }
+  void lock() override { mu_.lock(); }
+  void unlock() override { mu_.unlock(); }
+  std::error_code before(const port::FileEvent&) override { return {}; }
+  void after(const port::FileEvent& event, const std::error_code& result) override {
+    if (event.op == port::FileOp::kSyncDirectory && !result) synced_.push_back(*event.path);
+  }
+  // REQUIRES: no intercepted operation runs meanwhile.
+  const std::vector<std::string>& synced() const { return synced_; }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> synced_;
+};
+
+TEST(MetaStoreOpen, CreatingTheDatabaseSyncsItsDirectoryAndReopeningDoesNot) {
+  eddy::testing::TempDir dir;
+  const std::string path = dir.file("eddy.db");
+  {
+    DirectorySyncs syncs;
+    auto store = open_or_die(path);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(syncs.synced(), std::vector<std::string>{dir.path()});
+  }
+  DirectorySyncs syncs;
+  auto store = open_or_die(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(syncs.synced().empty());
+}
 
 TEST(MetaStoreOpen, CreatesDatabaseWithClusterIdAndSettings) {
   eddy::testing::TempDir dir;
