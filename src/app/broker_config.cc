@@ -249,24 +249,25 @@ const ConfigSchema& broker_schema() {
   return schema;
 }
 
-bool load_broker_config(const std::string& path, const std::vector<std::string>& overrides, Config* config,
-                        std::string* error, std::vector<std::string>* warnings) {
+Status load_broker_config(const std::string& path, const std::vector<std::string>& overrides, Config* config,
+                          std::vector<std::string>* warnings) {
   std::vector<Property> properties;
-  if (!path.empty() && !read_properties_file(path, &properties, error)) return false;
+  if (!path.empty()) {
+    if (Status s = read_properties_file(path, &properties); !s.ok()) return s;
+  }
   for (const std::string& o : overrides) {
     size_t eq = o.find('=');
     Property p;
     p.source = "--override";
     if (eq == std::string::npos) {
       p.key = o;
-      *error = describe_property_error(p, "expected key=value");
-      return false;
+      return Status::invalid_argument(describe_property_error(p, "expected key=value"));
     }
     p.key = o.substr(0, eq);
     p.value = o.substr(eq + 1);
     properties.push_back(std::move(p));
   }
-  return config->apply(properties, error, warnings);
+  return config->apply(properties, warnings);
 }
 
 std::string describe_broker_schema_markdown() {

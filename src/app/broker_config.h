@@ -14,9 +14,10 @@ namespace eddy::app {
 const ConfigSchema& broker_schema();
 
 // Loads a properties file (may be empty: defaults only) then the overrides
-// ("key=value"). Returns false with *error in the "file:line: key: why" form.
-bool load_broker_config(const std::string& path, const std::vector<std::string>& overrides, Config* config,
-                        std::string* error, std::vector<std::string>* warnings);
+// ("key=value"). kIOError when the file cannot be read, kInvalidArgument
+// for a bad entry, in the "file:line: key: why" form.
+Status load_broker_config(const std::string& path, const std::vector<std::string>& overrides, Config* config,
+                          std::vector<std::string>* warnings);
 
 // Prints the reference table (key, default, meaning) as Markdown.
 std::string describe_broker_schema_markdown();

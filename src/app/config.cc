@@ -93,12 +93,11 @@ std::string ConfigSchema::validate(const ConfigKey& key, const std::string& valu
   return "";
 }
 
-bool Config::apply(const std::vector<Property>& properties, std::string* error, std::vector<std::string>* warnings) {
+Status Config::apply(const std::vector<Property>& properties, std::vector<std::string>* warnings) {
   for (const Property& p : properties) {
     const ConfigKey* key = schema_->find(p.key);
     if (key == nullptr) {
-      *error = describe_property_error(p, "unknown configuration key (see `eddy help config`)");
-      return false;
+      return Status::invalid_argument(describe_property_error(p, "unknown configuration key (see `eddy help config`)"));
     }
     if (key->ignored) {
       warnings->push_back(describe_property_error(p, "accepted for Kafka compatibility; has no effect in Eddy"));
@@ -107,13 +106,12 @@ bool Config::apply(const std::vector<Property>& properties, std::string* error, 
     if (!key->alias_of.empty()) key = schema_->find(key->alias_of);
     std::string why = ConfigSchema::validate(*key, p.value);
     if (!why.empty()) {
-      *error = describe_property_error(p, why);
-      return false;
+      return Status::invalid_argument(describe_property_error(p, why));
     }
     // Per-instance keys are kept under the instance's own name.
     values_[key->name.find('<') == std::string::npos ? key->name : p.key] = p;
   }
-  return true;
+  return Status();
 }
 
 const std::string& Config::raw(const std::string& name) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/properties.h"
+#include "port/status.h"
 
 namespace eddy::app {
 
@@ -53,10 +54,10 @@ class Config {
  public:
   explicit Config(const ConfigSchema* schema) : schema_(schema) {}
 
-  // Applies properties in order (later ones win). Returns false with *error
+  // Applies properties in order (later ones win). kInvalidArgument
   // ("file:line: key: why") at the first bad one. Ignored keys produce a
   // warning in *warnings.
-  bool apply(const std::vector<Property>& properties, std::string* error, std::vector<std::string>* warnings);
+  Status apply(const std::vector<Property>& properties, std::vector<std::string>* warnings);
 
   // Typed getters. REQUIRES: name is in the schema with a matching type.
   int64_t get_long(const std::string& name) const;

@@ -119,11 +119,10 @@ std::vector<Property> parse_properties(const std::string& text, const std::strin
   return out;
 }
 
-bool read_properties_file(const std::string& path, std::vector<Property>* out, std::string* error) {
+Status read_properties_file(const std::string& path, std::vector<Property>* out) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    *error = path + ": cannot read: " + std::strerror(errno);
-    return false;
+    return Status::io_error(path + ": cannot read: " + std::strerror(errno));
   }
   std::string text;
   char buf[4096];
@@ -132,11 +131,10 @@ bool read_properties_file(const std::string& path, std::vector<Property>* out, s
   bool failed = std::ferror(f) != 0;
   std::fclose(f);
   if (failed) {
-    *error = path + ": cannot read: I/O error";
-    return false;
+    return Status::io_error(path + ": cannot read: I/O error");
   }
   *out = parse_properties(text, path);
-  return true;
+  return Status();
 }
 
 std::string describe_property_error(const Property& p, const std::string& why) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "port/status.h"
+
 namespace eddy::app {
 
 struct Property {
@@ -20,9 +22,9 @@ struct Property {
 // (a line without a separator is a key with an empty value, as in Java).
 std::vector<Property> parse_properties(const std::string& text, const std::string& source);
 
-// Reads and parses a file. Returns false and sets *error ("path: why") when
-// the file cannot be read.
-bool read_properties_file(const std::string& path, std::vector<Property>* out, std::string* error);
+// Reads and parses a file. kIOError ("path: why") when the file cannot be
+// read.
+Status read_properties_file(const std::string& path, std::vector<Property>* out);
 
 // "source:line: key: why" (or "source: key: why" without a line).
 std::string describe_property_error(const Property& p, const std::string& why);

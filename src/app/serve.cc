@@ -31,28 +31,25 @@ struct ServeArgs {
   std::vector<std::string> overrides;
 };
 
-bool parse_serve_args(const std::vector<std::string>& args, ServeArgs* out, std::string* error) {
+Status parse_serve_args(const std::vector<std::string>& args, ServeArgs* out) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--override") {
       if (i + 1 == args.size()) {
-        *error = "--override needs key=value";
-        return false;
+        return Status::invalid_argument("--override needs key=value");
       }
       out->overrides.push_back(args[++i]);
     } else if (a.rfind("--override=", 0) == 0) {
       out->overrides.push_back(a.substr(11));
     } else if (!a.empty() && a[0] == '-') {
-      *error = "unknown option '" + a + "'";
-      return false;
+      return Status::invalid_argument("unknown option '" + a + "'");
     } else if (out->config_path.empty()) {
       out->config_path = a;
     } else {
-      *error = "more than one config file given ('" + out->config_path + "', '" + a + "')";
-      return false;
+      return Status::invalid_argument("more than one config file given ('" + out->config_path + "', '" + a + "')");
     }
   }
-  return true;
+  return Status();
 }
 
 // Adapts the network layer's response slots to the broker's Reply, and
@@ -335,17 +332,17 @@ int run_broker(const Config& config, const std::string& config_path, const std::
 
 int run_serve(const std::vector<std::string>& args) {
   ServeArgs serve_args;
-  std::string error;
-  if (!parse_serve_args(args, &serve_args, &error)) {
-    std::fprintf(stderr, "eddy serve: %s\nUsage: eddy serve [CONFIG] [--override key=value]...\n", error.c_str());
+  if (Status s = parse_serve_args(args, &serve_args); !s.ok()) {
+    std::fprintf(stderr, "eddy serve: %s\nUsage: eddy serve [CONFIG] [--override key=value]...\n", s.message().c_str());
     return kExitUsage;
   }
   Config config(&broker_schema());
   std::vector<std::string> warnings;
-  if (!load_broker_config(serve_args.config_path, serve_args.overrides, &config, &error, &warnings)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (Status s = load_broker_config(serve_args.config_path, serve_args.overrides, &config, &warnings); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
+  std::string error;
   port::LogLevel level = port::LogLevel::kInfo;
   port::parse_log_level(config.get_string("eddy.log.level").c_str(), &level);
   port::set_log_level(level);

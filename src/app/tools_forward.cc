@@ -65,11 +65,11 @@ int data_dir_from_flags(const ToolFlags& flags, std::string* data_dir) {
   }
   const std::string* config_path = flags.value("--config");
   Config config(&broker_schema());
-  std::string error;
   std::vector<std::string> warnings;  // deprecated aliases: eddy serve reports them
-  if (!load_broker_config(config_path == nullptr ? std::string() : *config_path, flags.values("--override"), &config,
-                          &error, &warnings)) {
-    std::fprintf(stderr, "eddy %s: %s\n", kTool, error.c_str());  // "file:line: key: why", as eddy serve says it
+  if (Status s = load_broker_config(config_path == nullptr ? std::string() : *config_path, flags.values("--override"),
+                                    &config, &warnings);
+      !s.ok()) {
+    std::fprintf(stderr, "eddy %s: %s\n", kTool, s.message().c_str());  // "file:line: key: why", as eddy serve says it
     return kExitUsage;
   }
   *data_dir = config.get_string("log.dirs");

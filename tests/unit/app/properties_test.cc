@@ -53,9 +53,9 @@ TEST(Properties, CrLfAndNoTrailingNewline) {
 
 TEST(Properties, MissingFileIsAnError) {
   std::vector<Property> props;
-  std::string error;
-  EXPECT_FALSE(read_properties_file("/nonexistent/eddy.properties", &props, &error));
-  EXPECT_NE(error.find("/nonexistent/eddy.properties"), std::string::npos);
+  Status s = read_properties_file("/nonexistent/eddy.properties", &props);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find("/nonexistent/eddy.properties"), std::string::npos);
 }
 
 }  // namespace
