@@ -18,17 +18,15 @@ std::string where(const Config& config, const std::string& key) { return config.
 
 // eddy.forward.links: valid, distinct names; and no eddy.forward.<link>.*
 // key for a link that is not listed (a typo in a name).
-bool check_link_names(const Config& config, std::string* error) {
+Status check_link_names(const Config& config) {
   std::set<std::string> names;
   for (const std::string& name : config.get_list("eddy.forward.links")) {
     if (!valid_instance_name(name)) {
-      *error = where(config, "eddy.forward.links") + ": '" + name +
-               "' is not a valid link name (1-64 characters of [a-zA-Z0-9_-])";
-      return false;
+      return Status::invalid_argument(where(config, "eddy.forward.links") + ": '" + name +
+               "' is not a valid link name (1-64 characters of [a-zA-Z0-9_-])");
     }
     if (!names.insert(name).second) {
-      *error = where(config, "eddy.forward.links") + ": link '" + name + "' is listed twice";
-      return false;
+      return Status::invalid_argument(where(config, "eddy.forward.links") + ": link '" + name + "' is listed twice");
     }
   }
   for (const std::string& key : config.set_keys()) {
@@ -36,41 +34,36 @@ bool check_link_names(const Config& config, std::string* error) {
     std::string rest = key.substr(sizeof(kPrefix) - 1);
     std::string link = rest.substr(0, rest.find('.'));
     if (names.count(link) == 0) {
-      *error = where(config, key) + ": link '" + link + "' is not listed in eddy.forward.links";
-      return false;
+      return Status::invalid_argument(where(config, key) + ": link '" + link + "' is not listed in eddy.forward.links");
     }
   }
-  return true;
+  return Status();
 }
 
 // <k>bootstrap.servers, required, and <k>security.protocol (PLAINTEXT only).
-bool link_endpoint(const Config& config, const std::string& k, forward::LinkOptions* o, std::string* error) {
+Status link_endpoint(const Config& config, const std::string& k, forward::LinkOptions* o) {
   std::vector<std::string> servers = config.get_list(k + "bootstrap.servers");
   if (servers.empty()) {
-    *error = "link '" + o->name + "': " + k + "bootstrap.servers is required";
-    return false;
+    return Status::invalid_argument("link '" + o->name + "': " + k + "bootstrap.servers is required");
   }
   std::string joined;
   for (const std::string& s : servers) joined += (joined.empty() ? "" : ",") + s;
   if (Status s = client::parse_broker_list(joined, &o->bootstrap); !s.ok()) {
-    *error = where(config, k + "bootstrap.servers") + ": " + s.message();
-    return false;
+    return Status::invalid_argument(where(config, k + "bootstrap.servers") + ": " + s.message());
   }
   if (config.get_string(k + "security.protocol") != "PLAINTEXT") {
-    *error = where(config, k + "security.protocol") + ": " + config.get_string(k + "security.protocol") +
+    return Status::invalid_argument(where(config, k + "security.protocol") + ": " + config.get_string(k + "security.protocol") +
              " links are not available in this version of Eddy (TLS and SASL come with the security work); "
-             "use PLAINTEXT, e.g. through a VPN or an stunnel on the gateway";
-    return false;
+             "use PLAINTEXT, e.g. through a VPN or an stunnel on the gateway");
   }
-  return true;
+  return Status();
 }
 
 // <k>topics (at least one), <k>remote.topic, <k>topic.priorities.
-bool link_topics(const Config& config, const std::string& k, forward::LinkOptions* o, std::string* error) {
+Status link_topics(const Config& config, const std::string& k, forward::LinkOptions* o) {
   o->topics = config.get_list(k + "topics");
   if (o->topics.empty()) {
-    *error = where(config, k + "topics") + ": no topics to forward";
-    return false;
+    return Status::invalid_argument(where(config, k + "topics") + ": no topics to forward");
   }
   o->remote_topic = config.get_string(k + "remote.topic");
   for (const std::string& entry : config.get_list(k + "topic.priorities")) {
@@ -78,17 +71,16 @@ bool link_topics(const Config& config, const std::string& k, forward::LinkOption
     std::optional<int64_t> priority;
     if (colon != std::string::npos) priority = parse_int64(entry.substr(colon + 1));
     if (colon == std::string::npos || colon == 0 || !priority || *priority < -1000000 || *priority > 1000000) {
-      *error = where(config, k + "topic.priorities") + ": '" + entry +
-               "' is not regex:priority (an integer between -1000000 and 1000000)";
-      return false;
+      return Status::invalid_argument(where(config, k + "topic.priorities") + ": '" + entry +
+               "' is not regex:priority (an integer between -1000000 and 1000000)");
     }
     o->priorities.push_back({entry.substr(0, colon), static_cast<int32_t>(*priority)});
   }
-  return true;
+  return Status();
 }
 
 // The producer's and the retries' settings of one link.
-bool link_sending(const Config& config, const std::string& k, forward::LinkOptions* o, std::string* error) {
+Status link_sending(const Config& config, const std::string& k, forward::LinkOptions* o) {
   o->acks = config.get_string(k + "acks") == "1" ? 1 : -1;
   o->max_request_bytes = config.get_int(k + "max.request.size");
   o->max_in_flight = config.get_int(k + "max.in.flight.requests.per.connection");
@@ -97,8 +89,7 @@ bool link_sending(const Config& config, const std::string& k, forward::LinkOptio
   o->retry_backoff_ms = config.get_long(k + "retry.backoff.ms");
   o->retry_backoff_max_ms = config.get_long(k + "retry.backoff.max.ms");
   if (o->retry_backoff_max_ms < o->retry_backoff_ms) {
-    *error = where(config, k + "retry.backoff.max.ms") + ": smaller than " + k + "retry.backoff.ms";
-    return false;
+    return Status::invalid_argument(where(config, k + "retry.backoff.max.ms") + ": smaller than " + k + "retry.backoff.ms");
   }
   o->request_timeout_ms = config.get_long(k + "request.timeout.ms");
   o->connect_timeout_ms = config.get_long(k + "socket.connection.setup.timeout.ms");
@@ -106,20 +97,18 @@ bool link_sending(const Config& config, const std::string& k, forward::LinkOptio
   o->create_topics = config.get_bool(k + "create.topics");
   o->replication_factor = static_cast<int16_t>(config.get_int(k + "replication.factor"));
   if (o->replication_factor == 0) {
-    *error = where(config, k + "replication.factor") + ": 0 is not a replication factor (-1 or at least 1)";
-    return false;
+    return Status::invalid_argument(where(config, k + "replication.factor") + ": 0 is not a replication factor (-1 or at least 1)");
   }
-  return true;
+  return Status();
 }
 
-bool link_from(const Config& config, const std::string& name, forward::LinkOptions* o, std::string* error) {
+Status link_from(const Config& config, const std::string& name, forward::LinkOptions* o) {
   const std::string k = kPrefix + name + ".";
   o->name = name;
   o->gateway_id = config.get_string("eddy.gateway.id");
-  if (!link_endpoint(config, k, o, error) || !link_topics(config, k, o, error) ||
-      !link_sending(config, k, o, error)) {
-    return false;
-  }
+  if (Status s = link_endpoint(config, k, o); !s.ok()) return s;
+  if (Status s = link_topics(config, k, o); !s.ok()) return s;
+  if (Status s = link_sending(config, k, o); !s.ok()) return s;
   if (config.get_bool("eddy.validate.compressed.records")) {
     const size_t bound = static_cast<size_t>(
         std::min<uint64_t>(static_cast<uint64_t>(config.get_long("eddy.max.decompressed.batch.bytes")), SIZE_MAX));
@@ -130,23 +119,22 @@ bool link_from(const Config& config, const std::string& name, forward::LinkOptio
   }
   forward::TopicMapping mapping;
   if (Status s = forward::TopicMapping::create(*o, &mapping); !s.ok()) {
-    *error = "link '" + name + "': " + s.message();
-    return false;
+    return Status::invalid_argument("link '" + name + "': " + s.message());
   }
-  return true;
+  return Status();
 }
 
 }  // namespace
 
-bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>* out, std::string* error) {
+Status forward_links_from(const Config& config, std::vector<forward::LinkOptions>* out) {
   out->clear();
-  if (!check_link_names(config, error)) return false;
+  if (Status s = check_link_names(config); !s.ok()) return s;
   for (const std::string& name : config.get_list("eddy.forward.links")) {
     forward::LinkOptions o;
-    if (!link_from(config, name, &o, error)) return false;
+    if (Status s = link_from(config, name, &o); !s.ok()) return s;
     out->push_back(std::move(o));
   }
-  return true;
+  return Status();
 }
 
 }  // namespace eddy::app

@@ -10,8 +10,8 @@
 namespace eddy::app {
 
 // Every link named in eddy.forward.links with its eddy.forward.<link>.*
-// keys. False with *error ("origin: key: why") for a key of an unlisted
+// keys. kInvalidArgument ("origin: key: why") for a key of an unlisted
 // link, a missing bootstrap.servers, a bad pattern or remote topic name.
-bool forward_links_from(const Config& config, std::vector<forward::LinkOptions>* out, std::string* error);
+Status forward_links_from(const Config& config, std::vector<forward::LinkOptions>* out);
 
 }  // namespace eddy::app

@@ -16,12 +16,12 @@ constexpr const char* kListenerKey = "eddy.metrics.listener";
 
 }  // namespace
 
-bool metrics_listener_from(const Config& config, MetricsListenerConfig* out, std::string* error) {
+Status metrics_listener_from(const Config& config, MetricsListenerConfig* out) {
   out->history_sample_ms = config.get_long("eddy.metrics.history.sample.ms");
   const std::string value = config.get_string(kListenerKey);
   if (value.empty()) {
     out->enabled = false;
-    return true;
+    return Status();
   }
   const std::string where = std::string(kListenerKey) + "=" + value + " (" + config.origin(kListenerKey) + ")";
   net::SecurityProtocolMap http_only;
@@ -29,17 +29,15 @@ bool metrics_listener_from(const Config& config, MetricsListenerConfig* out, std
   std::vector<net::ListenerConfig> parsed;
   if (!net::parse_security_protocol_map("HTTP:PLAINTEXT", &http_only, &why) ||
       !net::parse_listeners(value, &http_only, &parsed, &why)) {
-    *error = where + ": expected http://HOST:PORT (" + why + ")";
-    return false;
+    return Status::invalid_argument(where + ": expected http://HOST:PORT (" + why + ")");
   }
   if (parsed.size() != 1) {
-    *error = where + ": expected one http://HOST:PORT address";
-    return false;
+    return Status::invalid_argument(where + ": expected one http://HOST:PORT address");
   }
   out->enabled = true;
   out->host = parsed[0].host;
   out->port = parsed[0].port;
-  return true;
+  return Status();
 }
 
 MetricsEndpoint::MetricsEndpoint(net::Reactor& reactor, MetricsSources sources,

@@ -42,8 +42,8 @@ struct MetricsListenerConfig {
 };
 
 // eddy.metrics.listener ("http://HOST:PORT"; empty: off) and
-// eddy.metrics.history.sample.ms. False with *error naming the key.
-bool metrics_listener_from(const Config& config, MetricsListenerConfig* out, std::string* error);
+// eddy.metrics.history.sample.ms. kInvalidArgument naming the key.
+Status metrics_listener_from(const Config& config, MetricsListenerConfig* out);
 
 class MetricsEndpoint {
  public:

@@ -357,13 +357,13 @@ int run_serve(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   std::vector<forward::LinkOptions> links;
-  if (!forward_links_from(config, &links, &error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (Status s = forward_links_from(config, &links); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
   MetricsListenerConfig metrics_config;
-  if (!metrics_listener_from(config, &metrics_config, &error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (Status s = metrics_listener_from(config, &metrics_config); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
   return run_broker(config, serve_args.config_path, listeners, advertised, std::move(links), metrics_config);
