@@ -255,10 +255,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   if (!open_stores(config, data_dir, &logs, &meta)) return kExitFailure;
 
   net::Reactor reactor;
-  // The reactor owns every partition (checked builds assert it); the logs'
-  // destructors check nothing, so the early returns below, which destroy
-  // the reactor first, are safe.
-  logs->set_owner(&reactor);
+  logs->set_owner(&reactor);  // checked builds assert partitions are used on the reactor
   broker::Broker* broker_ptr = nullptr;
   BrokerFrameHandler handler(&broker_ptr);
   const net::ServerOptions server_options = server_options_from(config);
@@ -322,7 +319,6 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   broker_ptr = nullptr;
   forwarder.join();
   const int rc = close_stores(*logs, *meta);
-  logs->set_owner(nullptr);
   signals.join();
   EDDY_LOG_INFO("stopped");
   return rc;

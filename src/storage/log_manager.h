@@ -72,8 +72,9 @@ class LogManager {
   const DiskBudget& budget() const { return budget_; }
 
   // The loop whose thread owns every partition (PartitionLog::set_owner),
-  // for those open now and those opened later. REQUIRES owner outlives the
-  // manager's logs.
+  // for those open now and those opened later. REQUIRES owner outlives
+  // every later owner-thread call; the destructors check nothing, so an
+  // owner destroyed before the manager is safe.
   void set_owner(const port::Executor* owner);
 
   Flusher& flusher() { return flusher_; }
