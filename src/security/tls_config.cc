@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <mbedtls/pkcs5.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/ssl_ciphersuites.h>
 #include <mbedtls/version.h>
@@ -154,6 +155,16 @@ Status parse_private_key(const std::string& what, const std::string& pem, const 
   if (rc == MBEDTLS_ERR_PK_PASSWORD_MISMATCH) {
     return Status::invalid_argument(what + ": " + password_key + " does not decrypt the private key");
   }
+#if defined(MBEDTLS_ERR_PKCS5_FEATURE_UNAVAILABLE) && MBEDTLS_VERSION_NUMBER < 0x03000000
+  if (rc == MBEDTLS_ERR_PKCS5_FEATURE_UNAVAILABLE) {
+    // OpenSSL 3 encrypts PKCS#8 keys with AES and PBKDF2-HMAC-SHA256 by
+    // default; mbedTLS 2.28's PBES2 reads (3)DES with HMAC-SHA1 only.
+    return Status::invalid_argument(what + ": the private key's encryption is not supported by mbedTLS " +
+                                    MBEDTLS_VERSION_STRING + " (" + mbedtls_reason(rc) +
+                                    "); re-encrypt it with `openssl pkcs8 -topk8 -v2 des3 "
+                                    "-v2prf hmacWithSHA1`, or keep it unencrypted with restrictive permissions");
+  }
+#endif
   if (rc != 0) return Status::invalid_argument(what + ": bad private key: " + mbedtls_reason(rc));
   return Status();
 }
