@@ -10,7 +10,8 @@ expired in 2020. One eddy listens on PLAINTEXT and SSL side by side:
      (the file-region path: pread + encrypt instead of sendfile);
   3. a plaintext client on the SSL port and a TLS client on the plaintext
      port are closed, the failed handshake logged, while another plaintext
-     client goes on working;
+     client goes on working; a client that never finishes its handshake is
+     closed after eddy.request.read.timeout.ms;
   4. ssl.client.auth=required (second eddy): no certificate, an untrusted
      CA's and an expired one are refused; a good one works and becomes the
      principal User:CN=client,O=Eddy Test;
@@ -114,7 +115,7 @@ def tls_overrides(pki, **extra):
 
 @pytest.fixture(scope="module")
 def eddy_overrides(pki):
-    return tls_overrides(pki, **{"eddy.log.level": "debug"})
+    return tls_overrides(pki, **{"eddy.log.level": "debug", "eddy.request.read.timeout.ms": "2000"})
 
 
 @pytest.fixture(scope="module")
@@ -234,6 +235,15 @@ def test_plaintext_client_on_ssl_port_is_closed(eddy, sport):
     eddy_fixture.wait_until(lambda: b"TLS handshake with 127.0.0.1:" in eddy.log_bytes(), 10,
                             "the failed handshake to be logged")
     plaintext_works(eddy, "tls-after-plain-on-ssl")
+
+
+def test_stalled_handshake_is_closed(eddy, sport):
+    """A client that connects and never says hello holds its slot only for
+    eddy.request.read.timeout.ms (2 s here)."""
+    with kafka_wire.Connection(sport) as conn:
+        assert conn.closed_by_peer(timeout=10), "the silent client is closed"
+    eddy_fixture.wait_until(lambda: b"not finished in time" in eddy.log_bytes() or
+                            b"more failed handshakes" in eddy.log_bytes(), 10, "the timeout logged")
 
 
 def test_tls_client_on_plaintext_port_is_closed(eddy):
