@@ -219,9 +219,11 @@ def test_large_fetch_same_bytes_over_ssl(eddy, pki, sport):
     fmt = ["-C", "-t", "tls-large", "-o", "beginning", "-e", "-f", "%p %o %k %s\n", "-X", "fetch.max.bytes=8388608"]
     plain = kcat(["-b", eddy.bootstrap] + fmt)
     over_tls = kcat(kcat_ssl(pki, sport) + fmt)
-    assert plain.returncode == 0 and over_tls.returncode == 0, over_tls.stderr
-    assert len(plain.stdout.splitlines()) == 6000
-    assert over_tls.stdout == plain.stdout, "the same records over SSL as over PLAINTEXT"
+    assert plain.returncode == 0, plain.stderr
+    assert over_tls.returncode == 0, over_tls.stderr
+    assert len(plain.stdout.splitlines()) == 6000, (len(plain.stdout.splitlines()), plain.stderr[-2000:])
+    assert over_tls.stdout == plain.stdout, ("the same records over SSL as over PLAINTEXT",
+                                             len(over_tls.stdout.splitlines()), over_tls.stderr[-2000:])
 
 
 def plaintext_works(eddy, topic):
