@@ -124,6 +124,12 @@ std::error_code allocated_bytes(const std::string& path, uint64_t* bytes);
 std::error_code send_file_range(int socket_fd, int file_fd, uint64_t file_offset, size_t length, size_t* sent);
 std::error_code send_file_range_copying(int socket_fd, int file_fd, uint64_t file_offset, size_t length, size_t* sent);
 
+// Reads up to length bytes of the descriptor fd at offset (pread(2),
+// retrying short reads); *read_bytes < length only at end of file. For
+// descriptors held elsewhere (a response's file region), where File::read_at
+// needs a File.
+std::error_code read_fd_at(int fd, uint64_t offset, void* data, size_t length, size_t* read_bytes);
+
 // Number of file bytes that went through a user-space buffer on the way to a
 // socket (the copying path) since the process started. The zero-copy tests
 // assert that plaintext fetches leave it unchanged.

@@ -94,11 +94,11 @@ std::error_code File::write_at(uint64_t offset, const void* data, size_t length)
   });
 }
 
-std::error_code File::read_at(uint64_t offset, void* data, size_t length, size_t* read_bytes) const {
+std::error_code read_fd_at(int fd, uint64_t offset, void* data, size_t length, size_t* read_bytes) {
   char* p = static_cast<char*>(data);
   size_t done = 0;
   while (done < length) {
-    ssize_t n = ::pread(fd_, p + done, length - done, static_cast<off_t>(offset + done));
+    ssize_t n = ::pread(fd, p + done, length - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       *read_bytes = done;
@@ -108,7 +108,11 @@ std::error_code File::read_at(uint64_t offset, void* data, size_t length, size_t
     done += static_cast<size_t>(n);
   }
   *read_bytes = done;
-  return {};
+  return std::error_code();
+}
+
+std::error_code File::read_at(uint64_t offset, void* data, size_t length, size_t* read_bytes) const {
+  return read_fd_at(fd_, offset, data, length, read_bytes);
 }
 
 std::error_code File::size(uint64_t* bytes) const {

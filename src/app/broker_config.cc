@@ -1,5 +1,7 @@
 #include "app/broker_config.h"
 
+#include <algorithm>
+
 namespace eddy::app {
 namespace {
 
@@ -37,6 +39,43 @@ ConfigKey one_of(ConfigKey k, std::vector<std::string> allowed) {
   k.type = ConfigType::kEnum;
   k.allowed = std::move(allowed);
   return k;
+}
+
+// Kafka's listener security keys, each also as
+// listener.name.<listener>.<key> (the listener's name in lower case, as
+// Kafka writes it), which overrides the plain key for that listener.
+void add_ssl_keys(std::vector<ConfigKey>* keys) {
+  using T = ConfigType;
+  const std::vector<ConfigKey> ssl = {
+      one_of(key("ssl.keystore.type", T::kString, "PEM", "Format of the keystore; PEM only."), {"PEM"}),
+      key("ssl.keystore.location", T::kString, "",
+          "PEM file with the SSL listeners' certificate chain (own certificate first) and private key."),
+      key("ssl.keystore.certificate.chain", T::kString, "",
+          "The certificate chain as inline PEM text, instead of ssl.keystore.location."),
+      key("ssl.keystore.key", T::kString, "", "The private key as inline PEM text (with ssl.keystore.certificate.chain)."),
+      key("ssl.key.password", T::kString, "", "Password of an encrypted private key."),
+      one_of(key("ssl.truststore.type", T::kString, "PEM", "Format of the truststore; PEM only."), {"PEM"}),
+      key("ssl.truststore.location", T::kString, "",
+          "PEM bundle of the CA certificates that verify client certificates (ssl.client.auth)."),
+      key("ssl.truststore.certificates", T::kString, "", "The CA certificates as inline PEM text."),
+      one_of(key("ssl.client.auth", T::kString, "none",
+                 "Client certificates: none, requested (verified when presented) or required. A verified "
+                 "certificate makes the principal User:<subject as RFC 2253>, e.g. User:CN=sensor,O=Plant."),
+             {"none", "requested", "required"}),
+      key("ssl.enabled.protocols", T::kList, "TLSv1.2,TLSv1.3",
+          "TLS versions offered. mbedTLS 2.28 (Debian 12) has TLSv1.2 only: TLSv1.3 is skipped, a list of "
+          "TLSv1.3 alone is an error."),
+      key("ssl.cipher.suites", T::kList, "",
+          "Cipher suites by their Kafka/IANA names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, ...); empty: "
+          "mbedTLS's defaults. An unknown name is an error."),
+  };
+  for (const ConfigKey& k : ssl) keys->push_back(k);
+  for (ConfigKey k : ssl) {
+    k.name = "listener.name.<listener>." + k.name;
+    k.default_value.clear();
+    k.doc = "The key after the prefix, for that listener only.";
+    keys->push_back(std::move(k));
+  }
 }
 
 std::vector<ConfigKey> make_keys() {
@@ -242,10 +281,20 @@ std::vector<ConfigKey> make_keys() {
   };
 }
 
+std::vector<ConfigKey> all_keys() {
+  std::vector<ConfigKey> keys = make_keys();
+  // After the network keys.
+  auto after = std::find_if(keys.begin(), keys.end(), [](const ConfigKey& k) { return k.name == "message.max.bytes"; });
+  std::vector<ConfigKey> ssl;
+  add_ssl_keys(&ssl);
+  keys.insert(after == keys.end() ? keys.end() : after + 1, ssl.begin(), ssl.end());
+  return keys;
+}
+
 }  // namespace
 
 const ConfigSchema& broker_schema() {
-  static const ConfigSchema schema(make_keys());
+  static const ConfigSchema schema(all_keys());
   return schema;
 }
 

@@ -7,6 +7,7 @@
 
 #include "app/broker_config.h"
 #include "app/broker_options_from_config.h"
+#include "app/listener_tls.h"
 #include "app/forward_config.h"
 #include "app/metrics_endpoint.h"
 #include "app/service_manager.h"
@@ -349,6 +350,10 @@ int run_serve(const std::vector<std::string>& args) {
 
   std::vector<net::ListenerConfig> listeners, advertised;
   if (!listeners_from(config, &listeners, &advertised, &error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return kExitUsage;
+  }
+  if (!tls_for_listeners(config, &listeners, &error)) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return kExitUsage;
   }

@@ -1,5 +1,5 @@
 // Internal to src/net/ (includes Asio): one client connection over a byte
-// stream (PlainStream now, a TLS stream later; see plain_stream.h).
+// stream (PlainStream or TlsStream; see plain_stream.h, tls_stream.h).
 //
 // Read side: frames are 4-byte big-endian sizes followed by the body. Bytes
 // are read into a fixed staging buffer, which usually holds several small
@@ -45,27 +45,6 @@
 
 namespace eddy::net {
 
-struct ConnectionLimits {
-  int32_t max_frame_bytes = 104857600;
-  size_t max_in_flight_requests = 100;
-  size_t max_queued_response_bytes = 1 << 20;
-  int64_t idle_timeout_ms = 600000;  // <= 0: never
-  // A frame begun must be whole this long after the previous one ended,
-  // counting only time spent reading (eddy.request.read.timeout.ms). <= 0:
-  // never.
-  int64_t request_read_timeout_ms = 30000;
-  size_t read_buffer_bytes = 16384;
-};
-
-// Told when a connection closes (the Server removes it).
-class ConnectionOwner {
- public:
-  virtual void connection_closed(uint64_t id) = 0;
-
- protected:
-  ~ConnectionOwner() = default;
-};
-
 template <class Stream>
 class Connection final : public ConnectionCore {
  public:
@@ -82,25 +61,31 @@ class Connection final : public ConnectionCore {
         memory_(memory),
         staging_bytes_(std::max<size_t>(limits.read_buffer_bytes, 64)) {}
 
-  void start() {
+  // A stream with a handshake (TlsStream) finishes it before the first
+  // frame is read; it keeps its own deadline for that (see tls_stream.h).
+  void start() override {
     last_activity_ms_ = port::monotonic_millis();
     handler_->on_connection_opened(context());
     if (context().closed()) return;
     if (limits_.idle_timeout_ms > 0) arm_timer_at(last_activity_ms_ + limits_.idle_timeout_ms);
-    continue_reading();
+    if constexpr (requires(Stream& s) { s.async_handshake([](const std::error_code&) {}); }) {
+      stream_->async_handshake([self = self()](const std::error_code& ec) { self->on_handshake(ec); });
+    } else {
+      continue_reading();
+    }
   }
 
   // Graceful stop: read no new frames; close once every request read so far
   // is answered and written.
-  void begin_drain() {
+  void begin_drain() override {
     draining_ = true;
     close_if_drained();
   }
 
   // The owner is going away: do not call it back.
-  void detach_owner() { owner_ = nullptr; }
+  void detach_owner() override { owner_ = nullptr; }
 
-  void close() {
+  void close() override {
     if (context().closed()) return;
     auto keep = shared_from_this();
     mark_closed();
@@ -117,8 +102,8 @@ class Connection final : public ConnectionCore {
     if (owner_ != nullptr) owner_->connection_closed(context().id());
   }
 
-  bool read_paused() const { return read_paused_; }
-  size_t queued_response_bytes() const { return write_queue_.queued_bytes(); }
+  bool read_paused() const override { return read_paused_; }
+  size_t queued_response_bytes() const override { return write_queue_.queued_bytes(); }
 
   void complete(uint64_t sequence, Completion kind, protocol::OutputBuffer response) override {
     if (context().closed()) return;
@@ -407,6 +392,21 @@ class Connection final : public ConnectionCore {
   void maybe_resume_reading() {
     if (!read_paused_ || reading_ || in_parse_ || !may_read() || over_limits()) return;
     read_paused_ = false;
+    continue_reading();
+  }
+
+  void on_handshake(const std::error_code& ec) {
+    if (context().closed()) return;
+    if (ec) {
+      note_handshake_failure(context(), ec);
+      close();
+      return;
+    }
+    last_activity_ms_ = port::monotonic_millis();
+    std::string principal = stream_->peer_principal();
+    EDDY_LOG_DEBUG("connection from {} (listener {}): {} as {}", context().peer(), context().listener(),
+                   stream_->description(), principal.empty() ? context().principal() : principal);
+    if (!principal.empty()) context().set_principal(std::move(principal));
     continue_reading();
   }
 

@@ -11,10 +11,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace eddy::security {
+class TlsContext;
+}
 
 namespace eddy::net {
 
@@ -24,12 +29,19 @@ enum class SecurityProtocol { kPlaintext, kSsl, kSaslPlaintext, kSaslSsl };
 const char* security_protocol_name(SecurityProtocol protocol);
 // Parses one of the names above (case-insensitive); false when unknown.
 bool parse_security_protocol(std::string_view text, SecurityProtocol* out);
+// The two halves of a protocol, independent of each other: SSL and SASL_SSL
+// run over TLS; SASL_PLAINTEXT and SASL_SSL authenticate with SASL.
+bool uses_tls(SecurityProtocol protocol);
+bool uses_sasl(SecurityProtocol protocol);
 
 struct ListenerConfig {
   std::string name;  // upper-cased listener name, e.g. "PLAINTEXT"
   std::string host;  // empty: all interfaces; IPv6 literals without brackets
   uint16_t port = 0;  // 0: ephemeral
   SecurityProtocol security_protocol = SecurityProtocol::kPlaintext;
+  // The TLS configuration of a listener that uses_tls(): built by the app
+  // from the ssl.* keys (app/listener_tls.h); null for the others.
+  std::shared_ptr<const security::TlsContext> tls;
 };
 
 // Listener name -> security protocol, in the order given.

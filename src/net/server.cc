@@ -11,6 +11,7 @@
 #include "net/connection.h"
 #include "net/plain_stream.h"
 #include "net/reactor.h"
+#include "net/tls_stream.h"
 #include "port/log.h"
 
 namespace eddy::net {
@@ -37,11 +38,13 @@ std::string format_endpoint(const tcp::endpoint& endpoint) {
 
 struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server::Impl> {
   using Conn = Connection<PlainStream>;
+  using TlsConn = Connection<TlsStream>;
 
   struct Listener {
     Listener(asio::io_context& io, std::string listener_name)
         : name(std::move(listener_name)), acceptor(io), retry_timer(io) {}
     std::string name;
+    std::shared_ptr<const security::TlsContext> tls;  // null: PLAINTEXT
     tcp::acceptor acceptor;
     asio::steady_timer retry_timer;
   };
@@ -71,12 +74,17 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
 
   Status open_listener(const ListenerConfig& config) {
     std::string where = format_listener(config.name, config.host, config.port);
-    if (config.security_protocol != SecurityProtocol::kPlaintext) {
+    if (uses_sasl(config.security_protocol)) {
       return Status::not_supported("listener " + where + ": security protocol " +
                                    security_protocol_name(config.security_protocol) +
-                                   " is not supported by this build yet (only PLAINTEXT)");
+                                   " is not supported by this build yet (only PLAINTEXT and SSL)");
+    }
+    if (uses_tls(config.security_protocol) && config.tls == nullptr) {
+      return Status::invalid_argument("listener " + where + ": " + security_protocol_name(config.security_protocol) +
+                                      " needs its TLS configuration (the ssl.* keys)");
     }
     auto listener = std::make_shared<Listener>(io, config.name);
+    if (uses_tls(config.security_protocol)) listener->tls = config.tls;
     std::error_code ec;
     tcp::endpoint endpoint;
     bool dual_stack = false;  // acceptor already opened as IPv6 any
@@ -179,12 +187,20 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
     ++from_address;
     uint64_t id = next_connection_id++;
     ++accepted_total;
-    auto connection =
-        std::make_shared<Conn>(PlainStream(std::move(socket)), id, std::move(peer), listener->name, limits,
-                               &handler, this, &request_memory);
+    std::shared_ptr<ConnectionCore> connection;
+    if (listener->tls != nullptr) {
+      // The handshake must finish as soon as a request frame must.
+      const int64_t handshake_ms = limits.request_read_timeout_ms > 0 ? limits.request_read_timeout_ms
+                                                                      : limits.idle_timeout_ms;
+      connection =
+          std::make_shared<TlsConn>(TlsStream(std::move(socket), listener->tls, handshake_ms), id, std::move(peer),
+                                    listener->name, limits, &handler, this, &request_memory);
+    } else {
+      connection = std::make_shared<Conn>(PlainStream(std::move(socket)), id, std::move(peer), listener->name, limits,
+                                          &handler, this, &request_memory);
+    }
     connections.emplace(id, Open{connection, address});
-    EDDY_LOG_DEBUG("connection {} from {} on listener {}", id,
-                   connection->context().peer(), listener->name);
+    EDDY_LOG_DEBUG("connection {} from {} on listener {}", id, connection->context().peer(), listener->name);
     if (connections.size() >= options.max_connections) {
       // At the limit: this listener stops accepting (clients wait in the
       // kernel's backlog) until a connection closes.
@@ -209,8 +225,8 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
 
   // ---- connections ----------------------------------------------------------
 
-  std::vector<std::shared_ptr<Conn>> snapshot_connections() const {
-    std::vector<std::shared_ptr<Conn>> out;
+  std::vector<std::shared_ptr<ConnectionCore>> snapshot_connections() const {
+    std::vector<std::shared_ptr<ConnectionCore>> out;
     out.reserve(connections.size());
     for (const auto& entry : connections) out.push_back(entry.second.connection);
     return out;
@@ -276,7 +292,7 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
   std::vector<std::shared_ptr<Listener>> listeners;
   std::vector<BoundListener> bound_listeners;
   struct Open {
-    std::shared_ptr<Conn> connection;
+    std::shared_ptr<ConnectionCore> connection;
     std::string address;  // the peer's IP address, for max.connections.per.ip
   };
   std::unordered_map<uint64_t, Open> connections;

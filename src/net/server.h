@@ -90,8 +90,11 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds every listener and starts accepting. Only PLAINTEXT listeners are
-  // supported; others are refused (kNotSupported). On failure nothing stays
+  // Binds every listener and starts accepting. PLAINTEXT and SSL listeners
+  // are supported (an SSL one needs ListenerConfig::tls; its connections
+  // make the TLS handshake first, within eddy.request.read.timeout.ms, and
+  // take the client certificate's subject as their principal); SASL ones
+  // are refused (kNotSupported). On failure nothing stays
   // bound and the Status says which listener failed and why (kNetwork: it
   // cannot resolve or bind).
   // REQUIRES: called once.

@@ -382,13 +382,22 @@ TEST(Server, StartRefusesUnsupportedSecurityProtocolsAndBusyPorts) {
   Reactor reactor;
   std::vector<ListenerConfig> listeners;
   std::string error;
-  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", nullptr, &listeners, &error));
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", nullptr, &listeners, &error));
   {
     Server server(reactor, handler);
     Status s = server.start(listeners);
     EXPECT_EQ(s.code(), Status::Code::kNotSupported) << s.to_string();
-    EXPECT_NE(s.message().find("SSL"), std::string::npos) << s.to_string();
+    EXPECT_NE(s.message().find("SASL_PLAINTEXT"), std::string::npos) << s.to_string();
     EXPECT_NE(s.message().find("not supported"), std::string::npos) << s.to_string();
+    EXPECT_TRUE(server.bound_listeners().empty());
+  }
+  // SSL is supported, given its TLS configuration (ListenerConfig::tls).
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", nullptr, &listeners, &error));
+  {
+    Server server(reactor, handler);
+    Status s = server.start(listeners);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("ssl.*"), std::string::npos) << s.to_string();
     EXPECT_TRUE(server.bound_listeners().empty());
   }
   Server first(reactor, handler);

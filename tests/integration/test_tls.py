@@ -1,0 +1,322 @@
+"""TLS on the listeners (security protocol SSL), issue 15.
+
+A throwaway PKI made with openssl in a temporary directory (module fixture
+`pki`): a CA, a server certificate for 127.0.0.1 / localhost, a client
+certificate (CN=client,O=Eddy Test), one signed by another CA and one that
+expired in 2020. One eddy listens on PLAINTEXT and SSL side by side:
+  1. kcat, kafka-python (Debian) and confluent-kafka (newest, PyPI) produce
+     and consume over SSL; Metadata on the SSL port names the SSL port;
+  2. a large batch fetched over SSL is byte for byte what plaintext gives
+     (the file-region path: pread + encrypt instead of sendfile);
+  3. a plaintext client on the SSL port and a TLS client on the plaintext
+     port are closed, the failed handshake logged, while another plaintext
+     client goes on working; a client that never finishes its handshake is
+     closed after eddy.request.read.timeout.ms;
+  4. ssl.client.auth=required (second eddy): no certificate, an untrusted
+     CA's and an expired one are refused; a good one works and becomes the
+     principal User:CN=client,O=Eddy Test;
+  5. a missing keystore or a bad PEM makes `eddy serve` exit 2 naming the
+     file.
+"""
+
+import os
+import re
+import socket
+import ssl
+import subprocess
+import textwrap
+
+import pytest
+
+import eddy_fixture
+import kafka_wire
+import newest_clients as nc
+
+SSL_LISTENING = re.compile(rb"listening on SSL://127\.0\.0\.1:(\d+)")
+
+
+def openssl(*args, cwd):
+    proc = subprocess.run(["openssl"] + list(args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.returncode == 0, "openssl %s: %s" % (" ".join(args), proc.stdout.decode(errors="replace"))
+
+
+def make_ca(d, name, cn):
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".pem",
+            "-days", "30", "-subj", "/CN=" + cn, cwd=d)
+
+
+def make_cert(d, name, subject, ca, san=None):
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
+            "-subj", subject, cwd=d)
+    extra = []
+    if san:
+        with open(os.path.join(d, name + ".ext"), "w") as f:
+            f.write("subjectAltName=%s\n" % san)
+        extra = ["-extfile", name + ".ext"]
+    openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key", "-CAcreateserial",
+            "-out", name + ".crt", "-days", "30", *extra, cwd=d)
+
+
+def make_expired_cert(d, name, subject, ca):
+    """A certificate valid only in January 2020 (`openssl ca` takes explicit
+    dates; `x509 -req` in OpenSSL 3.0 does not)."""
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
+            "-subj", subject, cwd=d)
+    open(os.path.join(d, "index.txt"), "w").close()
+    with open(os.path.join(d, "ca.cnf"), "w") as f:
+        f.write(textwrap.dedent("""\
+            [ca]
+            default_ca = test
+            [test]
+            database = index.txt
+            new_certs_dir = .
+            serial = expired.srl
+            default_md = sha256
+            policy = any
+            [any]
+            commonName = supplied
+            organizationName = optional
+            """))
+    with open(os.path.join(d, "expired.srl"), "w") as f:
+        f.write("1000\n")
+    openssl("ca", "-batch", "-config", "ca.cnf", "-cert", ca + ".pem", "-keyfile", ca + ".key",
+            "-startdate", "20200101000000Z", "-enddate", "20200201000000Z", "-notext",
+            "-in", name + ".csr", "-out", name + ".crt", cwd=d)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("pki"))
+    make_ca(d, "ca", "Eddy Test CA")
+    make_ca(d, "other-ca", "Someone Else CA")
+    make_cert(d, "server", "/CN=localhost", "ca", san="IP:127.0.0.1,DNS:localhost")
+    make_cert(d, "client", "/O=Eddy Test/CN=client", "ca")
+    make_cert(d, "stranger", "/CN=stranger", "other-ca")
+    make_expired_cert(d, "expired", "/O=Eddy Test/CN=expired", "ca")
+    with open(os.path.join(d, "server.pem"), "w") as out:
+        for part in ("server.crt", "server.key"):
+            with open(os.path.join(d, part)) as f:
+                out.write(f.read())
+    return {name: os.path.join(d, name) for name in os.listdir(d)} | {"dir": d}
+
+
+def ssl_port(broker):
+    m = SSL_LISTENING.search(broker.log_bytes())
+    assert m, "eddy did not log its SSL listener:\n" + broker.log_text()
+    return int(m.group(1))
+
+
+def tls_overrides(pki, **extra):
+    o = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+         "ssl.keystore.location": pki["server.pem"]}
+    o.update(extra)
+    return o
+
+
+@pytest.fixture(scope="module")
+def eddy_overrides(pki):
+    return tls_overrides(pki, **{"eddy.log.level": "debug", "eddy.request.read.timeout.ms": "2000"})
+
+
+@pytest.fixture(scope="module")
+def sport(eddy):
+    return ssl_port(eddy)
+
+
+def kcat(args, timeout=60, input=None):
+    return subprocess.run(["kcat"] + args, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=timeout)
+
+
+def kcat_ssl(pki, port, *cert):
+    args = ["-b", "127.0.0.1:%d" % port, "-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + pki["ca.pem"]]
+    if cert:
+        args += ["-X", "ssl.certificate.location=" + pki[cert[0] + ".crt"],
+                 "-X", "ssl.key.location=" + pki[cert[0] + ".key"]]
+    return args
+
+
+def kcat_roundtrip(conn_args, topic, count=200):
+    lines = b"".join(b"k%d:v%d\n" % (i, i) for i in range(count))
+    p = kcat(conn_args + ["-P", "-t", topic, "-K", ":"], input=lines)
+    assert p.returncode == 0, "kcat produce: " + p.stderr.decode(errors="replace")
+    c = kcat(conn_args + ["-C", "-t", topic, "-o", "beginning", "-e", "-f", "%k:%s\n"])
+    assert c.returncode == 0, "kcat consume: " + c.stderr.decode(errors="replace")
+    assert sorted(c.stdout.splitlines()) == sorted(lines.splitlines()), "kcat over SSL: what was produced"
+
+
+def test_kcat_over_ssl(eddy, pki, sport):
+    kcat_roundtrip(kcat_ssl(pki, sport), "tls-kcat")
+    meta = kcat(kcat_ssl(pki, sport) + ["-L", "-t", "tls-kcat"])
+    assert meta.returncode == 0, meta.stderr
+    assert b"127.0.0.1:%d" % sport in meta.stdout, "Metadata on the SSL port advertises the SSL port"
+    assert b"127.0.0.1:%d" % eddy.port not in meta.stdout, "...not the plaintext one"
+
+
+def test_kafka_python_over_ssl(eddy, pki, sport):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    common = dict(bootstrap_servers="127.0.0.1:%d" % sport, security_protocol="SSL", ssl_cafile=pki["ca.pem"])
+    producer = KafkaProducer(**common)
+    for i in range(100):
+        producer.send("tls-kp", key=b"%d" % i, value=b"value-%d" % i)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(consumer_timeout_ms=10000, **common)
+    tp = TopicPartition("tls-kp", 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    got = [m.value for m in consumer]
+    consumer.close()
+    assert got == [b"value-%d" % i for i in range(100)]
+
+
+CONFLUENT_SCRIPT = r"""
+import json, sys
+from confluent_kafka import Consumer, Producer
+bootstrap, ca = sys.argv[1], sys.argv[2]
+conf = {"bootstrap.servers": bootstrap, "security.protocol": "SSL", "ssl.ca.location": ca}
+p = Producer(dict(conf, **{"enable.idempotence": True}))
+for i in range(150):
+    p.produce("tls-ck", key=b"%d" % i, value=b"ck-%d" % i)
+left = p.flush(30)
+c = Consumer(dict(conf, **{"group.id": "tls-ck", "auto.offset.reset": "earliest"}))
+c.subscribe(["tls-ck"])
+values, errors = [], []
+import time
+deadline = time.time() + 60
+while len(values) < 150 and time.time() < deadline:
+    m = c.poll(1.0)
+    if m is None:
+        continue
+    if m.error():
+        errors.append(str(m.error()))
+        continue
+    values.append(m.value().decode())
+c.close()
+print(json.dumps({"result": {"unflushed": left, "values": values, "errors": errors}}))
+"""
+
+
+def test_confluent_kafka_newest_over_ssl(eddy, pki, sport):
+    python = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
+    nc.ensure_topic(eddy, "tls-ck", 1)
+    result, _run = nc.run_for_result([python, "-c", CONFLUENT_SCRIPT, "127.0.0.1:%d" % sport, pki["ca.pem"]],
+                                     eddy.tmp, "confluent-tls", 120)
+    assert result["unflushed"] == 0
+    assert result["values"] == ["ck-%d" % i for i in range(150)], result.get("errors")
+
+
+def test_large_fetch_same_bytes_over_ssl(eddy, pki, sport):
+    """~6 MB in 1 KiB records, consumed over both listeners: the SSL fetch
+    reads the segment range through the 16 KiB chunk and encrypts it."""
+    from kafka import KafkaProducer
+    producer = KafkaProducer(bootstrap_servers=eddy.bootstrap, batch_size=900000, linger_ms=50,
+                             max_request_size=1048576)
+    for i in range(6000):
+        producer.send("tls-large", key=b"%06d" % i, value=(b"%06d" % i) * 170)
+    producer.flush(60)
+    producer.close()
+    fmt = ["-C", "-t", "tls-large", "-o", "beginning", "-e", "-f", "%p %o %k %s\n", "-X", "fetch.max.bytes=8388608"]
+    plain = kcat(["-b", eddy.bootstrap] + fmt)
+    over_tls = kcat(kcat_ssl(pki, sport) + fmt)
+    assert plain.returncode == 0, plain.stderr
+    assert over_tls.returncode == 0, over_tls.stderr
+    assert len(plain.stdout.splitlines()) == 6000, (len(plain.stdout.splitlines()), plain.stderr[-2000:])
+    assert over_tls.stdout == plain.stdout, ("the same records over SSL as over PLAINTEXT",
+                                             len(over_tls.stdout.splitlines()), over_tls.stderr[-2000:])
+
+
+def plaintext_works(eddy, topic):
+    kcat_roundtrip(["-b", eddy.bootstrap], topic, count=20)
+
+
+def test_plaintext_client_on_ssl_port_is_closed(eddy, sport):
+    with kafka_wire.Connection(sport) as conn:
+        conn.send(18, 0, kafka_wire.api_versions_v0())
+        assert conn.closed_by_peer(timeout=10), "a plaintext request on the SSL port closes the connection"
+    eddy_fixture.wait_until(lambda: b"TLS handshake with 127.0.0.1:" in eddy.log_bytes(), 10,
+                            "the failed handshake to be logged")
+    plaintext_works(eddy, "tls-after-plain-on-ssl")
+
+
+def test_stalled_handshake_is_closed(eddy, sport):
+    """A client that connects and never says hello holds its slot only for
+    eddy.request.read.timeout.ms (2 s here)."""
+    with kafka_wire.Connection(sport) as conn:
+        assert conn.closed_by_peer(timeout=10), "the silent client is closed"
+    eddy_fixture.wait_until(lambda: b"not finished in time" in eddy.log_bytes() or
+                            b"more failed handshakes" in eddy.log_bytes(), 10, "the timeout logged")
+
+
+def test_tls_client_on_plaintext_port_is_closed(eddy):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", eddy.port), timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, OSError)):
+            with ctx.wrap_socket(raw) as tls:
+                tls.recv(1)
+    plaintext_works(eddy, "tls-after-ssl-on-plain")
+
+
+def test_principal_is_anonymous_without_client_auth(eddy, pki, sport):
+    kcat(kcat_ssl(pki, sport) + ["-L"])
+    assert re.search(rb"TLSv1\.2 \S+ as User:ANONYMOUS", eddy.log_bytes()), "debug log names the session"
+
+
+@pytest.fixture(scope="module")
+def mtls_eddy(eddy_factory, pki):
+    broker = eddy_factory(tls_overrides(pki, **{"ssl.client.auth": "required",
+                                                "ssl.truststore.location": pki["ca.pem"],
+                                                "eddy.log.level": "debug"}))
+    return broker, ssl_port(broker)
+
+
+def test_mtls_good_certificate(mtls_eddy, pki):
+    broker, port = mtls_eddy
+    kcat_roundtrip(kcat_ssl(pki, port, "client"), "tls-mtls")
+    assert b"as User:CN=client,O=Eddy Test" in broker.log_bytes(), \
+        "the principal is the client certificate's subject in RFC 2253 form"
+
+
+@pytest.mark.parametrize("cert", [None, "stranger", "expired"])
+def test_mtls_refused(mtls_eddy, pki, cert):
+    broker, port = mtls_eddy
+    before = broker.log_bytes().count(b"TLS handshake with")
+    args = kcat_ssl(pki, port, *([cert] if cert else [])) + ["-L", "-m", "5"]
+    p = kcat(args)
+    assert p.returncode != 0 or b"brokers" not in p.stdout, "refused: %s" % cert
+    eddy_fixture.wait_until(lambda: broker.log_bytes().count(b"TLS handshake with") > before or
+                            b"more failed handshakes" in broker.log_bytes(), 10, "the refusal logged")
+
+
+def test_mtls_requested_accepts_no_certificate(eddy_factory, pki):
+    broker = eddy_factory(tls_overrides(pki, **{"ssl.client.auth": "requested",
+                                                "ssl.truststore.location": pki["ca.pem"]}))
+    port = ssl_port(broker)
+    kcat_roundtrip(kcat_ssl(pki, port), "tls-requested-anon", count=10)
+    kcat_roundtrip(kcat_ssl(pki, port, "client"), "tls-requested-cert", count=10)
+    p = kcat(kcat_ssl(pki, port, "stranger") + ["-L", "-m", "5"])
+    assert p.returncode != 0 or b"brokers" not in p.stdout, "a presented certificate must verify"
+
+
+def serve_fails(pki, tmp, overrides):
+    cmd = [os.environ["EDDY_BIN"], "serve", "--override", "log.dirs=" + os.path.join(tmp, "data")]
+    for k, v in tls_overrides(pki, **overrides).items():
+        cmd += ["--override", "%s=%s" % (k, v)]
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30, text=True)
+
+
+def test_bad_keystore_exits_2(pki, tmp_path):
+    missing = os.path.join(pki["dir"], "no-such.pem")
+    p = serve_fails(pki, str(tmp_path), {"ssl.keystore.location": missing})
+    assert p.returncode == 2, p.stderr
+    assert missing in p.stderr and "No such file" in p.stderr
+    p = serve_fails(pki, str(tmp_path), {"ssl.keystore.location": pki["server.csr"]})
+    assert p.returncode == 2 and pki["server.csr"] in p.stderr, p.stderr
+    p = serve_fails(pki, str(tmp_path), {"ssl.truststore.location": pki["server.key"], "ssl.client.auth": "required"})
+    assert p.returncode == 2 and pki["server.key"] in p.stderr, p.stderr
+    p = serve_fails(pki, str(tmp_path), {"ssl.enabled.protocols": "TLSv1.3"})
+    assert p.returncode == 2 and "TLSv1.3" in p.stderr, p.stderr
+    p = serve_fails(pki, str(tmp_path), {"ssl.cipher.suites": "TLS_NO_SUCH_SUITE"})
+    assert p.returncode == 2 and "TLS_NO_SUCH_SUITE" in p.stderr, p.stderr
