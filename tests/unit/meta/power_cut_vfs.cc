@@ -456,9 +456,8 @@ void DirectorySyncReporter::unlock() {
 }
 
 std::error_code DirectorySyncReporter::before(const port::FileEvent& event) {
-  if (event.op == port::FileOp::kSyncDirectory && !vfs_->before_directory_sync()) {
-    return std::make_error_code(std::errc::io_error);
-  }
+  const bool refused = event.op == port::FileOp::kSyncDirectory ? !vfs_->before_directory_sync() : vfs_->is_cut();
+  if (refused) return std::make_error_code(std::errc::io_error);
   return next_ != nullptr ? next_->before(event) : std::error_code();
 }
 

@@ -160,8 +160,10 @@ class PowerCutVfs {
   std::map<std::string, std::vector<DirectoryChange>> directory_changes_;  // by directory, oldest first
 };
 
-// Reports port::sync_directory to a PowerCutVfs (failing it with EIO once
-// the cut has come) and passes every operation on to next, when given.
+// Reports port::sync_directory to a PowerCutVfs and passes every operation
+// on to next, when given (the storage's PowerCutFilesystem: one machine).
+// Once the VFS's cut has come every intercepted operation fails with EIO,
+// so that the port layer's files lose power at the same moment.
 class DirectorySyncReporter : public port::FileInterceptor {
  public:
   explicit DirectorySyncReporter(PowerCutVfs* vfs, port::FileInterceptor* next = nullptr) : vfs_(vfs), next_(next) {}
