@@ -10,7 +10,7 @@
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make thread-safety     build eddy with clang's -Wthread-safety as errors (the lock annotations)
-#   make power-cuts        100 000 simulated power cuts of a partition log (make test runs 1 000)
+#   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
 
 BUILD_DIR    ?= build
@@ -119,11 +119,14 @@ thread-safety: deps
 	  -DEDDY_BUILD_TESTS=OFF >/dev/null
 	@cmake --build build-thread-safety -j$(JOBS) --target eddy
 
-# tests/unit/storage/power_cut_test.cc with POWER_CUTS cuts (about 5 ms each);
-# POWER_CUT_SEED replays a run.
+# tests/unit/storage/power_cut_test.cc with POWER_CUTS cuts (about 5 ms each),
+# then tests/unit/meta/meta_power_cut_test.cc (the SQLite databases) with
+# META_POWER_CUTS (about 11 ms each); POWER_CUT_SEED replays a run of either.
 POWER_CUTS ?= 100000
+META_POWER_CUTS ?= 20000
 power-cuts: build
 	EDDY_POWER_CUTS=$(POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/storage/storage_power_cut_test
+	EDDY_POWER_CUTS=$(META_POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/meta/meta_power_cut_test
 
 # Eddy next to Apache Kafka (one KRaft node; its jars come from Maven Central
 # into ~/.cache/eddy-test on first use, via tests/integration/kafka_fixture.py),

@@ -24,10 +24,11 @@ ForwardCursor read_cursor(const Statement& st) {
 
 }  // namespace
 
-Status ForwardProgress::open(const std::string& path, std::unique_ptr<ForwardProgress>* out) {
+Status ForwardProgress::open(const std::string& path, std::unique_ptr<ForwardProgress>* out,
+                             const char* sqlite_vfs) {
   std::unique_ptr<Database> db;
   int64_t version = 0;
-  Status s = open_database(path, forward_progress_schema(), &db, &version);
+  Status s = open_database(path, forward_progress_schema(), &db, &version, sqlite_vfs);
   if (!s.ok()) return s;
   if (version == 0) EDDY_LOG_INFO("meta: created forward progress database {}", path);
   out->reset(new ForwardProgress(std::move(db)));

@@ -53,8 +53,10 @@ struct ForwardProducer {
 class ForwardProgress {
  public:
   // Opens (creating) the database at path; the refusals of
-  // MetaStore::open. REQUIRES: the parent directory exists.
-  static Status open(const std::string& path, std::unique_ptr<ForwardProgress>* out);
+  // MetaStore::open. REQUIRES: the parent directory exists. sqlite_vfs: as
+  // MetaStore::Options::sqlite_vfs (nullptr: SQLite's default).
+  static Status open(const std::string& path, std::unique_ptr<ForwardProgress>* out,
+                     const char* sqlite_vfs = nullptr);
   ~ForwardProgress();
   ForwardProgress(const ForwardProgress&) = delete;
   ForwardProgress& operator=(const ForwardProgress&) = delete;

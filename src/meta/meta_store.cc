@@ -26,7 +26,7 @@ Status MetaStore::open(const std::string& path, const Options& options, std::uni
   }
   std::unique_ptr<Database> db;
   int64_t version = 0;
-  Status s = open_database(path, metadata_schema(), &db, &version);
+  Status s = open_database(path, metadata_schema(), &db, &version, options.sqlite_vfs);
   if (!s.ok()) return s;
 
   std::unique_ptr<MetaStore> store(new MetaStore(std::move(db), options));

@@ -49,6 +49,9 @@ class MetaStore {
     // Producer ids reserved per durable write; at most this many are skipped
     // after a crash.
     int32_t producer_id_block_size = ProducerIdAllocator::kDefaultBlockSize;
+    // The SQLite VFS to open the file with, for tests (the power-cut VFS,
+    // tests/unit/meta/power_cut_vfs.h); nullptr: SQLite's default.
+    const char* sqlite_vfs = nullptr;
   };
 
   // Opens the database at path, creating it (with a new random cluster id)

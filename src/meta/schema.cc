@@ -281,9 +281,9 @@ std::string parent_directory(const std::string& path) {
 }  // namespace
 
 Status open_database(const std::string& path, const SchemaSpec& spec, std::unique_ptr<Database>* out,
-                     int64_t* found_version) {
+                     int64_t* found_version, const char* vfs) {
   std::unique_ptr<Database> db;
-  Status s = Database::open(path, &db);
+  Status s = Database::open(path, &db, vfs);
   if (!s.ok()) return s;
   // Exclusive locking, set before the first access: the connection holds
   // the file lock until it closes, so a second process (another Eddy on the

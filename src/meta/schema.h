@@ -57,8 +57,8 @@ Status migrate_database(Database* db, const SchemaSpec& spec, int64_t from_versi
 // Opens (creating when missing) an Eddy database file: exclusive locking,
 // inspect_database (nothing written to a refused file), WAL with
 // synchronous=FULL, migrate_database. *found_version: the version found
-// (0: created now).
+// (0: created now). vfs: as for Database::open (nullptr: SQLite's default).
 Status open_database(const std::string& path, const SchemaSpec& spec, std::unique_ptr<Database>* out,
-                     int64_t* found_version);
+                     int64_t* found_version, const char* vfs = nullptr);
 
 }  // namespace eddy::meta

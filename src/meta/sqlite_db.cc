@@ -144,10 +144,10 @@ Database::~Database() {
   (void)ignored;
 }
 
-Status Database::open(const std::string& path, std::unique_ptr<Database>* out) {
+Status Database::open(const std::string& path, std::unique_ptr<Database>* out, const char* vfs) {
   sqlite3* handle = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &handle, flags, vfs);
   if (rc != SQLITE_OK) {
     std::string message = path + ": cannot open the metadata database: " +
                           (handle != nullptr ? sqlite3_errmsg(handle) : sqlite3_errstr(rc)) + os_reason(handle, rc);

@@ -79,8 +79,10 @@ class Database {
 
   // Opens path read-write, creating an empty file when it is missing (the
   // parent directory must exist). SQLite reads nothing yet: a corrupt file is
-  // detected by the first query.
-  static Status open(const std::string& path, std::unique_ptr<Database>* out);
+  // detected by the first query. vfs names the SQLite VFS to use (a test's
+  // fault-injecting one, tests/unit/meta/power_cut_vfs.h); nullptr: SQLite's
+  // default, what production uses.
+  static Status open(const std::string& path, std::unique_ptr<Database>* out, const char* vfs = nullptr);
 
   const std::string& path() const { return path_; }
 
