@@ -60,6 +60,10 @@
   X(IncrementalAlterConfigsResponse) \
   X(OffsetDeleteRequest) \
   X(OffsetDeleteResponse) \
+  X(DescribeUserScramCredentialsRequest) \
+  X(DescribeUserScramCredentialsResponse) \
+  X(AlterUserScramCredentialsRequest) \
+  X(AlterUserScramCredentialsResponse) \
   X(DescribeClusterRequest) \
   X(DescribeClusterResponse) \
   X(RequestHeader) \
