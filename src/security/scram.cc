@@ -123,6 +123,7 @@ SaslStep ScramServer::client_first(std::string_view message) {
     server_nonce_ = base64_encode(random);
   }
   nonce_ = std::string(client_nonce) + server_nonce_;
+  client_nonce_size_ = client_nonce.size();
   server_first_ = "r=" + nonce_ + ",s=" + base64_encode(credential_.salt) + ",i=" +
                   std::to_string(credential_.iterations);
   state_ = State::kClientFinal;
@@ -141,7 +142,18 @@ SaslStep ScramServer::client_final(std::string_view message) {
   if (!constant_time_equal(binding, as_bytes(gs2_header_))) {
     return fail("channel-bindings-dont-match", who + "client-final: c= is not the gs2 header of client-first");
   }
-  if (attrs[1].substr(2) != nonce_) return fail("other-error", who + "client-final: nonce is not the combined nonce");
+  // Exactly the combined nonce, or (librdkafka before 2.2 prepends its own
+  // nonce once more, which Kafka's endsWith check lets through) exactly the
+  // client nonce followed by the combined nonce. Either holds the fresh
+  // server nonce whole, and the proof covers the text as sent.
+  const std::string_view nonce = attrs[1].substr(2);
+  const bool exact = nonce == nonce_;
+  const bool librdkafka_doubled = nonce.size() == client_nonce_size_ + nonce_.size() &&
+                                  nonce.substr(0, client_nonce_size_) == nonce_.substr(0, client_nonce_size_) &&
+                                  nonce.substr(client_nonce_size_) == nonce_;
+  if (!exact && !librdkafka_doubled) {
+    return fail("other-error", who + "client-final: nonce is not the combined nonce");
+  }
   if (attrs.size() > 3) return fail("extensions-not-supported", who + "client-final has extensions");
   Bytes proof;
   const HashAlgorithm h = scram_hash(mechanism_);

@@ -12,7 +12,9 @@
 // not a mechanism either), any extension (m=... and Kafka's tokenauth:
 // there are no delegation tokens), a saslname with '=' other than =2C/=3D,
 // c= other than the base64 of the very gs2 header sent, r= other than the
-// exact combined nonce (CVE-2024-56128 was Kafka missing that), a proof of
+// exact combined nonce (Kafka checks only that r= ends with it,
+// CVE-2024-56128) -- with one exception, r= = client nonce + combined
+// nonce, which librdkafka up to 2.1 (Debian 12's 2.0.2) sends -- a proof of
 // the wrong size or that does not verify.
 //
 // An unknown user takes the same path as a wrong password: the server
@@ -57,6 +59,7 @@ class ScramServer final : public SaslServer {
   std::string client_first_bare_;  // for AuthMessage
   std::string server_first_;
   std::string nonce_;              // client + server nonce
+  size_t client_nonce_size_ = 0;
   std::string server_nonce_;
   ScramCredential credential_;
 };

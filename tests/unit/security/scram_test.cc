@@ -202,6 +202,11 @@ TEST_F(ScramTest, MalformedOrWrongClientFinal) {
       {"c=biws,r=rOprNGfwEbeRWgbNEkqO," + proof, "other-error"},
       {"c=biws,r=" + nonce.substr(0, nonce.size() - 1) + "," + proof, "other-error"},
       {"c=biws,r=" + nonce + "X," + proof, "other-error"},
+      // librdkafka's doubled client nonce is accepted (below), but nothing
+      // near it: another prefix, or the client nonce twice with a cut.
+      {"c=biws,r=XOprNGfwEbeRWgbNEkqO" + nonce + "," + proof, "other-error"},
+      {"c=biws,r=rOprNGfwEbeRWgbNEkqOrOprNGfwEbeRWgbNEkqO," + proof, "other-error"},
+      {"c=biws,r=" + nonce + nonce + "," + proof, "other-error"},
       {"c=biws,r=" + nonce + ",x=1," + proof, "extensions-not-supported"},
       {"c=biws,r=" + nonce + ",p=", "invalid-proof"},
       {"c=biws,r=" + nonce + ",p=dHzb", "invalid-proof"},
@@ -218,6 +223,22 @@ TEST_F(ScramTest, MalformedOrWrongClientFinal) {
   }
   // The RFC's final with the y,, header sent first: c= must then be "eSws".
   EXPECT_EQ(rfc_final(kRfcClientFinal, "y,,n=user,r=rOprNGfwEbeRWgbNEkqO").kind, Kind::kFailure);
+}
+
+// librdkafka 2.0 sends r=CNONCE + CNONCE + SNONCE (Kafka accepts it).
+TEST_F(ScramTest, AcceptsLibrdkafkasDoubledClientNonce) {
+  const std::string client_nonce = "rOprNGfwEbeRWgbNEkqO";
+  const std::string without_proof = "c=biws,r=" + client_nonce + kRfcCombinedNonce;
+  const std::string auth_message = std::string(kRfcClientFirst).substr(3) + "," + kRfcServerFirst + "," + without_proof;
+  Bytes salt, salted;
+  ASSERT_TRUE(base64_decode("W22ZaJ0SNY7soEsUEjb6gQ==", &salt));
+  ASSERT_TRUE(pbkdf2(HashAlgorithm::kSha256, "pencil", salt, 4096, &salted).ok());
+  const Bytes client_key = hmac(HashAlgorithm::kSha256, salted, "Client Key");
+  const Bytes signature = hmac(HashAlgorithm::kSha256, hash(HashAlgorithm::kSha256, client_key), auth_message);
+  Bytes proof(client_key.size());
+  for (size_t i = 0; i < proof.size(); ++i) proof[i] = client_key[i] ^ signature[i];
+  SaslStep s = rfc_final(without_proof + ",p=" + base64_encode(proof));
+  EXPECT_EQ(s.kind, Kind::kSuccess) << s.reason;
 }
 
 TEST_F(ScramTest, RefusesOversizedTokens) {
