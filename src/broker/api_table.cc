@@ -40,6 +40,7 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kDeleteGroups, 0, 2, &Broker::handle_delete_groups},
       {ApiKey::kIncrementalAlterConfigs, 0, 1, &Broker::handle_incremental_alter_configs},
       {ApiKey::kOffsetDelete, 0, 0, &Broker::handle_offset_delete},
+      {ApiKey::kDescribeClientQuotas, 0, 1, &Broker::handle_describe_client_quotas},  // no quotas: none set
       {ApiKey::kDescribeUserScramCredentials, 0, 0, &Broker::handle_describe_user_scram_credentials},
       {ApiKey::kAlterUserScramCredentials, 0, 0, &Broker::handle_alter_user_scram_credentials},
       {ApiKey::kDescribeCluster, 0, 1, &Broker::handle_describe_cluster},

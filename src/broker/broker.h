@@ -213,6 +213,7 @@ class Broker {
   // connection's principal is set).
   security::SaslStep sasl_step(const Request& request, SaslSession& session, std::span<const uint8_t> token);
   Status load_sasl_secret();
+  void handle_describe_client_quotas(RequestPtr request);  // client_quotas.cc
   // Admin (scram_admin.cc).
   void handle_describe_user_scram_credentials(RequestPtr request);
   void handle_alter_user_scram_credentials(RequestPtr request);

@@ -32,6 +32,7 @@
 #include "protocol/generated/delete_groups.h"
 #include "protocol/generated/incremental_alter_configs.h"
 #include "protocol/generated/offset_delete.h"
+#include "protocol/generated/describe_client_quotas.h"
 #include "protocol/generated/describe_user_scram_credentials.h"
 #include "protocol/generated/alter_user_scram_credentials.h"
 #include "protocol/generated/describe_cluster.h"

@@ -60,6 +60,8 @@
   X(IncrementalAlterConfigsResponse) \
   X(OffsetDeleteRequest) \
   X(OffsetDeleteResponse) \
+  X(DescribeClientQuotasRequest) \
+  X(DescribeClientQuotasResponse) \
   X(DescribeUserScramCredentialsRequest) \
   X(DescribeUserScramCredentialsResponse) \
   X(AlterUserScramCredentialsRequest) \

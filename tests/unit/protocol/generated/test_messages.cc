@@ -1568,6 +1568,60 @@ void fill_test_values(OffsetDeleteResponse& m, int16_t version, Filler& f) {
   for (auto& e : m.topics) fill_test_values(e, version, f);
 }
 
+void fill_test_values(DescribeClientQuotasRequest::ComponentData& m, int16_t version, Filler& f) {
+  m.entity_type = f.next_string();
+  m.match_type = f.next_int<int8_t>(0);
+  if (f.make_null()) {
+    m.match.reset();
+  } else {
+    m.match = f.next_string();
+  }
+}
+
+void fill_test_values(DescribeClientQuotasRequest& m, int16_t version, Filler& f) {
+  m.components.resize(f.array_size());
+  for (auto& e : m.components) fill_test_values(e, version, f);
+  m.strict = !false;
+}
+
+void fill_test_values(DescribeClientQuotasResponse::EntityData& m, int16_t version, Filler& f) {
+  m.entity_type = f.next_string();
+  if (f.make_null()) {
+    m.entity_name.reset();
+  } else {
+    m.entity_name = f.next_string();
+  }
+}
+
+void fill_test_values(DescribeClientQuotasResponse::ValueData& m, int16_t version, Filler& f) {
+  m.key = f.next_string();
+  m.value = f.next_float64(0.0);
+}
+
+void fill_test_values(DescribeClientQuotasResponse::EntryData& m, int16_t version, Filler& f) {
+  m.entity.resize(f.array_size());
+  for (auto& e : m.entity) fill_test_values(e, version, f);
+  m.values.resize(f.array_size());
+  for (auto& e : m.values) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeClientQuotasResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  if (f.make_null()) {
+    m.entries.reset();
+  } else {
+    m.entries.emplace();
+    (*m.entries).resize(f.array_size());
+    for (auto& e : (*m.entries)) fill_test_values(e, version, f);
+  }
+}
+
 void fill_test_values(DescribeUserScramCredentialsRequest::UserName& m, int16_t version, Filler& f) {
   m.name = f.next_string();
 }
@@ -1823,6 +1877,8 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<IncrementalAlterConfigsRequest>(version, body, reencode_ok);
     case OffsetDeleteRequest::kApiKey:
       return decode_and_check<OffsetDeleteRequest>(version, body, reencode_ok);
+    case DescribeClientQuotasRequest::kApiKey:
+      return decode_and_check<DescribeClientQuotasRequest>(version, body, reencode_ok);
     case DescribeUserScramCredentialsRequest::kApiKey:
       return decode_and_check<DescribeUserScramCredentialsRequest>(version, body, reencode_ok);
     case AlterUserScramCredentialsRequest::kApiKey:
@@ -1894,6 +1950,8 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<IncrementalAlterConfigsResponse>(version, body, reencode_ok);
     case OffsetDeleteResponse::kApiKey:
       return decode_and_check<OffsetDeleteResponse>(version, body, reencode_ok);
+    case DescribeClientQuotasResponse::kApiKey:
+      return decode_and_check<DescribeClientQuotasResponse>(version, body, reencode_ok);
     case DescribeUserScramCredentialsResponse::kApiKey:
       return decode_and_check<DescribeUserScramCredentialsResponse>(version, body, reencode_ok);
     case AlterUserScramCredentialsResponse::kApiKey:
