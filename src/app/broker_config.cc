@@ -90,6 +90,19 @@ std::vector<ConfigKey> make_keys() {
           "port."),
       key("advertised.listeners", T::kList, "",
           "Addresses given to clients in Metadata; defaults to the listeners."),
+      key("listener.security.protocol.map", T::kList,
+          "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+          "Comma-separated LISTENER_NAME:PROTOCOL pairs. PLAINTEXT and SASL_PLAINTEXT are available in this "
+          "version (SSL and SASL_SSL not yet)."),
+      // SASL (README.md, "Authentication")
+      key("sasl.enabled.mechanisms", T::kList, "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
+          "SASL mechanisms offered on SASL listeners, in this order: SCRAM-SHA-512, SCRAM-SHA-256, PLAIN (Kafka's "
+          "default GSSAPI is not available). Credentials: `eddy users` or kafka-configs --entity-type users."),
+      key("listener.name.<listener>.sasl.enabled.mechanisms", T::kList, "",
+          "sasl.enabled.mechanisms for one listener (its name in lower case, as in Kafka)."),
+      ranged(key("sasl.server.max.receive.size", T::kInt, "524288",
+                 "Largest request frame accepted from a client of a SASL listener before it has authenticated."),
+             1024, kInt32Max),
       ranged(key("socket.request.max.bytes", T::kInt, "104857600",
                  "Largest request frame accepted; a larger one closes the connection."),
              1024, kInt32Max),

@@ -4,6 +4,7 @@
 #include "client/compression.h"
 #include "client/record_stream.h"
 #include "port/log.h"
+#include "security/sasl_server.h"
 
 namespace eddy::app {
 
@@ -85,10 +86,48 @@ net::ServerOptions server_options_from(const Config& config) {
   return o;
 }
 
+namespace {
+
+// The key that gives listener's mechanisms: Kafka's per-listener prefix
+// (listener name in lower case) when set, else sasl.enabled.mechanisms.
+std::string mechanisms_key(const Config& config, const std::string& listener) {
+  std::string lower = listener;
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (const std::string& name : {lower, listener}) {
+    const std::string key = "listener.name." + name + ".sasl.enabled.mechanisms";
+    if (config.is_set(key)) return key;
+  }
+  return "sasl.enabled.mechanisms";
+}
+
+bool check_sasl_mechanisms(const Config& config, const net::ListenerConfig& listener, std::string* error) {
+  const std::string key = mechanisms_key(config, listener.name);
+  const std::vector<std::string> mechanisms = config.get_list(key);
+  for (const std::string& m : mechanisms) {
+    if (!security::is_implemented_sasl_mechanism(m)) {
+      *error = config.origin(key) + ": " + key + ": SASL mechanism '" + m +
+               "' is not available (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)";
+      return false;
+    }
+  }
+  if (mechanisms.empty()) {
+    *error = config.origin(key) + ": " + key + ": listener " + listener.name + " needs SASL but no mechanism is enabled";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool listeners_from(const Config& config, std::vector<net::ListenerConfig>* listeners,
                     std::vector<net::ListenerConfig>* advertised, std::string* error) {
   std::string why;
-  if (!net::parse_listeners(config.get_string("listeners"), nullptr, listeners, &why)) {
+  net::SecurityProtocolMap map;
+  if (!net::parse_security_protocol_map(config.get_string("listener.security.protocol.map"), &map, &why)) {
+    *error = config.origin("listener.security.protocol.map") + ": listener.security.protocol.map: " + why;
+    return false;
+  }
+  if (!net::parse_listeners(config.get_string("listeners"), &map, listeners, &why)) {
     *error = config.origin("listeners") + ": listeners: " + why;
     return false;
   }
@@ -96,11 +135,24 @@ bool listeners_from(const Config& config, std::vector<net::ListenerConfig>* list
     *error = config.origin("listeners") + ": listeners: at least one listener is needed";
     return false;
   }
-  if (!net::parse_listeners(config.get_string("advertised.listeners"), nullptr, advertised, &why)) {
+  for (const net::ListenerConfig& l : *listeners) {
+    if (net::needs_sasl(l.security_protocol) && !check_sasl_mechanisms(config, l, error)) return false;
+  }
+  if (!net::parse_listeners(config.get_string("advertised.listeners"), &map, advertised, &why)) {
     *error = config.origin("advertised.listeners") + ": advertised.listeners: " + why;
     return false;
   }
   return true;
+}
+
+std::vector<broker::SaslListener> sasl_listeners_from(const Config& config,
+                                                      const std::vector<net::ListenerConfig>& listeners) {
+  std::vector<broker::SaslListener> out;
+  for (const net::ListenerConfig& l : listeners) {
+    if (!net::needs_sasl(l.security_protocol)) continue;
+    out.push_back({l.name, config.get_list(mechanisms_key(config, l.name))});
+  }
+  return out;
 }
 
 std::vector<broker::AdvertisedListener> advertise(const std::vector<net::ListenerConfig>& advertised,

@@ -17,10 +17,18 @@ storage::LogConfig log_defaults_from(const Config& config);
 broker::BrokerOptions broker_options_from(const Config& config);
 net::ServerOptions server_options_from(const Config& config);
 
-// Parses `listeners` and `advertised.listeners`; false with *error naming
-// where the bad value came from.
+// Parses `listeners` and `advertised.listeners` with
+// listener.security.protocol.map, and checks the SASL mechanisms of every
+// SASL listener (implemented, not empty); false with *error naming where
+// the bad value came from.
 bool listeners_from(const Config& config, std::vector<net::ListenerConfig>* listeners,
                     std::vector<net::ListenerConfig>* advertised, std::string* error);
+
+// The listeners that need SASL and their mechanisms (sasl.enabled.mechanisms
+// or listener.name.<name>.sasl.enabled.mechanisms). REQUIRES: listeners
+// passed listeners_from.
+std::vector<broker::SaslListener> sasl_listeners_from(const Config& config,
+                                                      const std::vector<net::ListenerConfig>& listeners);
 
 // What clients are told to connect to: advertised.listeners when set, else
 // the bound listeners (an all-interfaces bind is advertised as "localhost",

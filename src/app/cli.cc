@@ -23,6 +23,7 @@ const char kUsage[] =
     "  eddy produce --bootstrap-server B --topic T      write stdin lines as records\n"
     "  eddy consume --bootstrap-server B --topic T      print records to stdout\n"
     "  eddy groups --bootstrap-server B ...             list, describe consumer groups, reset offsets\n"
+    "  eddy users --bootstrap-server B ...              add, delete, list SASL users (SCRAM credentials)\n"
     "  eddy forward status [--data-dir DIR]             store-and-forward links of a running eddy\n"
     "  eddy help [config]                               this text, or the configuration reference\n"
     "  eddy --version                                   print the version\n"
@@ -61,6 +62,7 @@ int run_cli(int argc, char** argv) {
   if (command == "produce") return run_produce(rest);
   if (command == "consume") return run_consume(rest);
   if (command == "groups") return run_groups(rest);
+  if (command == "users") return run_users(rest);
   if (command == "forward") return run_forward(rest);
   std::fprintf(stderr, "eddy: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return kExitUsage;

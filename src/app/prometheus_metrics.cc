@@ -85,6 +85,11 @@ void render_requests(const MetricsSources& src, PrometheusText& out) {
              "Requests waiting: Produce acks=all for durability, Fetch for min.bytes.");
   out.sample("eddy_parked_requests", {{"api", "Produce"}}, static_cast<uint64_t>(src.broker->parked_produces()));
   out.sample("eddy_parked_requests", {{"api", "Fetch"}}, static_cast<uint64_t>(src.broker->parked_fetches()));
+  out.family("eddy_sasl_authentications_total", "counter",
+             "SASL authentications on SASL listeners, by result (failed: wrong or unknown credentials, a malformed "
+             "exchange, a mechanism not enabled).");
+  out.sample("eddy_sasl_authentications_total", {{"result", "succeeded"}}, src.broker->sasl_authentications_succeeded());
+  out.sample("eddy_sasl_authentications_total", {{"result", "failed"}}, src.broker->sasl_authentications_failed());
 }
 
 void render_storage(const MetricsSources& src, PrometheusText& out) {

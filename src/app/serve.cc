@@ -68,6 +68,11 @@ class SlotReply final : public broker::Reply {
     slot_.respond_nothing();
   }
   void close_connection() override { slot_.close_connection(); }
+  void send_and_close(protocol::OutputBuffer response) override {
+    answered();
+    slot_.respond_and_close(std::move(response));
+  }
+  void authenticated(const std::string& principal) override { slot_.authenticated(principal); }
   bool connection_closed() const override { return !slot_.pending() || slot_.connection().closed(); }
 
  private:
@@ -81,7 +86,15 @@ class SlotReply final : public broker::Reply {
 
 class BrokerFrameHandler final : public net::FrameHandler {
  public:
-  explicit BrokerFrameHandler(broker::Broker** broker) : broker_(broker) {}
+  // sasl_max_receive_bytes: the frame bound of a connection that has not
+  // authenticated yet on a listener that needs SASL.
+  BrokerFrameHandler(broker::Broker** broker, int32_t sasl_max_receive_bytes)
+      : broker_(broker), sasl_max_receive_bytes_(sasl_max_receive_bytes) {}
+  void on_connection_opened(net::ConnectionContext& connection) override {
+    if (*broker_ != nullptr && (*broker_)->sasl_listener(connection.listener()) != nullptr) {
+      connection.set_max_frame_bytes(sasl_max_receive_bytes_);
+    }
+  }
   void on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame, net::ResponseSlot slot) override {
     broker::ClientInfo client{connection.id(), connection.peer(), connection.listener()};
     broker::RequestMetrics& metrics = (*broker_)->request_metrics();
@@ -97,6 +110,7 @@ class BrokerFrameHandler final : public net::FrameHandler {
 
  private:
   broker::Broker** broker_;
+  int32_t sasl_max_receive_bytes_;
 };
 
 // How often time-based retention runs.
@@ -258,7 +272,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   net::Reactor reactor;
   logs->set_owner(&reactor);  // checked builds assert partitions are used on the reactor
   broker::Broker* broker_ptr = nullptr;
-  BrokerFrameHandler handler(&broker_ptr);
+  BrokerFrameHandler handler(&broker_ptr, config.get_int("sasl.server.max.receive.size"));
   const net::ServerOptions server_options = server_options_from(config);
   raise_open_file_limit(server_options);
   net::Server server(reactor, handler, server_options);
@@ -268,6 +282,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   }
   broker::BrokerOptions options = broker_options_from(config);
   options.advertised_listeners = advertise(advertised, server.bound_listeners());
+  options.sasl_listeners = sasl_listeners_from(config, listeners);
   broker::Broker broker(reactor, options, meta.get(), logs.get());
   std::vector<std::string> link_names;
   for (const forward::LinkOptions& link : links) link_names.push_back(link.name);

@@ -25,6 +25,7 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kSyncGroup, 0, 5, &Broker::handle_sync_group},
       {ApiKey::kDescribeGroups, 0, 5, &Broker::handle_describe_groups},
       {ApiKey::kListGroups, 0, 5, &Broker::handle_list_groups},
+      {ApiKey::kSaslHandshake, 0, 1, &Broker::handle_sasl_handshake},
       {ApiKey::kApiVersions, 0, 3, &Broker::handle_api_versions},
       {ApiKey::kCreateTopics, 0, 7, &Broker::handle_create_topics},
       {ApiKey::kDeleteTopics, 0, 6, &Broker::handle_delete_topics},
@@ -34,10 +35,14 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kDescribeConfigs, 0, 4, &Broker::handle_describe_configs},
       {ApiKey::kAlterConfigs, 0, 2, &Broker::handle_alter_configs},
       {ApiKey::kDescribeLogDirs, 0, 4, &Broker::handle_describe_log_dirs},  // the disk budget as the volume
+      {ApiKey::kSaslAuthenticate, 0, 2, &Broker::handle_sasl_authenticate},
       {ApiKey::kCreatePartitions, 0, 3, &Broker::handle_create_partitions},
       {ApiKey::kDeleteGroups, 0, 2, &Broker::handle_delete_groups},
       {ApiKey::kIncrementalAlterConfigs, 0, 1, &Broker::handle_incremental_alter_configs},
       {ApiKey::kOffsetDelete, 0, 0, &Broker::handle_offset_delete},
+      {ApiKey::kDescribeClientQuotas, 0, 1, &Broker::handle_describe_client_quotas},  // no quotas: none set
+      {ApiKey::kDescribeUserScramCredentials, 0, 0, &Broker::handle_describe_user_scram_credentials},
+      {ApiKey::kAlterUserScramCredentials, 0, 0, &Broker::handle_alter_user_scram_credentials},
       {ApiKey::kDescribeCluster, 0, 1, &Broker::handle_describe_cluster},
   };
   return kApis;

@@ -37,6 +37,7 @@ Status Broker::start() {
   EDDY_DCHECK_ON_LOOP(executor_);
   Status s = topics_.load();
   if (!s.ok()) return s;
+  if (s = load_sasl_secret(); !s.ok()) return s;
   if (!producer_state_error_.ok()) return producer_state_error_;
   schedule_producer_snapshots();
   started_ = true;
@@ -86,11 +87,14 @@ void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::u
   request->client = client;
   request->frame = std::move(frame);
   request->reply = std::move(reply);
+  // After SaslHandshake v0 the frames are bare SASL tokens, not requests.
+  if (sasl_gate(request, false)) return;
   Status s = protocol::parse_request_header(request->frame, &request->parsed);
   if (!s.ok()) {
     close_bad_request(*request, s.message());
     return;
   }
+  if (sasl_gate(request, true)) return;
   const int16_t key = request->api_key();
   const int16_t version = request->version();
   const ApiSupport* api = find_api(key);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "broker/broker_options.h"
@@ -28,6 +29,7 @@
 #include "protocol/generated/messages.h"
 #include "protocol/headers.h"
 #include "protocol/record_batch.h"
+#include "security/sasl_server.h"
 #include "storage/log_manager.h"
 
 namespace eddy::broker {
@@ -48,6 +50,21 @@ struct Request {
 using RequestPtr = std::unique_ptr<Request>;
 
 class Broker;
+
+// The SASL state of a connection of a SASL listener, from its first request
+// until it closes (sasl.cc). Until it is authenticated only ApiVersions,
+// SaslHandshake and SaslAuthenticate pass; anything else closes the
+// connection (as in Kafka).
+struct SaslSession {
+  enum class State {
+    kStart,          // ApiVersions or SaslHandshake next
+    kAuthenticate,   // SaslHandshake v1 done: SaslAuthenticate next
+    kRawTokens,      // SaslHandshake v0 done: bare SASL tokens next (no request header)
+    kAuthenticated,  // anything
+  };
+  State state = State::kStart;
+  std::unique_ptr<security::SaslServer> server;  // between handshake and the end of the exchange
+};
 
 // An API the broker answers: the versions it advertises and its handler
 // (the table is in api_table.cc).
@@ -100,6 +117,11 @@ class Broker {
   size_t parked_fetches() const { return fetch_waiters_.size(); }
   // The meta store (committed offsets for the metrics' consumer lag).
   meta::MetaStore* meta() const { return meta_; }
+  // SASL authentications since startup that succeeded / failed (sasl.cc).
+  uint64_t sasl_authentications_succeeded() const { return sasl_succeeded_; }
+  uint64_t sasl_authentications_failed() const { return sasl_failed_; }
+  // The SASL settings of listener, nullptr when it needs no SASL.
+  const SaslListener* sasl_listener(const std::string& listener) const;
 
   // Called (reactor thread) after each partition's log is opened: while
   // start() loads the topics (after_start false), then for new topics and
@@ -179,6 +201,23 @@ class Broker {
                                       protocol::InitProducerIdResponse* response);
   bool allocate_producer_id(const Request& request, int64_t now, protocol::InitProducerIdResponse* response);
 
+  // SASL (sasl.cc), per connection of a SASL listener: SaslSession.
+  // Takes the frame when the connection's SASL state says what to do with
+  // it (a raw token, or a request refused before authentication); false
+  // when the request goes on to dispatch.
+  bool sasl_gate(RequestPtr& request, bool header_parsed);
+  void handle_sasl_handshake(RequestPtr request);
+  void handle_sasl_authenticate(RequestPtr request);
+  void handle_raw_sasl_token(RequestPtr request, SaslSession& session);
+  // Runs one step of the exchange; counts and logs its end (on success the
+  // connection's principal is set).
+  security::SaslStep sasl_step(const Request& request, SaslSession& session, std::span<const uint8_t> token);
+  Status load_sasl_secret();
+  void handle_describe_client_quotas(RequestPtr request);  // client_quotas.cc
+  // Admin (scram_admin.cc).
+  void handle_describe_user_scram_credentials(RequestPtr request);
+  void handle_alter_user_scram_credentials(RequestPtr request);
+
   // One partition of a Produce (produce.cc): where its answer goes and
   // what it writes to (log is set once the partition is known to exist).
   struct ProduceSlot {
@@ -243,6 +282,10 @@ class Broker {
   uint64_t refused_batches_unlogged_ = 0;
   int64_t refused_batch_logged_ms_ = -1;
   PartitionObserver partition_observer_;
+  std::unordered_map<uint64_t, SaslSession> sasl_sessions_;  // by connection id
+  std::vector<uint8_t> sasl_secret_;  // derives unknown users' fake credentials
+  uint64_t sasl_succeeded_ = 0;
+  uint64_t sasl_failed_ = 0;
   bool started_ = false;
 };
 

@@ -17,6 +17,14 @@ struct AdvertisedListener {
   int32_t port = 0;
 };
 
+// A listener whose clients must authenticate with SASL (SASL_PLAINTEXT,
+// and SASL_SSL once TLS is there) and the mechanisms it offers
+// (sasl.enabled.mechanisms, or listener.name.<name>.sasl.enabled.mechanisms).
+struct SaslListener {
+  std::string name;  // "SASL_PLAINTEXT"
+  std::vector<std::string> mechanisms;  // implemented ones only, in the configured order
+};
+
 // One broker configuration value as DescribeConfigs shows it.
 struct BrokerConfigEntry {
   std::string name;
@@ -28,6 +36,8 @@ struct BrokerConfigEntry {
 struct BrokerOptions {
   int32_t node_id = 1;
   std::vector<AdvertisedListener> advertised_listeners;
+  // Listeners that need SASL; a listener not named here needs none.
+  std::vector<SaslListener> sasl_listeners;
   bool auto_create_topics = true;
   int32_t num_partitions = 1;
   int16_t default_replication_factor = 1;

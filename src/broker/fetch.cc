@@ -120,6 +120,7 @@ void Broker::wake_fetch_waiters(const std::string& topic, int32_t partition) {
 
 void Broker::on_connection_closed(uint64_t connection_id) {
   EDDY_DCHECK_ON_LOOP(executor_);
+  sasl_sessions_.erase(connection_id);
   for (auto it = fetch_waiters_.begin(); it != fetch_waiters_.end();) {
     if (it->request->client.connection_id == connection_id) {
       executor_.cancel(it->timer);

@@ -26,6 +26,12 @@ class Reply {
   virtual void send_nothing() = 0;
   // Close the connection after the responses before this one.
   virtual void close_connection() = 0;
+  // Send response as the connection's last, then close it (a failed SASL
+  // authentication: the client reads why before the connection goes).
+  virtual void send_and_close(protocol::OutputBuffer response) = 0;
+  // The connection's client authenticated as principal ("User:alice").
+  // Called before send; the connection's pre-authentication limits end.
+  virtual void authenticated(const std::string& principal) = 0;
   // The client went away; a parked request may be dropped.
   virtual bool connection_closed() const = 0;
 };

@@ -36,6 +36,8 @@ constexpr ClientApi kClientApis[] = {
     {ApiKey::kIncrementalAlterConfigs, {0, 1}},
     {ApiKey::kDescribeLogDirs, {1, 4}},
     {ApiKey::kDescribeCluster, {0, 1}},
+    {ApiKey::kDescribeUserScramCredentials, {0, 0}},
+    {ApiKey::kAlterUserScramCredentials, {0, 0}},
     {ApiKey::kInitProducerId, {0, 4}},
 };
 

@@ -36,6 +36,7 @@
 #include "meta/offset_store.h"
 #include "meta/producer_id_allocator.h"
 #include "meta/producer_snapshot_store.h"
+#include "meta/scram_credential_store.h"
 #include "meta/sqlite_db.h"
 #include "meta/static_member_store.h"
 #include "meta/topic_store.h"
@@ -75,6 +76,7 @@ class MetaStore {
   StaticMemberStore& static_members() { return static_members_; }
   ProducerIdAllocator& producer_ids() { return producer_ids_; }
   ProducerSnapshotStore& producer_snapshots() { return producer_snapshots_; }
+  ScramCredentialStore& scram_credentials() { return scram_credentials_; }
 
   // The raw connection, for tests and diagnostics. Writing through it
   // bypasses the room's invariants.
@@ -97,6 +99,7 @@ class MetaStore {
   StaticMemberStore static_members_;
   ProducerIdAllocator producer_ids_;
   ProducerSnapshotStore producer_snapshots_;
+  ScramCredentialStore scram_credentials_;
 };
 
 }  // namespace eddy::meta

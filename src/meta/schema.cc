@@ -104,10 +104,32 @@ Status create_schema_v1(Database* db) {
 // here.
 Status migrate_to_v2(Database* db) { return db->exec("DROP TABLE forward_cursors"); }
 
+// Schema version 3: SASL. SCRAM credentials (scram_credential_store.h: salt,
+// StoredKey, ServerKey and iterations, never a password; mechanism is
+// Kafka's id, 1 SCRAM-SHA-256, 2 SCRAM-SHA-512) and the broker's secrets.
+Status migrate_to_v3(Database* db) {
+  return db->exec(R"sql(
+    CREATE TABLE scram_credentials (
+      user TEXT NOT NULL CHECK (length(user) > 0),
+      mechanism INTEGER NOT NULL CHECK (mechanism IN (1, 2)),
+      salt BLOB NOT NULL CHECK (length(salt) > 0),
+      stored_key BLOB NOT NULL CHECK (length(stored_key) > 0),
+      server_key BLOB NOT NULL CHECK (length(server_key) > 0),
+      iterations INTEGER NOT NULL CHECK (iterations >= 4096),
+      PRIMARY KEY (user, mechanism)
+    ) WITHOUT ROWID;
+    CREATE TABLE security_secrets (
+      name TEXT PRIMARY KEY,
+      value BLOB NOT NULL CHECK (length(value) >= 16)
+    ) WITHOUT ROWID;
+  )sql");
+}
+
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
     {1, create_schema_v1},
     {2, migrate_to_v2},
+    {3, migrate_to_v3},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

@@ -110,11 +110,13 @@ class Connection final : public ConnectionCore {
     if (sequence < first_pending_seq_ || sequence - first_pending_seq_ >= pending_.size()) return;
     Pending& entry = pending_[sequence - first_pending_seq_];
     if (entry.state != Completion::kWaiting) return;
-    if (kind == Completion::kRespond && !well_framed(response)) {
+    if ((kind == Completion::kRespond || (kind == Completion::kClose && response.size() > 0)) &&
+        !well_framed(response)) {
       EDDY_LOG_ERROR("response to {} (listener {}) is not framed: {} bytes with a different size prefix; "
                      "closing the connection",
                      context().peer(), context().listener(), response.size());
       kind = Completion::kClose;
+      response = protocol::OutputBuffer();
     }
     entry.state = kind;
     entry.response = std::move(response);
@@ -215,10 +217,14 @@ class Connection final : public ConnectionCore {
     if (available < 4) return Step::kReadMore;
     const uint8_t* p = staging_.data() + staging_begin_;
     const int32_t size = static_cast<int32_t>(protocol::load_be32(p));
-    if (size < 0 || size > limits_.max_frame_bytes) {
+    const int32_t own_limit = context().max_frame_bytes();
+    const bool lowered = own_limit > 0 && own_limit < limits_.max_frame_bytes;
+    const int32_t limit = lowered ? own_limit : limits_.max_frame_bytes;
+    if (size < 0 || size > limit) {
       EDDY_LOG_WARN("closing connection from {} (listener {}): request frame size {}"
-                    " is outside 0..{} (socket.request.max.bytes)",
-                    context().peer(), context().listener(), size, limits_.max_frame_bytes);
+                    " is outside 0..{} ({})",
+                    context().peer(), context().listener(), size, limit,
+                    lowered ? "before authentication: sasl.server.max.receive.size" : "socket.request.max.bytes");
       in_parse_ = false;
       close();
       return Step::kStop;
@@ -428,8 +434,9 @@ class Connection final : public ConnectionCore {
       if (entry.state == Completion::kRespond) {
         write_queue_.push(std::move(entry.response));
       } else if (entry.state == Completion::kClose) {
-        // Later requests are not answered: forget them (their slots then
-        // complete into nothing).
+        // Its response (if any) is the last written. Later requests are not
+        // answered: forget them (their slots then complete into nothing).
+        if (entry.response.size() > 0) write_queue_.push(std::move(entry.response));
         closing_ = true;
         first_pending_seq_ += pending_.size();
         give_back_pending();

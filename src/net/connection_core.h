@@ -50,7 +50,8 @@ class ConnectionCore : public std::enable_shared_from_this<ConnectionCore> {
   const ConnectionContext& context() const { return context_; }
 
   // Completes the request with the given sequence number. Ignored when the
-  // connection is closed. REQUIRES: kind != kWaiting; reactor thread.
+  // connection is closed. kClose with a non-empty response writes it before
+  // closing. REQUIRES: kind != kWaiting; reactor thread.
   virtual void complete(uint64_t sequence, Completion kind, protocol::OutputBuffer response) = 0;
 
   // What the Server does with a connection, whatever its stream (see

@@ -37,6 +37,13 @@ class ConnectionContext {
   // user name), then "User:<name>". Reactor thread only.
   const std::string& principal() const { return principal_; }
   void set_principal(std::string principal) { principal_ = std::move(principal); }
+  // Largest request frame the connection accepts now: 0 means the server's
+  // (socket.request.max.bytes); a positive value lower than that bounds a
+  // client that has not authenticated yet (Kafka's
+  // sasl.server.max.receive.size). Checked on each frame's size prefix,
+  // before anything is read or allocated for it. Reactor thread only.
+  int32_t max_frame_bytes() const { return max_frame_bytes_; }
+  void set_max_frame_bytes(int32_t bytes) { max_frame_bytes_ = bytes; }
 
  private:
   friend class ConnectionCore;
@@ -44,6 +51,7 @@ class ConnectionContext {
   std::string peer_;
   std::string listener_;
   std::string principal_ = "User:ANONYMOUS";
+  int32_t max_frame_bytes_ = 0;
   bool closed_ = false;
 };
 
@@ -72,6 +80,14 @@ class ResponseSlot {
   // Closes the connection once the responses before this one are written;
   // later requests of the connection are not answered (malformed request).
   void close_connection();
+  // Both: response (as for respond()) is the connection's last; it is
+  // written, then the connection closes (a failed SASL authentication).
+  void respond_and_close(protocol::OutputBuffer response);
+
+  // The client authenticated as principal ("User:alice"): the connection's
+  // principal from now on, and the bound on its frames is lifted
+  // (max_frame_bytes back to the server's). REQUIRES: pending().
+  void authenticated(std::string principal);
 
   // False after completion (or for a default-constructed slot).
   bool pending() const { return core_ != nullptr; }

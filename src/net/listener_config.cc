@@ -136,14 +136,6 @@ const char* security_protocol_name(SecurityProtocol protocol) {
   return "UNKNOWN";
 }
 
-bool uses_tls(SecurityProtocol protocol) {
-  return protocol == SecurityProtocol::kSsl || protocol == SecurityProtocol::kSaslSsl;
-}
-
-bool uses_sasl(SecurityProtocol protocol) {
-  return protocol == SecurityProtocol::kSaslPlaintext || protocol == SecurityProtocol::kSaslSsl;
-}
-
 bool parse_security_protocol(std::string_view text, SecurityProtocol* out) {
   std::string name = upper(text);
   for (SecurityProtocol p : {SecurityProtocol::kPlaintext, SecurityProtocol::kSsl,

@@ -25,14 +25,18 @@ namespace eddy::net {
 
 enum class SecurityProtocol { kPlaintext, kSsl, kSaslPlaintext, kSaslSsl };
 
+// Two independent properties of a protocol: whether its bytes travel in
+// TLS (SSL, SASL_SSL) and whether its clients must authenticate with SASL
+// before anything else (SASL_PLAINTEXT, SASL_SSL).
+inline bool uses_tls(SecurityProtocol p) { return p == SecurityProtocol::kSsl || p == SecurityProtocol::kSaslSsl; }
+inline bool needs_sasl(SecurityProtocol p) {
+  return p == SecurityProtocol::kSaslPlaintext || p == SecurityProtocol::kSaslSsl;
+}
+
 // "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL".
 const char* security_protocol_name(SecurityProtocol protocol);
 // Parses one of the names above (case-insensitive); false when unknown.
 bool parse_security_protocol(std::string_view text, SecurityProtocol* out);
-// The two halves of a protocol, independent of each other: SSL and SASL_SSL
-// run over TLS; SASL_PLAINTEXT and SASL_SSL authenticate with SASL.
-bool uses_tls(SecurityProtocol protocol);
-bool uses_sasl(SecurityProtocol protocol);
 
 struct ListenerConfig {
   std::string name;  // upper-cased listener name, e.g. "PLAINTEXT"

@@ -41,6 +41,18 @@ void ResponseSlot::close_connection() {
   core->complete(sequence_, Completion::kClose, protocol::OutputBuffer());
 }
 
+void ResponseSlot::respond_and_close(protocol::OutputBuffer response) {
+  if (core_ == nullptr) return;
+  std::shared_ptr<ConnectionCore> core = std::move(core_);
+  core->complete(sequence_, Completion::kClose, std::move(response));
+}
+
+void ResponseSlot::authenticated(std::string principal) {
+  ConnectionContext& context = core_->context();
+  context.set_principal(std::move(principal));
+  context.set_max_frame_bytes(0);
+}
+
 const ConnectionContext& ResponseSlot::connection() const { return core_->context(); }
 
 }  // namespace eddy::net

@@ -74,11 +74,8 @@ struct Server::Impl final : ConnectionOwner, std::enable_shared_from_this<Server
 
   Status open_listener(const ListenerConfig& config) {
     std::string where = format_listener(config.name, config.host, config.port);
-    if (uses_sasl(config.security_protocol)) {
-      return Status::not_supported("listener " + where + ": security protocol " +
-                                   security_protocol_name(config.security_protocol) +
-                                   " is not supported by this build yet (only PLAINTEXT and SSL)");
-    }
+    // SASL is the broker's business (the bytes are the same over either
+    // stream); TLS is this layer's.
     if (uses_tls(config.security_protocol) && config.tls == nullptr) {
       return Status::invalid_argument("listener " + where + ": " + security_protocol_name(config.security_protocol) +
                                       " needs its TLS configuration (the ssl.* keys)");

@@ -70,6 +70,9 @@ APIS = [
     ("delete_groups", "DeleteGroups"),
     ("incremental_alter_configs", "IncrementalAlterConfigs"),
     ("offset_delete", "OffsetDelete"),
+    ("describe_client_quotas", "DescribeClientQuotas"),
+    ("describe_user_scram_credentials", "DescribeUserScramCredentials"),
+    ("alter_user_scram_credentials", "AlterUserScramCredentials"),
     ("describe_cluster", "DescribeCluster"),
 ]
 HEADERS = ("header", ["RequestHeader", "ResponseHeader"])

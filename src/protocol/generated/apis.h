@@ -35,6 +35,9 @@ enum class ApiKey : int16_t {
   kDeleteGroups = 42,
   kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
+  kDescribeClientQuotas = 48,
+  kDescribeUserScramCredentials = 50,
+  kAlterUserScramCredentials = 51,
   kDescribeCluster = 60,
 };
 
@@ -79,6 +82,9 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {42, "DeleteGroups", 0, 2, 2, 2},
     {44, "IncrementalAlterConfigs", 0, 1, 1, 1},
     {47, "OffsetDelete", 0, 0, 1, 1},
+    {48, "DescribeClientQuotas", 0, 1, 1, 1},
+    {50, "DescribeUserScramCredentials", 0, 0, 0, 0},
+    {51, "AlterUserScramCredentials", 0, 0, 0, 0},
     {60, "DescribeCluster", 0, 1, 0, 0},
 };
 
@@ -112,6 +118,9 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(DeleteGroupsRequest, DeleteGroupsResponse) \
   X(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse) \
   X(OffsetDeleteRequest, OffsetDeleteResponse) \
+  X(DescribeClientQuotasRequest, DescribeClientQuotasResponse) \
+  X(DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse) \
+  X(AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse) \
   X(DescribeClusterRequest, DescribeClusterResponse)
 
 }  // namespace eddy::protocol

@@ -28,6 +28,9 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/delete_groups.cc
   ${CMAKE_CURRENT_LIST_DIR}/incremental_alter_configs.cc
   ${CMAKE_CURRENT_LIST_DIR}/offset_delete.cc
+  ${CMAKE_CURRENT_LIST_DIR}/describe_client_quotas.cc
+  ${CMAKE_CURRENT_LIST_DIR}/describe_user_scram_credentials.cc
+  ${CMAKE_CURRENT_LIST_DIR}/alter_user_scram_credentials.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_cluster.cc
   ${CMAKE_CURRENT_LIST_DIR}/header.cc
   ${CMAKE_CURRENT_LIST_DIR}/consumer_protocol.cc

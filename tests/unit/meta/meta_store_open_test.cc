@@ -128,6 +128,7 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   }
   // Turn the file back into a version 1 database (as Eddy 0.1 wrote it).
   run_sql(path,
+          "DROP TABLE scram_credentials; DROP TABLE security_secrets;"
           "CREATE TABLE forward_cursors (link TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, "
           "next_offset INTEGER NOT NULL, PRIMARY KEY (link, topic, partition)) WITHOUT ROWID;"
           "PRAGMA user_version = 1;");
@@ -135,6 +136,8 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
   // Forward progress moved to forward.db.
   EXPECT_EQ(query(store->database(), "SELECT count(*) FROM sqlite_master WHERE name = 'forward_cursors'"), 0);
+  // Version 3 added the SASL tables.
+  EXPECT_EQ(query(store->database(), "SELECT count(*) FROM sqlite_master WHERE name = 'scram_credentials'"), 1);
 }
 
 TEST(MetaStoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {

@@ -60,6 +60,12 @@
   X(IncrementalAlterConfigsResponse) \
   X(OffsetDeleteRequest) \
   X(OffsetDeleteResponse) \
+  X(DescribeClientQuotasRequest) \
+  X(DescribeClientQuotasResponse) \
+  X(DescribeUserScramCredentialsRequest) \
+  X(DescribeUserScramCredentialsResponse) \
+  X(AlterUserScramCredentialsRequest) \
+  X(AlterUserScramCredentialsResponse) \
   X(DescribeClusterRequest) \
   X(DescribeClusterResponse) \
   X(RequestHeader) \

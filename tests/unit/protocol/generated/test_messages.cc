@@ -1568,6 +1568,139 @@ void fill_test_values(OffsetDeleteResponse& m, int16_t version, Filler& f) {
   for (auto& e : m.topics) fill_test_values(e, version, f);
 }
 
+void fill_test_values(DescribeClientQuotasRequest::ComponentData& m, int16_t version, Filler& f) {
+  m.entity_type = f.next_string();
+  m.match_type = f.next_int<int8_t>(0);
+  if (f.make_null()) {
+    m.match.reset();
+  } else {
+    m.match = f.next_string();
+  }
+}
+
+void fill_test_values(DescribeClientQuotasRequest& m, int16_t version, Filler& f) {
+  m.components.resize(f.array_size());
+  for (auto& e : m.components) fill_test_values(e, version, f);
+  m.strict = !false;
+}
+
+void fill_test_values(DescribeClientQuotasResponse::EntityData& m, int16_t version, Filler& f) {
+  m.entity_type = f.next_string();
+  if (f.make_null()) {
+    m.entity_name.reset();
+  } else {
+    m.entity_name = f.next_string();
+  }
+}
+
+void fill_test_values(DescribeClientQuotasResponse::ValueData& m, int16_t version, Filler& f) {
+  m.key = f.next_string();
+  m.value = f.next_float64(0.0);
+}
+
+void fill_test_values(DescribeClientQuotasResponse::EntryData& m, int16_t version, Filler& f) {
+  m.entity.resize(f.array_size());
+  for (auto& e : m.entity) fill_test_values(e, version, f);
+  m.values.resize(f.array_size());
+  for (auto& e : m.values) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeClientQuotasResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  if (f.make_null()) {
+    m.entries.reset();
+  } else {
+    m.entries.emplace();
+    (*m.entries).resize(f.array_size());
+    for (auto& e : (*m.entries)) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(DescribeUserScramCredentialsRequest::UserName& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+}
+
+void fill_test_values(DescribeUserScramCredentialsRequest& m, int16_t version, Filler& f) {
+  if (f.make_null()) {
+    m.users.reset();
+  } else {
+    m.users.emplace();
+    (*m.users).resize(f.array_size());
+    for (auto& e : (*m.users)) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(DescribeUserScramCredentialsResponse::CredentialInfo& m, int16_t version, Filler& f) {
+  m.mechanism = f.next_int<int8_t>(0);
+  m.iterations = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(DescribeUserScramCredentialsResponse::DescribeUserScramCredentialsResult& m, int16_t version, Filler& f) {
+  m.user = f.next_string();
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  m.credential_infos.resize(f.array_size());
+  for (auto& e : m.credential_infos) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeUserScramCredentialsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  m.results.resize(f.array_size());
+  for (auto& e : m.results) fill_test_values(e, version, f);
+}
+
+void fill_test_values(AlterUserScramCredentialsRequest::ScramCredentialDeletion& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.mechanism = f.next_int<int8_t>(0);
+}
+
+void fill_test_values(AlterUserScramCredentialsRequest::ScramCredentialUpsertion& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.mechanism = f.next_int<int8_t>(0);
+  m.iterations = f.next_int<int32_t>(0);
+  m.salt = f.next_bytes();
+  m.salted_password = f.next_bytes();
+}
+
+void fill_test_values(AlterUserScramCredentialsRequest& m, int16_t version, Filler& f) {
+  m.deletions.resize(f.array_size());
+  for (auto& e : m.deletions) fill_test_values(e, version, f);
+  m.upsertions.resize(f.array_size());
+  for (auto& e : m.upsertions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(AlterUserScramCredentialsResponse::AlterUserScramCredentialsResult& m, int16_t version, Filler& f) {
+  m.user = f.next_string();
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+}
+
+void fill_test_values(AlterUserScramCredentialsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.results.resize(f.array_size());
+  for (auto& e : m.results) fill_test_values(e, version, f);
+}
+
 void fill_test_values(DescribeClusterRequest& m, int16_t version, Filler& f) {
   m.include_cluster_authorized_operations = !false;
   if (version >= 1) {
@@ -1744,6 +1877,12 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<IncrementalAlterConfigsRequest>(version, body, reencode_ok);
     case OffsetDeleteRequest::kApiKey:
       return decode_and_check<OffsetDeleteRequest>(version, body, reencode_ok);
+    case DescribeClientQuotasRequest::kApiKey:
+      return decode_and_check<DescribeClientQuotasRequest>(version, body, reencode_ok);
+    case DescribeUserScramCredentialsRequest::kApiKey:
+      return decode_and_check<DescribeUserScramCredentialsRequest>(version, body, reencode_ok);
+    case AlterUserScramCredentialsRequest::kApiKey:
+      return decode_and_check<AlterUserScramCredentialsRequest>(version, body, reencode_ok);
     case DescribeClusterRequest::kApiKey:
       return decode_and_check<DescribeClusterRequest>(version, body, reencode_ok);
     default:
@@ -1811,6 +1950,12 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<IncrementalAlterConfigsResponse>(version, body, reencode_ok);
     case OffsetDeleteResponse::kApiKey:
       return decode_and_check<OffsetDeleteResponse>(version, body, reencode_ok);
+    case DescribeClientQuotasResponse::kApiKey:
+      return decode_and_check<DescribeClientQuotasResponse>(version, body, reencode_ok);
+    case DescribeUserScramCredentialsResponse::kApiKey:
+      return decode_and_check<DescribeUserScramCredentialsResponse>(version, body, reencode_ok);
+    case AlterUserScramCredentialsResponse::kApiKey:
+      return decode_and_check<AlterUserScramCredentialsResponse>(version, body, reencode_ok);
     case DescribeClusterResponse::kApiKey:
       return decode_and_check<DescribeClusterResponse>(version, body, reencode_ok);
     default:
