@@ -196,7 +196,16 @@ World& the_world() {
     delete world;
     world = nullptr;
   }
-  if (world == nullptr) world = new World();
+  if (world == nullptr) {
+    // At exit (libFuzzer's end of run) the data directory goes too: it is
+    // on tmpfs, i.e. in memory, until removed. After a crash it stays.
+    static const bool removed_at_exit = std::atexit([] {
+      delete world;
+      world = nullptr;
+    }) == 0;
+    (void)removed_at_exit;
+    world = new World();
+  }
   ++world->inputs;
   return *world;
 }
