@@ -9,6 +9,7 @@
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+#   make fuzz-long         fuzz_live_broker (a real broker behind a connection) for FUZZ_RUNS (10^7) executions
 #   make thread-safety     build eddy with clang's -Wthread-safety as errors (the lock annotations)
 #   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
@@ -52,7 +53,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz thread-safety power-cuts bench clean
+.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety power-cuts bench clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -107,8 +108,19 @@ fuzz: deps
 	@scripts/install-deps.sh fuzz
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_FUZZ=ON \
 	  -DEDDY_SYSTEM_GTEST=OFF -DEDDY_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
-	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder fuzz_record_validator fuzz_sasl
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder fuzz_record_validator fuzz_sasl \
+	  fuzz_live_broker
 	cd build-fuzz && ctest -L fuzz --output-on-failure
+
+# The bench run of the live-broker fuzzer: FUZZ_RUNS executions (hours on
+# 2 cores) on the corpus make fuzz keeps (ctest label "soak").
+FUZZ_RUNS ?= 10000000
+fuzz-long: deps
+	@scripts/install-deps.sh fuzz
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_FUZZ=ON \
+	  -DEDDY_SYSTEM_GTEST=OFF -DEDDY_FUZZ_RUNS=$(FUZZ_RUNS) >/dev/null
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_live_broker
+	cd build-fuzz && ctest -L soak --output-on-failure
 
 # The lock annotations (port/thread_annotations.h, port/mutex.h) checked by
 # clang: a thread-safety warning fails the build. Only eddy is built: every

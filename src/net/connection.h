@@ -120,6 +120,12 @@ class Connection final : public ConnectionCore {
     }
     entry.state = kind;
     entry.response = std::move(response);
+    // The connection is going to close (once the answers before this one
+    // are written): read and dispatch nothing more, even while an earlier
+    // request is still parked, since a later one would be carried out
+    // (a produce appended, a topic deleted) with no answer ever reaching
+    // the client.
+    if (kind == Completion::kClose) close_requested_ = true;
     release_in_order();
   }
 
@@ -180,7 +186,7 @@ class Connection final : public ConnectionCore {
            write_queue_.queued_bytes() >= limits_.max_queued_response_bytes;
   }
 
-  bool may_read() const { return !context().closed() && !draining_ && !closing_; }
+  bool may_read() const { return !context().closed() && !draining_ && !closing_ && !close_requested_; }
 
   // REQUIRES: no read in progress and not already inside this function.
   // Dispatches the complete frames already buffered, then reads more.
@@ -581,6 +587,7 @@ class Connection final : public ConnectionCore {
   bool read_paused_ = false;
   bool draining_ = false;  // graceful stop
   bool closing_ = false;   // a close_connection() reached the front
+  bool close_requested_ = false;  // a request completed with close_connection()
   int64_t last_activity_ms_ = 0;
   // When the frame being received began (after the previous one ended, or
   // reading resumed); 0: none is (see start_frame_clock).

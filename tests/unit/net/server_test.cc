@@ -123,6 +123,47 @@ TEST(Server, NoResponseAndCloseCompletionsKeepTheOrder) {
   EXPECT_TRUE(wait_until([&] { return fx.stats().connections == 0; }));
 }
 
+// A request refused with close_connection() while an earlier one is still
+// parked: the frames after it are not dispatched (found by fuzz_live_broker:
+// a parked fetch, then a malformed request, then more requests that the
+// broker carried out with no answer ever sent). The parked answer is still
+// written before the connection closes.
+TEST(Server, CloseBehindAParkedRequestDispatchesNothingMore) {
+  ResponseSlot parked;  // reactor thread only
+  std::atomic<int> after_bad{0};
+  bool bad_seen = false;  // reactor thread only
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+    std::string text = text_of(frame);
+    if (text == "park") {
+      parked = std::move(slot);
+    } else if (text == "bad") {
+      bad_seen = true;
+      slot.close_connection();
+    } else {
+      if (bad_seen) after_bad.fetch_add(1);
+      slot.respond(response_with(frame));
+    }
+  });
+  fx.at_teardown([&] { parked = ResponseSlot(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  std::vector<uint8_t> all;
+  for (const char* text : {"park", "bad", "c", "d", "e"}) {
+    auto frame = framed(bytes_of(text));
+    all.insert(all.end(), frame.begin(), frame.end());
+  }
+  ASSERT_TRUE(client.write(all));
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() >= 2; }));
+  std::this_thread::sleep_for(100ms);  // time for later frames to be (wrongly) dispatched
+  EXPECT_EQ(fx.handler().frames.load(), 2);
+  fx.on_reactor([&] { parked.respond(response_with(bytes_of("parked"))); });
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(client.read_frame(&body));
+  EXPECT_EQ(text_of(body), "parked");
+  EXPECT_TRUE(client.wait_closed());
+  EXPECT_EQ(after_bad.load(), 0);
+}
+
 TEST(Server, DroppedSlotClosesTheConnection) {
   ServerFixture fx(ServerOptions(), [](ConnectionContext&, std::vector<uint8_t>, ResponseSlot) {});
   TestClient client;
