@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app/broker_config.h"
+#include "app/broker_frame_handler.h"
 #include "app/broker_options_from_config.h"
 #include "app/listener_tls.h"
 #include "app/forward_config.h"
@@ -52,66 +53,6 @@ Status parse_serve_args(const std::vector<std::string>& args, ServeArgs* out) {
   }
   return Status();
 }
-
-// Adapts the network layer's response slots to the broker's Reply, and
-// times the request from its frame to its answer (RequestMetrics slot).
-class SlotReply final : public broker::Reply {
- public:
-  SlotReply(net::ResponseSlot slot, broker::RequestMetrics* metrics, uint8_t metrics_slot)
-      : slot_(std::move(slot)), metrics_(metrics), metrics_slot_(metrics_slot), started_ns_(port::monotonic_nanos()) {}
-  void send(protocol::OutputBuffer response) override {
-    answered();
-    slot_.respond(std::move(response));
-  }
-  void send_nothing() override {
-    answered();
-    slot_.respond_nothing();
-  }
-  void close_connection() override { slot_.close_connection(); }
-  void send_and_close(protocol::OutputBuffer response) override {
-    answered();
-    slot_.respond_and_close(std::move(response));
-  }
-  void authenticated(const std::string& principal) override { slot_.authenticated(principal); }
-  bool connection_closed() const override { return !slot_.pending() || slot_.connection().closed(); }
-
- private:
-  void answered() { metrics_->note_answered(metrics_slot_, port::monotonic_nanos() - started_ns_); }
-
-  net::ResponseSlot slot_;
-  broker::RequestMetrics* metrics_;
-  uint8_t metrics_slot_;
-  int64_t started_ns_;
-};
-
-class BrokerFrameHandler final : public net::FrameHandler {
- public:
-  // sasl_max_receive_bytes: the frame bound of a connection that has not
-  // authenticated yet on a listener that needs SASL.
-  BrokerFrameHandler(broker::Broker** broker, int32_t sasl_max_receive_bytes)
-      : broker_(broker), sasl_max_receive_bytes_(sasl_max_receive_bytes) {}
-  void on_connection_opened(net::ConnectionContext& connection) override {
-    if (*broker_ != nullptr && (*broker_)->sasl_listener(connection.listener()) != nullptr) {
-      connection.set_max_frame_bytes(sasl_max_receive_bytes_);
-    }
-  }
-  void on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame, net::ResponseSlot slot) override {
-    broker::ClientInfo client{connection.id(), connection.peer(), connection.listener()};
-    broker::RequestMetrics& metrics = (*broker_)->request_metrics();
-    // The request header starts with the API key (int16, big-endian).
-    const uint8_t metrics_slot =
-        frame.size() >= 2 ? metrics.slot_for(static_cast<int16_t>((frame[0] << 8) | frame[1])) : metrics.other_slot();
-    metrics.note_request(metrics_slot);
-    (*broker_)->handle(client, std::move(frame), std::make_unique<SlotReply>(std::move(slot), &metrics, metrics_slot));
-  }
-  void on_connection_closed(net::ConnectionContext& connection) override {
-    if (*broker_ != nullptr) (*broker_)->on_connection_closed(connection.id());
-  }
-
- private:
-  broker::Broker** broker_;
-  int32_t sasl_max_receive_bytes_;
-};
 
 // How often time-based retention runs.
 constexpr int64_t kRetentionCheckMs = 30000;

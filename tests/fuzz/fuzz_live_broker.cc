@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "app/broker_frame_handler.h"
 #include "broker/broker.h"
 #include "client/compression.h"
 #include "client/record_stream.h"
@@ -69,35 +70,6 @@ void fail(const char* what) {
   std::fprintf(stderr, "fuzz_live_broker: %s\n", what);
   std::abort();
 }
-
-// The broker as the app's frame handler gives it frames (src/app/serve.cc),
-// without the request metrics.
-class SlotReply final : public broker::Reply {
- public:
-  explicit SlotReply(net::ResponseSlot slot) : slot_(std::move(slot)) {}
-  void send(protocol::OutputBuffer response) override { slot_.respond(std::move(response)); }
-  void send_nothing() override { slot_.respond_nothing(); }
-  void close_connection() override { slot_.close_connection(); }
-  bool connection_closed() const override { return !slot_.pending() || slot_.connection().closed(); }
-
- private:
-  net::ResponseSlot slot_;
-};
-
-class Handler final : public net::FrameHandler {
- public:
-  explicit Handler(broker::Broker* broker) : broker_(broker) {}
-  void on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame, net::ResponseSlot slot) override {
-    broker::ClientInfo client{connection.id(), connection.peer(), connection.listener()};
-    broker_->handle(client, std::move(frame), std::make_unique<SlotReply>(std::move(slot)));
-  }
-  void on_connection_closed(net::ConnectionContext& connection) override {
-    broker_->on_connection_closed(connection.id());
-  }
-
- private:
-  broker::Broker* broker_;
-};
 
 std::string temp_base() {
   if (::access("/dev/shm", W_OK) == 0) return "/dev/shm";
@@ -131,7 +103,8 @@ struct World {
   std::unique_ptr<storage::LogManager> logs;
   std::unique_ptr<meta::MetaStore> meta;
   std::unique_ptr<broker::Broker> broker;
-  std::unique_ptr<Handler> handler;
+  broker::Broker* serving = nullptr;  // what the handler hands frames to
+  std::unique_ptr<app::BrokerFrameHandler> handler;
   net::RequestMemory memory{uint64_t{100} << 20};
   net::ConnectionLimits limits;
   uint64_t next_connection_id = 1;
@@ -149,7 +122,9 @@ struct World {
     create_topic("capture", 1, {});
     create_topic("sensors", 3, {});
     create_topic("durable", 1, {{"eddy.acks.all.waits.for", "disk"}, {"segment.bytes", "65536"}});
-    handler = std::make_unique<Handler>(broker.get());
+    serving = broker.get();
+    // eddy serve's frame handler (SASL frame bound as its default).
+    handler = std::make_unique<app::BrokerFrameHandler>(&serving, 524288);
     limits.max_frame_bytes = 1 << 20;
     limits.read_buffer_bytes = 4096;  // inputs reach the large-frame path
   }
