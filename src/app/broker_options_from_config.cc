@@ -100,49 +100,46 @@ std::string mechanisms_key(const Config& config, const std::string& listener) {
   return "sasl.enabled.mechanisms";
 }
 
-bool check_sasl_mechanisms(const Config& config, const net::ListenerConfig& listener, std::string* error) {
+Status check_sasl_mechanisms(const Config& config, const net::ListenerConfig& listener) {
   const std::string key = mechanisms_key(config, listener.name);
   const std::vector<std::string> mechanisms = config.get_list(key);
   for (const std::string& m : mechanisms) {
     if (!security::is_implemented_sasl_mechanism(m)) {
-      *error = config.origin(key) + ": " + key + ": SASL mechanism '" + m +
-               "' is not available (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)";
-      return false;
+      return Status::invalid_argument(config.origin(key) + ": " + key + ": SASL mechanism '" + m +
+               "' is not available (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)");
     }
   }
   if (mechanisms.empty()) {
-    *error = config.origin(key) + ": " + key + ": listener " + listener.name + " needs SASL but no mechanism is enabled";
-    return false;
+    return Status::invalid_argument(config.origin(key) + ": " + key + ": listener " + listener.name + " needs SASL but no mechanism is enabled");
   }
-  return true;
+  return Status();
 }
 
 }  // namespace
 
-bool listeners_from(const Config& config, std::vector<net::ListenerConfig>* listeners,
-                    std::vector<net::ListenerConfig>* advertised, std::string* error) {
-  std::string why;
+Status listeners_from(const Config& config, std::vector<net::ListenerConfig>* listeners,
+                      std::vector<net::ListenerConfig>* advertised) {
+  // "origin: key: why" for a refusal of the value of key.
+  auto refused = [&config](const char* key, const Status& why) {
+    return Status::invalid_argument(config.origin(key) + ": " + key + ": " + why.message());
+  };
   net::SecurityProtocolMap map;
-  if (!net::parse_security_protocol_map(config.get_string("listener.security.protocol.map"), &map, &why)) {
-    *error = config.origin("listener.security.protocol.map") + ": listener.security.protocol.map: " + why;
-    return false;
+  if (Status s = net::parse_security_protocol_map(config.get_string("listener.security.protocol.map"), &map);
+      !s.ok()) {
+    return refused("listener.security.protocol.map", s);
   }
-  if (!net::parse_listeners(config.get_string("listeners"), &map, listeners, &why)) {
-    *error = config.origin("listeners") + ": listeners: " + why;
-    return false;
+  if (Status s = net::parse_listeners(config.get_string("listeners"), &map, listeners); !s.ok()) {
+    return refused("listeners", s);
   }
-  if (listeners->empty()) {
-    *error = config.origin("listeners") + ": listeners: at least one listener is needed";
-    return false;
-  }
+  if (listeners->empty()) return refused("listeners", Status::invalid_argument("at least one listener is needed"));
   for (const net::ListenerConfig& l : *listeners) {
-    if (net::needs_sasl(l.security_protocol) && !check_sasl_mechanisms(config, l, error)) return false;
+    if (!net::needs_sasl(l.security_protocol)) continue;
+    if (Status s = check_sasl_mechanisms(config, l); !s.ok()) return s;
   }
-  if (!net::parse_listeners(config.get_string("advertised.listeners"), &map, advertised, &why)) {
-    *error = config.origin("advertised.listeners") + ": advertised.listeners: " + why;
-    return false;
+  if (Status s = net::parse_listeners(config.get_string("advertised.listeners"), &map, advertised); !s.ok()) {
+    return refused("advertised.listeners", s);
   }
-  return true;
+  return Status();
 }
 
 std::vector<broker::SaslListener> sasl_listeners_from(const Config& config,

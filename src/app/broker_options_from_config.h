@@ -19,10 +19,10 @@ net::ServerOptions server_options_from(const Config& config);
 
 // Parses `listeners` and `advertised.listeners` with
 // listener.security.protocol.map, and checks the SASL mechanisms of every
-// SASL listener (implemented, not empty); false with *error naming where
+// SASL listener (implemented, not empty); kInvalidArgument naming where
 // the bad value came from.
-bool listeners_from(const Config& config, std::vector<net::ListenerConfig>* listeners,
-                    std::vector<net::ListenerConfig>* advertised, std::string* error);
+Status listeners_from(const Config& config, std::vector<net::ListenerConfig>* listeners,
+                      std::vector<net::ListenerConfig>* advertised);
 
 // The listeners that need SASL and their mechanisms (sasl.enabled.mechanisms
 // or listener.name.<name>.sasl.enabled.mechanisms). REQUIRES: listeners

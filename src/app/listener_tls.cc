@@ -28,19 +28,17 @@ bool is_listener_key(const std::string& name, std::string* listener) {
 }
 
 // Every listener.name.<listener>.* key names a configured listener.
-bool check_listener_keys(const Config& config, const std::vector<net::ListenerConfig>& listeners,
-                         std::string* error) {
+Status check_listener_keys(const Config& config, const std::vector<net::ListenerConfig>& listeners) {
   for (const std::string& name : config.set_keys()) {
     std::string listener;
     if (!is_listener_key(name, &listener)) continue;
     bool found = false;
     for (const net::ListenerConfig& l : listeners) found = found || lower(l.name) == lower(listener);
     if (!found) {
-      *error = config.origin(name) + ": " + name + ": there is no listener '" + listener + "' in listeners";
-      return false;
+      return Status::invalid_argument(config.origin(name) + ": " + name + ": there is no listener '" + listener + "' in listeners");
     }
   }
-  return true;
+  return Status();
 }
 
 // The settings of one listener: listener.name.<name>.<key> when set, else
@@ -98,8 +96,8 @@ const char* client_auth_name(security::ClientAuth auth) {
 
 }  // namespace
 
-bool tls_for_listeners(const Config& config, std::vector<net::ListenerConfig>* listeners, std::string* error) {
-  if (!check_listener_keys(config, *listeners, error)) return false;
+Status tls_for_listeners(const Config& config, std::vector<net::ListenerConfig>* listeners) {
+  if (Status s = check_listener_keys(config, *listeners); !s.ok()) return s;
   for (net::ListenerConfig& listener : *listeners) {
     if (!net::uses_tls(listener.security_protocol)) continue;
     ListenerKeys keys(config, listener.name);
@@ -109,14 +107,13 @@ bool tls_for_listeners(const Config& config, std::vector<net::ListenerConfig>* l
       const std::string where = keys.name(settings.keystore_location.empty() && !settings.keystore_key.empty()
                                               ? "ssl.keystore.certificate.chain"
                                               : "ssl.keystore.location");
-      *error = config.origin(where) + ": listener " + listener.name + ": " + s.message();
-      return false;
+      return Status::invalid_argument(config.origin(where) + ": listener " + listener.name + ": " + s.message());
     }
     EDDY_LOG_INFO("listener {}: TLS ({}), client certificates {}", listener.name, tls->description(),
                   client_auth_name(tls->client_auth()));
     listener.tls = std::move(tls);
   }
-  return true;
+  return Status();
 }
 
 }  // namespace eddy::app

@@ -18,6 +18,6 @@ namespace eddy::app {
 // ssl.keystore.location /etc/eddy/x.pem: cannot open: No such file or
 // directory") when something is missing or bad, or when a listener.name.*
 // key names no listener; `eddy serve` then exits 2.
-bool tls_for_listeners(const Config& config, std::vector<net::ListenerConfig>* listeners, std::string* error);
+Status tls_for_listeners(const Config& config, std::vector<net::ListenerConfig>* listeners);
 
 }  // namespace eddy::app

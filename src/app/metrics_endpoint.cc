@@ -25,12 +25,10 @@ Status metrics_listener_from(const Config& config, MetricsListenerConfig* out) {
   }
   const std::string where = std::string(kListenerKey) + "=" + value + " (" + config.origin(kListenerKey) + ")";
   net::SecurityProtocolMap http_only;
-  std::string why;
   std::vector<net::ListenerConfig> parsed;
-  if (!net::parse_security_protocol_map("HTTP:PLAINTEXT", &http_only, &why) ||
-      !net::parse_listeners(value, &http_only, &parsed, &why)) {
-    return Status::invalid_argument(where + ": expected http://HOST:PORT (" + why + ")");
-  }
+  Status s = net::parse_security_protocol_map("HTTP:PLAINTEXT", &http_only);
+  if (s.ok()) s = net::parse_listeners(value, &http_only, &parsed);
+  if (!s.ok()) return Status::invalid_argument(where + ": expected http://HOST:PORT (" + s.message() + ")");
   if (parsed.size() != 1) {
     return Status::invalid_argument(where + ": expected one http://HOST:PORT address");
   }

@@ -295,7 +295,6 @@ int run_serve(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
-  std::string error;
   port::LogLevel level = port::LogLevel::kInfo;
   port::parse_log_level(config.get_string("eddy.log.level").c_str(), &level);
   port::set_log_level(level);
@@ -305,12 +304,12 @@ int run_serve(const std::vector<std::string>& args) {
   port::block_termination_signals();
 
   std::vector<net::ListenerConfig> listeners, advertised;
-  if (!listeners_from(config, &listeners, &advertised, &error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (Status s = listeners_from(config, &listeners, &advertised); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
-  if (!tls_for_listeners(config, &listeners, &error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (Status s = tls_for_listeners(config, &listeners); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
   std::vector<forward::LinkOptions> links;

@@ -62,18 +62,16 @@ bool parse_port(std::string_view text, uint16_t* port) {
   return true;
 }
 
-bool parse_one_listener(std::string_view entry, ListenerConfig* out, std::string* error) {
+Status parse_one_listener(std::string_view entry, ListenerConfig* out) {
   size_t sep = entry.find("://");
   if (sep == std::string_view::npos) {
-    *error = "listener '" + std::string(entry) + "' is not of the form NAME://HOST:PORT";
-    return false;
+    return Status::invalid_argument("listener '" + std::string(entry) + "' is not of the form NAME://HOST:PORT");
   }
   std::string_view name = entry.substr(0, sep);
   std::string_view rest = entry.substr(sep + 3);
   if (!valid_listener_name(name)) {
-    *error = "listener '" + std::string(entry) + "' has an invalid name '" + std::string(name) +
-             "' (letters, digits, '_' and '-' only)";
-    return false;
+    return Status::invalid_argument("listener '" + std::string(entry) + "' has an invalid name '" + std::string(name) +
+             "' (letters, digits, '_' and '-' only)");
   }
   std::string_view host;
   std::string_view port_text;
@@ -81,43 +79,37 @@ bool parse_one_listener(std::string_view entry, ListenerConfig* out, std::string
   if (!rest.empty() && rest.front() == '[') {
     size_t close = rest.find(']');
     if (close == std::string_view::npos || close + 1 >= rest.size() || rest[close + 1] != ':') {
-      *error = "listener '" + std::string(entry) + "' has a malformed IPv6 host (expected [ADDRESS]:PORT)";
-      return false;
+      return Status::invalid_argument("listener '" + std::string(entry) + "' has a malformed IPv6 host (expected [ADDRESS]:PORT)");
     }
     host = rest.substr(1, close - 1);
     port_text = rest.substr(close + 2);
     ipv6 = true;
     if (host.empty()) {
-      *error = "listener '" + std::string(entry) + "' has an empty IPv6 host";
-      return false;
+      return Status::invalid_argument("listener '" + std::string(entry) + "' has an empty IPv6 host");
     }
   } else {
     size_t colon = rest.rfind(':');
     if (colon == std::string_view::npos) {
-      *error = "listener '" + std::string(entry) + "' has no port (expected NAME://HOST:PORT)";
-      return false;
+      return Status::invalid_argument("listener '" + std::string(entry) + "' has no port (expected NAME://HOST:PORT)");
     }
     host = rest.substr(0, colon);
     port_text = rest.substr(colon + 1);
     if (host.find(':') != std::string_view::npos) {
-      *error = "listener '" + std::string(entry) + "': write IPv6 hosts in brackets, e.g. [::1]:9092";
-      return false;
+      return Status::invalid_argument("listener '" + std::string(entry) + "': write IPv6 hosts in brackets, e.g. [::1]:9092");
     }
   }
   for (char c : host) {
     if (!valid_host_char(c, ipv6)) {
-      *error = "listener '" + std::string(entry) + "' has an invalid host '" + std::string(host) + "'";
-      return false;
+      return Status::invalid_argument("listener '" + std::string(entry) + "' has an invalid host '" + std::string(host) + "'");
     }
   }
   if (!parse_port(port_text, &out->port)) {
-    *error = "listener '" + std::string(entry) + "' has an invalid port '" + std::string(port_text) +
-             "' (0-65535)";
-    return false;
+    return Status::invalid_argument("listener '" + std::string(entry) + "' has an invalid port '" + std::string(port_text) +
+             "' (0-65535)");
   }
   out->name = upper(name);
   out->host = std::string(host);
-  return true;
+  return Status();
 }
 
 }  // namespace
@@ -148,50 +140,45 @@ bool parse_security_protocol(std::string_view text, SecurityProtocol* out) {
   return false;
 }
 
-bool parse_security_protocol_map(std::string_view value, SecurityProtocolMap* out, std::string* error) {
+Status parse_security_protocol_map(std::string_view value, SecurityProtocolMap* out) {
   out->clear();
-  if (trim(value).empty()) return true;
+  if (trim(value).empty()) return Status();
   for (std::string_view entry : split_csv(value)) {
     size_t colon = entry.find(':');
     if (colon == std::string_view::npos) {
-      *error = "security protocol map entry '" + std::string(entry) + "' is not of the form NAME:PROTOCOL";
-      return false;
+      return Status::invalid_argument("security protocol map entry '" + std::string(entry) + "' is not of the form NAME:PROTOCOL");
     }
     std::string_view name = trim(entry.substr(0, colon));
     std::string_view protocol_text = trim(entry.substr(colon + 1));
     if (!valid_listener_name(name)) {
-      *error = "security protocol map entry '" + std::string(entry) + "' has an invalid listener name";
-      return false;
+      return Status::invalid_argument("security protocol map entry '" + std::string(entry) + "' has an invalid listener name");
     }
     SecurityProtocol protocol;
     if (!parse_security_protocol(protocol_text, &protocol)) {
-      *error = "security protocol map entry '" + std::string(entry) + "': unknown security protocol '" +
-               std::string(protocol_text) + "' (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)";
-      return false;
+      return Status::invalid_argument("security protocol map entry '" + std::string(entry) + "': unknown security protocol '" +
+               std::string(protocol_text) + "' (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)");
     }
     std::string upper_name = upper(name);
     for (const auto& existing : *out) {
       if (existing.first == upper_name) {
-        *error = "security protocol map names listener " + upper_name + " twice";
-        return false;
+        return Status::invalid_argument("security protocol map names listener " + upper_name + " twice");
       }
     }
     out->emplace_back(std::move(upper_name), protocol);
   }
-  return true;
+  return Status();
 }
 
-bool parse_listeners(std::string_view value, const SecurityProtocolMap* protocol_map,
-                     std::vector<ListenerConfig>* out, std::string* error) {
+Status parse_listeners(std::string_view value, const SecurityProtocolMap* protocol_map,
+                       std::vector<ListenerConfig>* out) {
   out->clear();
-  if (trim(value).empty()) return true;
+  if (trim(value).empty()) return Status();
   for (std::string_view entry : split_csv(value)) {
     if (entry.empty()) {
-      *error = "empty listener entry in '" + std::string(value) + "'";
-      return false;
+      return Status::invalid_argument("empty listener entry in '" + std::string(value) + "'");
     }
     ListenerConfig listener;
-    if (!parse_one_listener(entry, &listener, error)) return false;
+    if (Status s = parse_one_listener(entry, &listener); !s.ok()) return s;
     bool known = false;
     if (protocol_map != nullptr) {
       for (const auto& [name, protocol] : *protocol_map) {
@@ -205,20 +192,18 @@ bool parse_listeners(std::string_view value, const SecurityProtocolMap* protocol
       known = parse_security_protocol(listener.name, &listener.security_protocol);
     }
     if (!known) {
-      *error = "listener " + listener.name +
+      return Status::invalid_argument("listener " + listener.name +
                " has no security protocol: name it after one (PLAINTEXT, SSL, SASL_PLAINTEXT, "
-               "SASL_SSL) or map it in listener.security.protocol.map";
-      return false;
+               "SASL_SSL) or map it in listener.security.protocol.map");
     }
     for (const ListenerConfig& existing : *out) {
       if (existing.name == listener.name) {
-        *error = "listener name " + listener.name + " is used twice in '" + std::string(value) + "'";
-        return false;
+        return Status::invalid_argument("listener name " + listener.name + " is used twice in '" + std::string(value) + "'");
       }
     }
     out->push_back(std::move(listener));
   }
-  return true;
+  return Status();
 }
 
 std::string format_listener(std::string_view name, std::string_view host, uint16_t port) {

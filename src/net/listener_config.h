@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "port/status.h"
+
 namespace eddy::security {
 class TlsContext;
 }
@@ -52,19 +54,19 @@ struct ListenerConfig {
 using SecurityProtocolMap = std::vector<std::pair<std::string, SecurityProtocol>>;
 
 // Parses listener.security.protocol.map ("NAME:PROTOCOL,..."). Names are
-// upper-cased; a name given twice is an error. Returns false and sets *error
-// on a malformed value.
-bool parse_security_protocol_map(std::string_view value, SecurityProtocolMap* out, std::string* error);
+// upper-cased; a name given twice is an error. kInvalidArgument on a
+// malformed value.
+Status parse_security_protocol_map(std::string_view value, SecurityProtocolMap* out);
 
 // Parses a `listeners` or `advertised.listeners` value: comma-separated
 // NAME://HOST:PORT entries, whitespace around entries ignored. The security
 // protocol of each listener comes from protocol_map, or when protocol_map is
 // null from Kafka's default map (PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL
 // map to themselves, other names are errors). An empty value yields an empty
-// list. Listener names must be distinct. Returns false and sets *error (naming
-// the offending entry) on a malformed value; *out is then unspecified.
-bool parse_listeners(std::string_view value, const SecurityProtocolMap* protocol_map,
-                     std::vector<ListenerConfig>* out, std::string* error);
+// list. Listener names must be distinct. kInvalidArgument (naming the
+// offending entry) on a malformed value; *out is then unspecified.
+Status parse_listeners(std::string_view value, const SecurityProtocolMap* protocol_map,
+                       std::vector<ListenerConfig>* out);
 
 // "NAME://HOST:PORT", brackets around IPv6 hosts.
 std::string format_listener(std::string_view name, std::string_view host, uint16_t port);

@@ -7,17 +7,17 @@ namespace {
 
 std::vector<ListenerConfig> parse_ok(const std::string& value, const SecurityProtocolMap* map = nullptr) {
   std::vector<ListenerConfig> out;
-  std::string error;
-  EXPECT_TRUE(parse_listeners(value, map, &out, &error)) << value << ": " << error;
+  Status s = parse_listeners(value, map, &out);
+  EXPECT_TRUE(s.ok()) << value << ": " << s.to_string();
   return out;
 }
 
 std::string parse_error(const std::string& value, const SecurityProtocolMap* map = nullptr) {
   std::vector<ListenerConfig> out;
-  std::string error;
-  EXPECT_FALSE(parse_listeners(value, map, &out, &error)) << value;
-  EXPECT_FALSE(error.empty());
-  return error;
+  Status s = parse_listeners(value, map, &out);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << value;
+  EXPECT_FALSE(s.message().empty());
+  return s.message();
 }
 
 TEST(ListenerConfig, ParsesHostPortAndEmptyHost) {
@@ -59,7 +59,7 @@ TEST(ListenerConfig, CustomNamesNeedTheProtocolMap) {
   EXPECT_NE(error.find("listener.security.protocol.map"), std::string::npos) << error;
 
   SecurityProtocolMap map;
-  ASSERT_TRUE(parse_security_protocol_map("PLAINTEXT:PLAINTEXT, other:sasl_plaintext", &map, &error)) << error;
+  ASSERT_TRUE(parse_security_protocol_map("PLAINTEXT:PLAINTEXT, other:sasl_plaintext", &map).ok());
   auto listeners = parse_ok("PLAINTEXT://127.0.0.1:9092,OTHER://:9093", &map);
   ASSERT_EQ(listeners.size(), 2u);
   EXPECT_EQ(listeners[1].name, "OTHER");
@@ -89,12 +89,11 @@ TEST(ListenerConfig, MalformedEntriesAreRejectedWithTheEntryNamed) {
 
 TEST(ListenerConfig, SecurityProtocolMapErrors) {
   SecurityProtocolMap map;
-  std::string error;
-  EXPECT_FALSE(parse_security_protocol_map("A:PLAINTEXT,B", &map, &error));
-  EXPECT_FALSE(parse_security_protocol_map("A:TLS", &map, &error));
-  EXPECT_NE(error.find("unknown security protocol"), std::string::npos) << error;
-  EXPECT_FALSE(parse_security_protocol_map("A:PLAINTEXT,a:SSL", &map, &error));
-  EXPECT_NE(error.find("twice"), std::string::npos) << error;
+  EXPECT_EQ(parse_security_protocol_map("A:PLAINTEXT,B", &map).code(), Status::Code::kInvalidArgument);
+  Status unknown = parse_security_protocol_map("A:TLS", &map);
+  EXPECT_NE(unknown.message().find("unknown security protocol"), std::string::npos) << unknown.message();
+  Status twice = parse_security_protocol_map("A:PLAINTEXT,a:SSL", &map);
+  EXPECT_NE(twice.message().find("twice"), std::string::npos) << twice.message();
 }
 
 }  // namespace

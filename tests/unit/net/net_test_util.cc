@@ -144,7 +144,7 @@ ServerFixture::ServerFixture(ServerOptions options, TestHandler::OnFrame on_fram
   server_ = std::make_unique<Server>(reactor_, handler_, options);
   std::vector<ListenerConfig> listeners;
   std::string error;
-  EXPECT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0", nullptr, &listeners, &error)) << error;
+  EXPECT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0", nullptr, &listeners).ok());
   Status started = server_->start(listeners);
   EXPECT_TRUE(started.ok()) << started.to_string();
   if (!server_->bound_listeners().empty()) port_ = server_->bound_listeners()[0].port;

@@ -424,7 +424,7 @@ TEST(Server, StartRefusesTlsListenersWithoutTheirConfigurationAndBusyPorts) {
   std::vector<ListenerConfig> listeners;
   std::string error;
   // SASL is the broker's business: the Server accepts it as plain bytes.
-  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", nullptr, &listeners, &error));
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", nullptr, &listeners).ok());
   {
     Server server(reactor, handler);
     Status s = server.start(listeners);
@@ -432,7 +432,7 @@ TEST(Server, StartRefusesTlsListenersWithoutTheirConfigurationAndBusyPorts) {
     EXPECT_EQ(server.bound_listeners().size(), 2u);
   }
   // SSL and SASL_SSL need their TLS configuration (ListenerConfig::tls).
-  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0", nullptr, &listeners, &error));
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0", nullptr, &listeners).ok());
   {
     Server server(reactor, handler);
     Status s = server.start(listeners);
@@ -441,7 +441,7 @@ TEST(Server, StartRefusesTlsListenersWithoutTheirConfigurationAndBusyPorts) {
     EXPECT_TRUE(server.bound_listeners().empty());
   }
   Server first(reactor, handler);
-  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0", nullptr, &listeners, &error));
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://127.0.0.1:0", nullptr, &listeners).ok());
   ASSERT_TRUE(first.start(listeners).ok());
   ASSERT_EQ(first.bound_listeners().size(), 1u);
   uint16_t port = first.bound_listeners()[0].port;
@@ -449,7 +449,7 @@ TEST(Server, StartRefusesTlsListenersWithoutTheirConfigurationAndBusyPorts) {
   EXPECT_EQ(first.bound_listeners()[0].host, "127.0.0.1");
   Server second(reactor, handler);
   ASSERT_TRUE(
-      parse_listeners("PLAINTEXT://127.0.0.1:" + std::to_string(port), nullptr, &listeners, &error));
+      parse_listeners("PLAINTEXT://127.0.0.1:" + std::to_string(port), nullptr, &listeners).ok());
   Status busy = second.start(listeners);
   EXPECT_EQ(busy.code(), Status::Code::kNetwork) << busy.to_string();
   EXPECT_NE(busy.message().find("cannot listen"), std::string::npos) << busy.to_string();
@@ -461,7 +461,7 @@ TEST(Server, AllInterfacesListenerAcceptsLoopback) {
   Server server(reactor, handler);
   std::vector<ListenerConfig> listeners;
   std::string error;
-  ASSERT_TRUE(parse_listeners("PLAINTEXT://:0", nullptr, &listeners, &error));
+  ASSERT_TRUE(parse_listeners("PLAINTEXT://:0", nullptr, &listeners).ok());
   ASSERT_TRUE(server.start(listeners).ok());
   ASSERT_EQ(server.bound_listeners().size(), 1u);
   EXPECT_EQ(server.bound_listeners()[0].host, "");
