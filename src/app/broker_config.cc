@@ -92,8 +92,8 @@ std::vector<ConfigKey> make_keys() {
           "Addresses given to clients in Metadata; defaults to the listeners."),
       key("listener.security.protocol.map", T::kList,
           "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-          "Comma-separated LISTENER_NAME:PROTOCOL pairs. PLAINTEXT and SASL_PLAINTEXT are available in this "
-          "version (SSL and SASL_SSL not yet)."),
+          "Comma-separated LISTENER_NAME:PROTOCOL pairs: the security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, "
+          "SASL_SSL) of each listener named in listeners."),
       // SASL (README.md, "Authentication")
       key("sasl.enabled.mechanisms", T::kList, "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
           "SASL mechanisms offered on SASL listeners, in this order: SCRAM-SHA-512, SCRAM-SHA-256, PLAIN (Kafka's "

@@ -16,7 +16,8 @@ expired in 2020. One eddy listens on PLAINTEXT and SSL side by side:
      CA's and an expired one are refused; a good one works and becomes the
      principal User:CN=client,O=Eddy Test;
   5. a missing keystore or a bad PEM makes `eddy serve` exit 2 naming the
-     file.
+     file;
+  6. SASL_SSL: SCRAM-SHA-512 and PLAIN inside TLS (third eddy).
 """
 
 import os
@@ -298,6 +299,37 @@ def test_mtls_requested_accepts_no_certificate(eddy_factory, pki):
     kcat_roundtrip(kcat_ssl(pki, port, "client"), "tls-requested-cert", count=10)
     p = kcat(kcat_ssl(pki, port, "stranger") + ["-L", "-m", "5"])
     assert p.returncode != 0 or b"brokers" not in p.stdout, "a presented certificate must verify"
+
+
+SASL_SSL_LISTENING = re.compile(rb"listening on SASL_SSL://127\.0\.0\.1:(\d+)")
+
+
+def test_sasl_ssl_scram_and_plain(eddy_factory, pki):
+    """SASL_SSL: SASL inside TLS. A user made with `eddy users` (on the
+    plaintext listener) logs in over TLS with SCRAM-SHA-512 and PLAIN; a
+    wrong password is refused; a client that speaks TLS without SASL gets
+    nothing served."""
+    broker = eddy_factory({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+                           "ssl.keystore.location": pki["server.pem"]})
+    m = SASL_SSL_LISTENING.search(broker.log_bytes())
+    assert m, "eddy logs its SASL_SSL listener:\n" + broker.log_text()
+    port = int(m.group(1))
+    added = subprocess.run([broker.bin, "users", "--bootstrap-server", broker.bootstrap, "--add", "tess",
+                            "--mechanism", "SCRAM-SHA-512"], input=b"tls-secret\n", stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+    assert added.returncode == 0, added.stderr
+
+    def sasl(mechanism, password):
+        return kcat_ssl(pki, port)[:2] + ["-X", "security.protocol=sasl_ssl", "-X", "ssl.ca.location=" + pki["ca.pem"],
+                                          "-X", "sasl.mechanisms=" + mechanism, "-X", "sasl.username=tess",
+                                          "-X", "sasl.password=" + password]
+
+    kcat_roundtrip(sasl("SCRAM-SHA-512", "tls-secret"), "sasl-ssl-scram", count=50)
+    kcat_roundtrip(sasl("PLAIN", "tls-secret"), "sasl-ssl-plain", count=50)
+    wrong = kcat(sasl("SCRAM-SHA-512", "not-it") + ["-L", "-m", "5"])
+    assert wrong.returncode != 0 or b"brokers" not in wrong.stdout, "a wrong password over SASL_SSL is refused"
+    no_sasl = kcat(kcat_ssl(pki, port) + ["-L", "-m", "5"])
+    assert no_sasl.returncode != 0 or b"brokers" not in no_sasl.stdout, "TLS without SASL is served nothing"
 
 
 def serve_fails(pki, tmp, overrides):
