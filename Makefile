@@ -147,11 +147,15 @@ power-cuts: build
 # libnats-dev, which the bench deps bring: configure again so that CMake
 # finds it. BENCH_FLAGS passes options to compare_bench.py
 # (e.g. BENCH_FLAGS="--consume-mib 256 --runs 5", or "--peers jetstream").
+# Then TLS: handshakes per second and consume over SSL vs PLAINTEXT, Eddy vs
+# Kafka vs openssl s_server (tests/bench/tls_bench.py; TLS_BENCH_FLAGS, e.g.
+# "--no-kafka"); report in $(BUILD_DIR)/bench-report/tls.md.
 bench: build
 	@scripts/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
+	/usr/bin/python3 tests/bench/tls_bench.py --build $(BUILD_DIR) $(TLS_BENCH_FLAGS)
 
 clean:
 	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-deb

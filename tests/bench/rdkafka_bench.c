@@ -29,6 +29,9 @@
  *   rdkafka_bench consume BROKER TOPIC PARTITIONS COUNT
  *       reads COUNT messages from the beginning of every partition (manual
  *       assignment) and prints "consume msgs=N bytes=B seconds=S ..."
+ * RDKAFKA_BENCH_CONFIG=FILE in the environment: librdkafka settings, one
+ * key=value per line (# comments), applied to every client before the
+ * bench's own settings, e.g. security.protocol=ssl and ssl.ca.location=ca.pem.
  * Exit code 0 when every message was delivered or read, 1 otherwise. */
 #include <librdkafka/rdkafka.h>
 #include <pthread.h>
@@ -67,10 +70,38 @@ static void set(rd_kafka_conf_t *conf, const char *key, const char *value) {
   }
 }
 
-static rd_kafka_t *make_producer(const char *broker, const char *acks, int low_latency, const char *codec) {
-  char err[256];
+/* A client configuration: bootstrap.servers, then RDKAFKA_BENCH_CONFIG's
+ * lines; the caller's settings come after and win, so a workload stays the
+ * same whatever the file adds (it is for the connection: security). */
+static rd_kafka_conf_t *new_conf(const char *broker) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", broker);
+  const char *path = getenv("RDKAFKA_BENCH_CONFIG");
+  if (!path || !*path) return conf;
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    perror(path);
+    exit(2);
+  }
+  char line[1024];
+  while (fgets(line, sizeof(line), f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    char *eq = strchr(line, '=');
+    if (line[0] == '#' || line[0] == 0) continue;
+    if (!eq) {
+      fprintf(stderr, "%s: not key=value: %s\n", path, line);
+      exit(2);
+    }
+    *eq = 0;
+    set(conf, line, eq + 1);
+  }
+  fclose(f);
+  return conf;
+}
+
+static rd_kafka_t *make_producer(const char *broker, const char *acks, int low_latency, const char *codec) {
+  char err[256];
+  rd_kafka_conf_t *conf = new_conf(broker);
   set(conf, "acks", acks);
   set(conf, "linger.ms", low_latency ? "0" : "5");
   set(conf, "batch.size", "1000000");
@@ -88,8 +119,7 @@ static rd_kafka_t *make_producer(const char *broker, const char *acks, int low_l
 
 static rd_kafka_t *make_consumer(const char *broker) {
   char err[256];
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  set(conf, "bootstrap.servers", broker);
+  rd_kafka_conf_t *conf = new_conf(broker);
   set(conf, "group.id", "rdkafka-bench-unused"); /* librdkafka wants one even for assign() */
   set(conf, "enable.auto.commit", "false");
   set(conf, "fetch.max.bytes", "52428800");
@@ -124,8 +154,7 @@ static int partition_count(rd_kafka_t *rk, const char *topic) {
 
 static rd_kafka_t *make_admin(const char *broker) {
   char err[256];
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  set(conf, "bootstrap.servers", broker);
+  rd_kafka_conf_t *conf = new_conf(broker);
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (!rk) {
     fprintf(stderr, "admin: %s\n", err);
