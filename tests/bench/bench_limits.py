@@ -14,7 +14,7 @@ import socket
 import subprocess
 import time
 
-from bench_measure import ClientFailed
+from bench_measure import ClientFailed, run_client
 
 
 def fio(directory, name, args, timeout=300):
@@ -132,3 +132,24 @@ def sendfile_loopback(paths):
     nbytes, mib_s = sendfile_peer(paths)
     seconds = time.monotonic() - start
     return {"bytes": float(nbytes), "seconds": seconds, "mb_per_s": mib_s * 2 ** 20 / 1e6}
+
+
+def _copy_floor(argv):
+    values = run_client(argv)
+    values["floor_cpu_s_per_gb"] = values["cpu_s"] / (values["bytes"] / 1e9)
+    return values
+
+
+def copy_floor_write(tool, directory, mib):
+    """copy_floor write: MiB received from loopback TCP and pwritten into a
+    preallocated file; floor_cpu_s_per_gb is the receiving thread's CPU per
+    GB, the least a broker's produce path can cost here."""
+    os.makedirs(directory, exist_ok=True)
+    return _copy_floor([tool, "write", directory, mib])
+
+
+def copy_floor_sendfile(tool, paths):
+    """copy_floor sendfile: the files sendfile(2)d to loopback TCP;
+    floor_cpu_s_per_gb is the sending thread's CPU per GB, the least a
+    broker's consume path can cost here."""
+    return _copy_floor([tool, "sendfile"] + list(paths))

@@ -159,14 +159,26 @@ def _other(series):
     return "n/a" if v is None else "%.0f%%" % v
 
 
-def _resource_table(rows, peers=PEERS):
+def _floor_ratio(series, row, limits):
+    """Broker CPU per GB as a multiple of the row's copy floor (the CPU per
+    GB of the copies no broker avoids: copy_floor.c), "n/a" without one."""
+    key = row.get("cpu_floor")
+    if series is None or key not in (limits or {}):
+        return "n/a"
+    floor = limits[key][1].medians().get("floor_cpu_s_per_gb")
+    cpu = series.medians().get("broker_cpu_s_per_gb")
+    return "%.1fx" % (cpu / floor) if cpu is not None and floor else "n/a"
+
+
+def _resource_table(rows, peers=PEERS, limits=None):
     names = ["Eddy"] + list(peers)
-    header = ["workload", "durability"] + ["broker CPU: %s" % n for n in names] + ["peak RSS: %s" % n for n in names]
+    header = (["workload", "durability"] + ["broker CPU: %s" % n for n in names] +
+              ["CPU / copy floor: %s" % n for n in names] + ["peak RSS: %s" % n for n in names])
     out = []
     for r in rows:
         series = [r["eddy"]] + [_peer(r, n) for n in peers]
         out.append([r["workload"], r["mode"]] + [_cpu(x, "broker_cpu_s_per_gb") for x in series] +
-                   [_rss(x) for x in series])
+                   [_floor_ratio(x, r, limits) for x in series] + [_rss(x) for x in series])
     return _table(header, out)
 
 
@@ -294,6 +306,8 @@ def _limits_table(limits):
             out.append("| %s | failed | |" % desc)
         elif "mb_per_s" in m:
             value = _mb(m["mb_per_s"])
+            if m.get("floor_cpu_s_per_gb") is not None:
+                value += ", %.3f CPU s/GB" % m["floor_cpu_s_per_gb"]
             runs = ", ".join("%.0f" % r["mb_per_s"] for r in series.runs)
         else:
             value = "p50 %s / p99 %s / p99.9 %s ms" % (_ms(m.get("p50_us")), _ms(m.get("p99_us")),
@@ -442,9 +456,12 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
         "## Resources\n",
         "Broker CPU seconds (utime+stime of the process from /proc/PID/stat, all its threads; Kafka's is the "
         "JVM's) per 10^9 bytes of message values moved (for the fixed-rate rows: share of one core); peak RSS "
-        "(VmHWM, reset before each workload) over its warm-up and runs. Idle RSS after start: %s.\n"
+        "(VmHWM, reset before each workload) over its warm-up and runs. Idle RSS after start: %s. "
+        "CPU / copy floor: that CPU per GB as a multiple of the copy floor's (tests/bench/copy_floor.c: recv + "
+        "pwrite into a preallocated file for produce rows, sendfile for consume; see the limits), which no broker "
+        "can go under on this machine.\n"
         % (idle or "n/a"),
-        _resource_table(rows, peers),
+        _resource_table(rows, peers, limits),
         "Client CPU (librdkafka for Eddy and Kafka, libnats for JetStream, the Java producer in the "
         "perf-test rows) per 10^9 bytes, and the noise: CPU that other processes (other users, kernel "
         "writeback, the idle brokers) took during the runs, as a share of the whole machine.\n",

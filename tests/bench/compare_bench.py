@@ -95,13 +95,14 @@ def _peer_fields(peers):
             "matches": {name: m for name, (_s, m) in peers.items()}}
 
 
-def throughput_row(short, workload, mode, eddy, peers, limit):
+def throughput_row(short, workload, mode, eddy, peers, limit, cpu_floor=None):
     """A row compared by MB/s. short: its chart label. peers: {name:
     (series, matches)} (see _peer_fields). limit: (description, MB/s), or a
     function returning that, called once every limit is measured (see
-    resolve_limits)."""
+    resolve_limits). cpu_floor: the key of the copy-floor limit its broker
+    CPU per GB is divided by (copy_floor_write, copy_floor_sendfile)."""
     row = {"kind": "throughput", "short": short, "workload": workload, "mode": mode, "eddy": eddy,
-           **_peer_fields(peers), "limit_name": None, "limit": None}
+           **_peer_fields(peers), "limit_name": None, "limit": None, "cpu_floor": cpu_floor}
     if callable(limit):
         row["limit_of"] = limit
     else:
@@ -149,7 +150,13 @@ LIMITS = (
     ("fio_sync_latency", "fdatasync after a 1 KiB write (fio)",
      lambda d, o, w: bench_limits.fio_sync_latency(d, 2)),
     ("iperf3", "iperf3 loopback TCP, one stream", lambda d, o, w: bench_limits.iperf3_loopback(1 if w else 3)),
+    ("copy_floor_write", "copy floor, produce: recv from loopback TCP + pwrite into a preallocated file",
+     lambda d, o, w: bench_limits.copy_floor_write(copy_floor_tool(o), d, o.fio_mib)),
 )
+
+
+def copy_floor_tool(opts):
+    return os.path.join(opts.build, "tests", "bench", "copy_floor")
 
 
 def measure_limits(ctx, when):
@@ -258,7 +265,7 @@ def produce_workload(ctx):
                 eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
                 short = "%s %dp %s" % (size_label(size).replace(" ", ""), parts, MODE_SHORT[mode])
                 rows.append(throughput_row(short, what, MODE_LABELS[mode], eddy, peers,
-                                           lambda mode=mode: ctx.write_limit(mode)))
+                                           lambda mode=mode: ctx.write_limit(mode), cpu_floor="copy_floor_write"))
     return rows
 
 
@@ -319,8 +326,11 @@ def consume_workload(ctx):
     ctx.limits["sendfile"] = ("sendfile(2) of the topic's segment files to loopback TCP", ctx.measure(
         "limit: sendfile loop over %d segment files" % len(segments), None,
         lambda i, w: bench_limits.sendfile_loopback(segments)))
+    ctx.limits["copy_floor_sendfile"] = ("copy floor, consume: sendfile(2) of the same segment files", ctx.measure(
+        "limit: copy floor, sendfile of %d segment files" % len(segments), None,
+        lambda i, w: bench_limits.copy_floor_sendfile(copy_floor_tool(ctx.opts), segments)))
     return [throughput_row("consume %dMiB" % ctx.opts.consume_mib, what, "from the page cache", eddy, peers,
-                           ctx.limit("sendfile"))]
+                           ctx.limit("sendfile"), cpu_floor="copy_floor_sendfile")]
 
 
 def latency_workload(ctx):
@@ -486,7 +496,8 @@ def main():
     source = os.path.abspath(os.path.join(HERE, "..", ".."))
     tools = {"eddy": os.path.join(o.build, "eddy"),
              "rdkafka_bench": os.path.join(o.build, "tests", "bench", "rdkafka_bench"),
-             "nats_bench": os.path.join(o.build, "tests", "bench", "nats_bench")}
+             "nats_bench": os.path.join(o.build, "tests", "bench", "nats_bench"),
+             "copy_floor": copy_floor_tool(o)}
     if "jetstream" not in o.peers:
         del tools["nats_bench"]
     missing = [p for p in tools.values() if not os.access(p, os.X_OK)]
