@@ -73,6 +73,10 @@ using Payload = std::variant<VoteRequest, VoteResponse, BeginQuorumEpochRequest,
 struct Message {
   NodeId from = kNoNode;
   NodeId to = kNoNode;
+  // As in Kafka's request header: a response carries its request's id. A
+  // follower applies only the answer to its latest fetch, so a duplicated
+  // or late answer to an older one cannot truncate its log again.
+  int32_t correlation_id = 0;
   Payload payload;
 };
 

@@ -79,7 +79,9 @@ std::vector<Message> Replica::take_outbox() {
   return out;
 }
 
-void Replica::send(NodeId to, Payload payload) { outbox_.push_back(Message{id(), to, std::move(payload)}); }
+void Replica::send(NodeId to, Payload payload, int32_t correlation_id) {
+  outbox_.push_back(Message{id(), to, correlation_id, std::move(payload)});
+}
 
 bool Replica::is_voter(NodeId node) const {
   return std::find(options_.voters.begin(), options_.voters.end(), node) != options_.voters.end();
@@ -127,6 +129,8 @@ Status Replica::become_follower(Epoch epoch, NodeId leader) {
   last_leader_contact_ = now_;
   next_fetch_at_ = now_;
   early_election_at_ = -1;
+  leader_high_watermark_ = 0;
+  validated_end_ = 0;
   EDDY_LOG_DEBUG("raft {}: follower of {} in epoch {}", id(), leader, epoch);
   return Status();
 }
@@ -231,7 +235,10 @@ Status Replica::poll_follower() {
   if ((leader_lost || early) && !state_.recovering) return become_candidate();
   if (now_ < next_fetch_at_) return Status();
   Offset end = log_->end_offset();
-  send(state_.leader_id, FetchRequest{state_.epoch, id(), end, end > 0 ? log_->epoch_at(end - 1) : 0});
+  ++last_fetch_id_;
+  fetch_outstanding_ = true;
+  send(state_.leader_id, FetchRequest{state_.epoch, id(), end, end > 0 ? log_->epoch_at(end - 1) : 0},
+       last_fetch_id_);
   next_fetch_at_ = now_ + options_.fetch_retry_ms;
   return Status();
 }
@@ -277,15 +284,21 @@ void Replica::update_leader_high_watermark() {
 }
 
 Status Replica::update_follower_high_watermark() {
-  Offset hw = std::min(leader_high_watermark_, log_->durable_offset());
+  // Only entries known to match the leader's log count, and only durable ones.
+  Offset hw = std::min({leader_high_watermark_, log_->durable_offset(), validated_end_});
   if (hw > high_watermark_) high_watermark_ = hw;
-  if (state_.recovering && catch_up_target_ >= 0 && high_watermark_ >= catch_up_target_) {
-    QuorumState next = state_;
-    next.recovering = false;
-    Status s = persist(next);
-    if (!s.ok()) return s;
-    EDDY_LOG_INFO("raft {}: caught up to offset {} after a wiped disk: voting again", id(), catch_up_target_);
-  }
+  if (!state_.recovering || log_->last_epoch() != state_.epoch) return Status();
+  // Caught up after a wiped disk once this replica's high watermark reached
+  // the leader's and covers the leader's leader-change entry (the first
+  // entry of its epoch): every entry committed anywhere is below the
+  // leader's high watermark then, so this replica durably holds it.
+  Offset epoch_start = log_->end_offset_for_epoch(state_.epoch - 1).end_offset;
+  if (high_watermark_ < leader_high_watermark_ || high_watermark_ <= epoch_start) return Status();
+  QuorumState next = state_;
+  next.recovering = false;
+  Status s = persist(next);
+  if (!s.ok()) return s;
+  EDDY_LOG_INFO("raft {}: caught up to offset {} after a wiped disk: voting again", id(), high_watermark_);
   return Status();
 }
 
@@ -305,8 +318,8 @@ Status Replica::handle(const Message& message, int64_t now_ms) {
         if constexpr (std::is_same_v<T, BeginQuorumEpochRequest>) return handle_begin_epoch(from, p);
         if constexpr (std::is_same_v<T, BeginQuorumEpochResponse>) return observe_epoch(p.leader_epoch, p.leader_id);
         if constexpr (std::is_same_v<T, EndQuorumEpochRequest>) return handle_end_epoch(p);
-        if constexpr (std::is_same_v<T, FetchRequest>) return handle_fetch_request(from, p);
-        if constexpr (std::is_same_v<T, FetchResponse>) return handle_fetch_response(from, p);
+        if constexpr (std::is_same_v<T, FetchRequest>) return handle_fetch_request(from, message.correlation_id, p);
+        if constexpr (std::is_same_v<T, FetchResponse>) return handle_fetch_response(from, message.correlation_id, p);
         return Status();
       },
       message.payload);
@@ -373,7 +386,7 @@ Status Replica::handle_end_epoch(const EndQuorumEpochRequest& req) {
   return Status();
 }
 
-Status Replica::handle_fetch_request(NodeId from, const FetchRequest& req) {
+Status Replica::handle_fetch_request(NodeId from, int32_t correlation_id, const FetchRequest& req) {
   if (req.replica_id != from || req.fetch_offset < 0 || req.last_fetched_epoch < 0 ||
       req.current_leader_epoch < 0) {
     return Status::invalid_argument("raft: malformed fetch from " + std::to_string(from));
@@ -382,7 +395,7 @@ Status Replica::handle_fetch_request(NodeId from, const FetchRequest& req) {
     Status s = become_unattached(req.current_leader_epoch);
     if (!s.ok()) return s;
   }
-  send(from, answer_fetch(from, req));
+  send(from, answer_fetch(from, req), correlation_id);
   return Status();
 }
 
@@ -423,16 +436,17 @@ FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req) {
   return resp;
 }
 
-Status Replica::handle_fetch_response(NodeId from, const FetchResponse& resp) {
+Status Replica::handle_fetch_response(NodeId from, int32_t correlation_id, const FetchResponse& resp) {
   if (resp.leader_epoch > state_.epoch) return observe_epoch(resp.leader_epoch, resp.leader_id);
   if (resp.leader_epoch < state_.epoch || role_ != Role::kFollower || from != state_.leader_id) return Status();
+  if (!fetch_outstanding_ || correlation_id != last_fetch_id_) return Status();  // duplicated or superseded
+  fetch_outstanding_ = false;
   if (resp.error != FetchError::kNone) return Status();
   if (resp.high_watermark < 0 || resp.base_offset < 0) {
     return Status::invalid_argument("raft: malformed fetch response from " + std::to_string(from));
   }
   last_leader_contact_ = now_;
   leader_high_watermark_ = std::max(leader_high_watermark_, resp.high_watermark);
-  if (state_.recovering && catch_up_target_ < 0) catch_up_target_ = resp.high_watermark;
   if (resp.diverging) {
     EpochEndOffset mine = log_->end_offset_for_epoch(resp.diverging_epoch.epoch);
     Offset truncate_to = std::min({resp.diverging_epoch.end_offset, mine.end_offset, log_->end_offset()});
@@ -444,6 +458,7 @@ Status Replica::handle_fetch_response(NodeId from, const FetchResponse& resp) {
                   resp.diverging_epoch.epoch, truncate_to);
     Status s = log_->truncate_to(truncate_to);
     if (!s.ok()) return s;
+    validated_end_ = std::min(validated_end_, truncate_to);
     next_fetch_at_ = now_;
     return Status();
   }
@@ -457,6 +472,9 @@ Status Replica::append_fetched(const FetchResponse& resp) {
     Status s = log_->append(resp.entries);
     if (!s.ok()) return s.with_context("raft: appending fetched entries");
   }
+  // The leader accepted the fetch at base_offset: the log matches its log
+  // up to there, and the appended entries are its own.
+  validated_end_ = log_->end_offset();
   next_fetch_at_ = resp.entries.empty() ? now_ + options_.fetch_retry_ms : now_;
   return update_follower_high_watermark();
 }

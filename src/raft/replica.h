@@ -113,8 +113,8 @@ class Replica {
   Status handle_vote_response(NodeId from, const VoteResponse& resp);
   Status handle_begin_epoch(NodeId from, const BeginQuorumEpochRequest& req);
   Status handle_end_epoch(const EndQuorumEpochRequest& req);
-  Status handle_fetch_request(NodeId from, const FetchRequest& req);
-  Status handle_fetch_response(NodeId from, const FetchResponse& resp);
+  Status handle_fetch_request(NodeId from, int32_t correlation_id, const FetchRequest& req);
+  Status handle_fetch_response(NodeId from, int32_t correlation_id, const FetchResponse& resp);
   Status append_fetched(const FetchResponse& resp);
   FetchResponse answer_fetch(NodeId from, const FetchRequest& req);
   // Adopts a higher epoch seen in a message (leader known or not).
@@ -132,7 +132,7 @@ class Replica {
   bool is_voter(NodeId id) const;
   size_t majority() const { return options_.voters.size() / 2 + 1; }
   int64_t random_election_timeout();
-  void send(NodeId to, Payload payload);
+  void send(NodeId to, Payload payload, int32_t correlation_id = 0);
 
   ReplicaOptions options_;
   RaftLog* log_;
@@ -149,9 +149,11 @@ class Replica {
 
   int64_t last_leader_contact_ = 0;  // follower: last answer from the leader
   int64_t next_fetch_at_ = 0;        // follower
+  int32_t last_fetch_id_ = 0;        // follower: correlation id of the latest fetch
+  bool fetch_outstanding_ = false;   // follower: its answer not yet applied
   int64_t early_election_at_ = -1;   // follower after EndQuorumEpoch
   Offset leader_high_watermark_ = 0; // follower: the leader's last answer
-  Offset catch_up_target_ = -1;      // recovering follower
+  Offset validated_end_ = 0;         // follower: log matches the leader's below
 
   Offset epoch_start_offset_ = -1;           // leader, resigned
   int64_t leader_since_ = 0;                 // leader
