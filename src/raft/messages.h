@@ -46,6 +46,10 @@ struct FetchRequest {
   NodeId replica_id = kNoNode;
   Offset fetch_offset = 0;        // the follower's durable log end
   Epoch last_fetched_epoch = 0;   // epoch of the entry before fetch_offset
+  // The fetcher lost its disk and has not caught up yet: the leader counts
+  // it neither for the high watermark nor for check-quorum. (Kafka tells a
+  // wiped voter apart by its ReplicaDirectoryId, KIP-853.)
+  bool recovering = false;
 };
 
 enum class FetchError : uint8_t {

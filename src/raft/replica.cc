@@ -237,7 +237,8 @@ Status Replica::poll_follower() {
   Offset end = log_->end_offset();
   ++last_fetch_id_;
   fetch_outstanding_ = true;
-  send(state_.leader_id, FetchRequest{state_.epoch, id(), end, end > 0 ? log_->epoch_at(end - 1) : 0},
+  send(state_.leader_id,
+       FetchRequest{state_.epoch, id(), end, end > 0 ? log_->epoch_at(end - 1) : 0, state_.recovering},
        last_fetch_id_);
   next_fetch_at_ = now_ + options_.fetch_retry_ms;
   return Status();
@@ -413,6 +414,12 @@ FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req) {
     return resp;
   }
   auto progress = progress_.find(from);
+  if (progress != progress_.end() && req.recovering) {
+    // What it fetched before losing its disk is gone: it counts for nothing
+    // until it has caught up (else a stale leader could "commit" with it).
+    progress->second.fetched = -1;
+    progress = progress_.end();
+  }
   if (progress != progress_.end()) progress->second.last_fetch_ms = now_;
   // Kafka's validateOffsetAndEpoch: the fetcher's last epoch must end at or
   // after its fetch offset in this log, else it diverged.

@@ -1,6 +1,7 @@
 #include "simulation.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace eddy::raft::sim {
 
@@ -30,7 +31,12 @@ void Cluster::fail(std::string what) {
   if (failure_.empty()) failure_ = "t=" + std::to_string(now_) + "ms: " + std::move(what);
 }
 
+void Cluster::trace(const std::string& what) const {
+  if (trace_) std::fprintf(stderr, "t=%lld %s | %s\n", static_cast<long long>(now_), what.c_str(), describe().c_str());
+}
+
 void Cluster::crash(Node& node) {
+  trace("crash " + std::to_string(node.id));
   node.replica.reset();
   node.paused = false;
   node.log.crash();  // a power cut: the unflushed suffix is gone
@@ -39,6 +45,7 @@ void Cluster::crash(Node& node) {
 
 void Cluster::restart(Node& node, bool wipe) {
   if (node.replica) crash(node);
+  trace(std::string(wipe ? "wipe and restart " : "restart ") + std::to_string(node.id));
   if (wipe) {
     node.log = MemoryLog();
     node.store.wipe();
@@ -162,15 +169,22 @@ void Cluster::random_fault() {
     case 4:
       partition_.clear();
       for (NodeId id : voters_) partition_[id] = static_cast<int>(rng_() % 2);
+      trace("partition");
       break;
     case 5:
       if (Node* leader = leader_node()) {
         partition_.clear();
         partition_[leader->id] = 1;
+        trace("isolate leader " + std::to_string(leader->id));
       }
       break;
-    case 6: partition_.clear(); break;
-    case 7: if (victim.replica) victim.paused = !victim.paused; break;
+    case 6: partition_.clear(); trace("heal network"); break;
+    case 7:
+      if (victim.replica) {
+        victim.paused = !victim.paused;
+        trace((victim.paused ? "pause " : "resume ") + std::to_string(victim.id));
+      }
+      break;
   }
 }
 

@@ -65,6 +65,8 @@ struct Append {
 class Cluster {
  public:
   Cluster(int nodes, uint64_t seed);
+  // Prints each fault and the cluster's state to stderr (replaying a seed).
+  void set_trace(bool on) { trace_ = on; }
 
   // One step of step_ms: deliveries, polls, invariants. Returns the first
   // violation (empty when none).
@@ -114,6 +116,8 @@ class Cluster {
   uint64_t next_payload_ = 0;
   bool clients_on_ = true;  // off while settling, so that settling can end
   std::string failure_;
+  bool trace_ = false;
+  void trace(const std::string& what) const;
 };
 
 }  // namespace eddy::raft::sim

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "port/log.h"
 #include "simulation.h"
 
 namespace eddy::raft::sim {
@@ -24,6 +25,10 @@ struct Totals {
 
 std::string run_one(int nodes, uint64_t seed, Totals* totals) {
   Cluster cluster(nodes, seed);
+  if (std::getenv("EDDY_RAFT_SIM_SEED")) {
+    cluster.set_trace(true);
+    port::set_log_level(port::LogLevel::kDebug);
+  }
   cluster.run_chaos(3000);
   // Liveness bound: a leader elected and everything caught up within 40
   // election timeouts of the network healing.
