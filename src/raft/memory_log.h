@@ -1,0 +1,33 @@
+// raft/memory_log.h — a RaftLog in memory, for tests and the simulation.
+// crash() models a power cut: the entries that were never flushed vanish.
+#pragma once
+
+#include "raft/raft_log.h"
+
+namespace eddy::raft {
+
+class MemoryLog final : public RaftLog {
+ public:
+  Offset end_offset() const override { return static_cast<Offset>(entries_.size()); }
+  Offset durable_offset() const override { return durable_; }
+  Epoch last_epoch() const override { return entries_.empty() ? 0 : entries_.back().epoch; }
+  Epoch epoch_at(Offset offset) const override { return entries_.at(static_cast<size_t>(offset)).epoch; }
+  EpochEndOffset end_offset_for_epoch(Epoch epoch) const override;
+  std::vector<Entry> read(Offset offset, size_t max_entries) const override;
+
+  Status append(const std::vector<Entry>& entries) override;
+  Status truncate_to(Offset offset) override;
+  Status flush() override;
+
+  // Drops every entry at or after durable_offset() (a power cut).
+  void crash();
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  std::vector<Entry> entries_;
+  // Entries below this offset are durable. Truncation lowers it too: the
+  // truncation of a real log is itself written durably before it matters.
+  Offset durable_ = 0;
+};
+
+}  // namespace eddy::raft

@@ -1,0 +1,87 @@
+// raft/messages.h — the messages replicas exchange, as plain structs. They
+// carry the fields of Kafka's KRaft RPCs (VoteRequest.json,
+// BeginQuorumEpochRequest.json, EndQuorumEpochRequest.json, FetchRequest's
+// KRaft fields: lastFetchedEpoch, divergingEpoch, highWatermark); encoding
+// them on the wire is the caller's job (not done yet).
+#pragma once
+
+#include <variant>
+#include <vector>
+
+#include "raft/types.h"
+
+namespace eddy::raft {
+
+struct VoteRequest {
+  Epoch candidate_epoch = 0;
+  NodeId candidate_id = kNoNode;
+  Epoch last_offset_epoch = 0;  // epoch of the candidate's last entry
+  Offset last_offset = 0;       // the candidate's log end offset
+};
+
+struct VoteResponse {
+  Epoch leader_epoch = 0;  // the voter's epoch
+  NodeId leader_id = kNoNode;
+  bool vote_granted = false;
+};
+
+struct BeginQuorumEpochRequest {
+  Epoch leader_epoch = 0;
+  NodeId leader_id = kNoNode;
+};
+
+struct BeginQuorumEpochResponse {
+  Epoch leader_epoch = 0;
+  NodeId leader_id = kNoNode;
+};
+
+struct EndQuorumEpochRequest {
+  Epoch leader_epoch = 0;
+  NodeId leader_id = kNoNode;
+  std::vector<NodeId> preferred_successors;  // most up to date first
+};
+
+struct FetchRequest {
+  Epoch current_leader_epoch = 0;  // the follower's epoch
+  NodeId replica_id = kNoNode;
+  Offset fetch_offset = 0;        // the follower's durable log end
+  Epoch last_fetched_epoch = 0;   // epoch of the entry before fetch_offset
+  // The fetcher lost its disk and has not caught up yet: the leader counts
+  // it neither for the high watermark nor for check-quorum. (Kafka tells a
+  // wiped voter apart by its ReplicaDirectoryId, KIP-853.)
+  bool recovering = false;
+};
+
+enum class FetchError : uint8_t {
+  kNone = 0,
+  kFencedLeaderEpoch,  // the fetcher's epoch is older than the receiver's
+  kNotLeader,          // the receiver is not the leader of that epoch
+};
+
+struct FetchResponse {
+  FetchError error = FetchError::kNone;
+  Epoch leader_epoch = 0;
+  NodeId leader_id = kNoNode;
+  Offset high_watermark = 0;
+  // Set when the follower's log diverged: truncate to the smaller of this
+  // end offset and the follower's end offset for this epoch, fetch again.
+  bool diverging = false;
+  EpochEndOffset diverging_epoch;
+  Offset base_offset = 0;  // offset of entries[0]
+  std::vector<Entry> entries;
+};
+
+using Payload = std::variant<VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
+                             EndQuorumEpochRequest, FetchRequest, FetchResponse>;
+
+struct Message {
+  NodeId from = kNoNode;
+  NodeId to = kNoNode;
+  // As in Kafka's request header: a response carries its request's id. A
+  // follower applies only the answer to its latest fetch, so a duplicated
+  // or late answer to an older one cannot truncate its log again.
+  int32_t correlation_id = 0;
+  Payload payload;
+};
+
+}  // namespace eddy::raft

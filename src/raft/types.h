@@ -1,0 +1,41 @@
+// raft/types.h — the vocabulary of Eddy's Raft core: ids, epochs, offsets,
+// log entries. Offsets are Kafka's: the first entry is offset 0, a log's
+// end offset is one past its last entry. Epoch 0 means "no epoch yet": every
+// leader's epoch is >= 1, so a log entry's epoch is >= 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace eddy::raft {
+
+using NodeId = int32_t;
+using Epoch = int32_t;
+using Offset = int64_t;
+
+inline constexpr NodeId kNoNode = -1;
+
+// What an entry is. A leader appends one kLeaderChange entry at the start of
+// its epoch (Kafka's LeaderChange control batch, which every client skips):
+// committing it commits every older entry below it, which is how a new
+// leader satisfies Raft's "commit an entry of your own term first" rule.
+enum class EntryKind : uint8_t { kData = 0, kLeaderChange = 1 };
+
+struct Entry {
+  Epoch epoch = 0;
+  EntryKind kind = EntryKind::kData;
+  std::string payload;  // opaque to the core (a record batch later)
+
+  friend bool operator==(const Entry&, const Entry&) = default;
+};
+
+// An epoch and the end offset of that epoch's entries in a log: Kafka's
+// OffsetAndEpoch as answered by OffsetForLeaderEpoch / endOffsetForEpoch.
+struct EpochEndOffset {
+  Epoch epoch = 0;
+  Offset end_offset = 0;
+
+  friend bool operator==(const EpochEndOffset&, const EpochEndOffset&) = default;
+};
+
+}  // namespace eddy::raft

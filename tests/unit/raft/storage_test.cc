@@ -1,0 +1,115 @@
+// The in-memory log's epoch bookkeeping and the quorum-state stores.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "port/port.h"
+#include "raft/memory_log.h"
+#include "raft/quorum_state_store.h"
+
+namespace eddy::raft {
+namespace {
+
+MemoryLog log_with_epochs(std::vector<Epoch> epochs) {
+  MemoryLog log;
+  for (Epoch e : epochs) EXPECT_TRUE(log.append({Entry{e, EntryKind::kData, "x"}}).ok());
+  return log;
+}
+
+TEST(MemoryLog, EndOffsetForEpochIsKafkas) {
+  MemoryLog log = log_with_epochs({1, 1, 3, 3, 3, 5});
+  EXPECT_EQ(log.end_offset_for_epoch(0), (EpochEndOffset{0, 0}));
+  EXPECT_EQ(log.end_offset_for_epoch(1), (EpochEndOffset{1, 2}));
+  // Epoch 2 is absent: the largest epoch below it and that epoch's end.
+  EXPECT_EQ(log.end_offset_for_epoch(2), (EpochEndOffset{1, 2}));
+  EXPECT_EQ(log.end_offset_for_epoch(3), (EpochEndOffset{3, 5}));
+  EXPECT_EQ(log.end_offset_for_epoch(4), (EpochEndOffset{3, 5}));
+  EXPECT_EQ(log.end_offset_for_epoch(5), (EpochEndOffset{5, 6}));
+  EXPECT_EQ(log.end_offset_for_epoch(9), (EpochEndOffset{5, 6}));
+  EXPECT_EQ(MemoryLog().end_offset_for_epoch(3), (EpochEndOffset{0, 0}));
+}
+
+TEST(MemoryLog, RefusesDecreasingOrZeroEpochs) {
+  MemoryLog log = log_with_epochs({2});
+  EXPECT_TRUE(log.append({Entry{1, EntryKind::kData, "x"}}).is_invalid_argument());
+  EXPECT_TRUE(log.append({Entry{0, EntryKind::kData, "x"}}).is_invalid_argument());
+  EXPECT_TRUE(log.append({Entry{3, EntryKind::kData, "a"}, Entry{2, EntryKind::kData, "b"}}).is_invalid_argument());
+  EXPECT_EQ(log.end_offset(), 1);  // nothing of a refused batch appended
+  EXPECT_EQ(log.truncate_to(5).code(), Status::Code::kOutOfRange);
+  EXPECT_EQ(log.truncate_to(-1).code(), Status::Code::kOutOfRange);
+}
+
+TEST(MemoryLog, CrashLosesOnlyTheUnflushedSuffix) {
+  MemoryLog log = log_with_epochs({1, 1});
+  ASSERT_TRUE(log.flush().ok());
+  ASSERT_TRUE(log.append({Entry{1, EntryKind::kData, "late"}}).ok());
+  EXPECT_EQ(log.durable_offset(), 2);
+  log.crash();
+  EXPECT_EQ(log.end_offset(), 2);
+  ASSERT_TRUE(log.truncate_to(1).ok());
+  EXPECT_EQ(log.durable_offset(), 1);
+}
+
+TEST(QuorumStateText, RoundTripsAndRefusesGarbage) {
+  QuorumState s{7, 3, 2, true};
+  QuorumState back;
+  ASSERT_TRUE(parse_quorum_state(format_quorum_state(s), &back).ok());
+  EXPECT_EQ(back, s);
+  QuorumState none{0, kNoNode, kNoNode, false};
+  ASSERT_TRUE(parse_quorum_state(format_quorum_state(none), &back).ok());
+  EXPECT_EQ(back, none);
+  for (const char* bad : {"", "eddy-raft-quorum-state 1\n", "eddy-raft-quorum-state 2\nepoch=1\nvoted_for=1\nleader_id=1\nrecovering=0\n",
+                          "eddy-raft-quorum-state 1\nepoch=-4\nvoted_for=1\nleader_id=1\nrecovering=0\n",
+                          "eddy-raft-quorum-state 1\nepoch=1\nvoted_for=x\nleader_id=1\nrecovering=0\n",
+                          "eddy-raft-quorum-state 1\nepoch=1\nvoted_for=1\nleader_id=1\nrecovering=2\n",
+                          "eddy-raft-quorum-state 1\nepoch=1\nvoted_for=1\nleader_id=1\nrecovering=0",
+                          "eddy-raft-quorum-state 1\nepoch=99999999999\nvoted_for=1\nleader_id=1\nrecovering=0\n"}) {
+    EXPECT_TRUE(parse_quorum_state(bad, &back).is_corruption()) << bad;
+  }
+}
+
+class FileStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/eddy-raft-store-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)port::remove_tree(dir_); }
+  std::string dir_;
+};
+
+TEST_F(FileStoreTest, MissingThenWrittenThenReplaced) {
+  FileQuorumStateStore store(dir_);
+  QuorumState s;
+  EXPECT_TRUE(store.read(&s).is_not_found());
+  ASSERT_TRUE(store.write(QuorumState{1, 1, kNoNode, false}).ok());
+  ASSERT_TRUE(store.write(QuorumState{2, kNoNode, 3, false}).ok());
+  FileQuorumStateStore reopened(dir_);
+  ASSERT_TRUE(reopened.read(&s).ok());
+  EXPECT_EQ(s, (QuorumState{2, kNoNode, 3, false}));
+  EXPECT_FALSE(port::path_exists(dir_ + "/quorum-state.tmp"));
+}
+
+TEST_F(FileStoreTest, ALeftoverTempFileIsIgnoredAndADamagedFileIsCorruption) {
+  FileQuorumStateStore store(dir_);
+  ASSERT_TRUE(store.write(QuorumState{4, 2, 2, false}).ok());
+  std::ofstream(dir_ + "/quorum-state.tmp") << "half a wri";  // a crash mid-write
+  QuorumState s;
+  ASSERT_TRUE(store.read(&s).ok());
+  EXPECT_EQ(s.epoch, 4);
+  std::ofstream(dir_ + "/quorum-state", std::ios::trunc) << "garbage\n";
+  Status st = store.read(&s);
+  EXPECT_TRUE(st.is_corruption()) << st.to_string();
+}
+
+TEST_F(FileStoreTest, AMissingDirectoryIsAnIOError) {
+  FileQuorumStateStore store(dir_ + "/absent");
+  Status st = store.write(QuorumState{1, 1, 1, false});
+  EXPECT_TRUE(st.is_io_error()) << st.to_string();
+}
+
+}  // namespace
+}  // namespace eddy::raft
