@@ -14,7 +14,8 @@ MetaStore::MetaStore(std::unique_ptr<Database> db, const Options& options)
       static_members_(db_.get()),
       producer_ids_(db_.get(), options.producer_id_block_size),
       producer_snapshots_(db_.get()),
-      scram_credentials_(db_.get()) {}
+      scram_credentials_(db_.get()),
+      acls_(db_.get()) {}
 
 MetaStore::~MetaStore() {
   Status s = close();

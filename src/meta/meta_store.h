@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "meta/acl_store.h"
 #include "meta/broker_config_store.h"
 #include "meta/offset_store.h"
 #include "meta/producer_id_allocator.h"
@@ -77,6 +78,7 @@ class MetaStore {
   ProducerIdAllocator& producer_ids() { return producer_ids_; }
   ProducerSnapshotStore& producer_snapshots() { return producer_snapshots_; }
   ScramCredentialStore& scram_credentials() { return scram_credentials_; }
+  AclStore& acls() { return acls_; }
 
   // The raw connection, for tests and diagnostics. Writing through it
   // bypasses the room's invariants.
@@ -100,6 +102,7 @@ class MetaStore {
   ProducerIdAllocator producer_ids_;
   ProducerSnapshotStore producer_snapshots_;
   ScramCredentialStore scram_credentials_;
+  AclStore acls_;
 };
 
 }  // namespace eddy::meta

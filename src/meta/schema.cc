@@ -125,11 +125,29 @@ Status migrate_to_v3(Database* db) {
   )sql");
 }
 
+// Schema version 4: authorization. One row per Kafka AclBinding, with
+// Kafka's wire codes (meta/acl_store.h); the primary key makes it a set.
+Status migrate_to_v4(Database* db) {
+  return db->exec(R"sql(
+    CREATE TABLE acls (
+      resource_type INTEGER NOT NULL CHECK (resource_type BETWEEN 2 AND 7),
+      resource_name TEXT NOT NULL CHECK (length(resource_name) > 0),
+      pattern_type INTEGER NOT NULL CHECK (pattern_type IN (3, 4)),
+      principal TEXT NOT NULL CHECK (length(principal) > 0),
+      host TEXT NOT NULL CHECK (length(host) > 0),
+      operation INTEGER NOT NULL CHECK (operation BETWEEN 2 AND 14),
+      permission INTEGER NOT NULL CHECK (permission IN (2, 3)),
+      PRIMARY KEY (resource_type, resource_name, pattern_type, principal, host, operation, permission)
+    ) WITHOUT ROWID;
+  )sql");
+}
+
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
     {1, create_schema_v1},
     {2, migrate_to_v2},
     {3, migrate_to_v3},
+    {4, migrate_to_v4},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
@@ -177,7 +195,7 @@ Status set_pragma(Database* db, const char* name, int64_t value) {
 }  // namespace
 
 const SchemaSpec& metadata_schema() {
-  static const SchemaSpec spec{kApplicationId, "metadata database", "topics, committed offsets and producer ids",
+  static const SchemaSpec spec{kApplicationId, "metadata database", "topics, committed offsets, producer ids, SCRAM credentials and ACLs",
                                kMigrations, sizeof(kMigrations) / sizeof(kMigrations[0])};
   return spec;
 }

@@ -128,7 +128,7 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   }
   // Turn the file back into a version 1 database (as Eddy 0.1 wrote it).
   run_sql(path,
-          "DROP TABLE scram_credentials; DROP TABLE security_secrets;"
+          "DROP TABLE acls; DROP TABLE scram_credentials; DROP TABLE security_secrets;"
           "CREATE TABLE forward_cursors (link TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, "
           "next_offset INTEGER NOT NULL, PRIMARY KEY (link, topic, partition)) WITHOUT ROWID;"
           "PRAGMA user_version = 1;");
@@ -138,6 +138,35 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   EXPECT_EQ(query(store->database(), "SELECT count(*) FROM sqlite_master WHERE name = 'forward_cursors'"), 0);
   // Version 3 added the SASL tables.
   EXPECT_EQ(query(store->database(), "SELECT count(*) FROM sqlite_master WHERE name = 'scram_credentials'"), 1);
+}
+
+TEST(MetaStoreOpen, VersionThreeIsMigratedKeepingCredentials) {
+  eddy::testing::TempDir dir;
+  const std::string path = dir.file("eddy.db");
+  {
+    auto store = open_or_die(path);
+    ScramCredentialRow row;
+    row.user = "alice";
+    row.mechanism = 2;
+    row.salt.assign(16, 1);
+    row.stored_key.assign(64, 2);
+    row.server_key.assign(64, 3);
+    row.iterations = 4096;
+    ASSERT_TRUE(store->scram_credentials().upsert(row).ok());
+    ASSERT_TRUE(store->close().ok());
+  }
+  // Turn the file back into a version 3 database (as Eddy with SASL wrote it).
+  run_sql(path, "DROP TABLE acls; PRAGMA user_version = 3;");
+  auto store = open_or_die(path);
+  EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(query(store->database(), "SELECT count(*) FROM scram_credentials"), 1);
+  std::vector<AclRow> acls;
+  ASSERT_TRUE(store->acls().list(&acls).ok());
+  EXPECT_TRUE(acls.empty());
+  AclRow acl{2, "sensors", 3, "User:alice", "*", 4, 3};
+  ASSERT_TRUE(store->acls().add({acl}).ok());
+  ASSERT_TRUE(store->acls().list(&acls).ok());
+  EXPECT_EQ(acls, std::vector<AclRow>{acl});
 }
 
 TEST(MetaStoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {
