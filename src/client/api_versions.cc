@@ -28,6 +28,8 @@ constexpr ClientApi kClientApis[] = {
     {ApiKey::kListOffsets, {1, 8}},
     {ApiKey::kMetadata, {1, 12}},
     {ApiKey::kApiVersions, {0, 3}},
+    {ApiKey::kSaslHandshake, {1, 1}},
+    {ApiKey::kSaslAuthenticate, {0, 2}},
     {ApiKey::kCreateTopics, {1, 7}},
     {ApiKey::kDeleteTopics, {1, 6}},
     {ApiKey::kDeleteRecords, {0, 2}},

@@ -46,7 +46,7 @@ Status BrokerConnection::open(const BrokerAddress& address, Deadline deadline) {
     s = receive(&answered, &body, deadline);
     if (!s.ok()) return s.with_context("ApiVersions to " + address_.to_string());
     switch (handshake.on_response(body, &versions_, &s)) {
-      case ApiVersionsHandshake::Step::kDone: return Status();
+      case ApiVersionsHandshake::Step::kDone: return options_.sasl ? authenticate(deadline) : Status();
       case ApiVersionsHandshake::Step::kRetry: continue;
       case ApiVersionsHandshake::Step::kFailed: return fail(s.with_context(address_.to_string()));
     }

@@ -17,6 +17,7 @@
 #include "client/broker_address.h"
 #include "client/deadline.h"
 #include "client/request_codec.h"
+#include "client/sasl_client_config.h"
 #include "client/transport.h"
 #include "port/status.h"
 #include "protocol/errors.h"
@@ -30,6 +31,11 @@ struct ConnectionOptions {
   std::string software_version;  // empty: this build's version
   // Larger response frames are a protocol error (the connection closes).
   int32_t max_response_bytes = 100 * 1024 * 1024;
+  // Set: open() authenticates with SaslHandshake v1 + SaslAuthenticate
+  // after ApiVersions (sasl_authenticate.cc); a refusal is kBrokerError
+  // carrying SASL_AUTHENTICATION_FAILED (or UNSUPPORTED_SASL_MECHANISM,
+  // ILLEGAL_SASL_STATE), not retriable, and closes the connection.
+  std::shared_ptr<const SaslClientConfig> sasl;
 };
 
 class BrokerConnection {
@@ -39,7 +45,7 @@ class BrokerConnection {
   BrokerConnection(const BrokerConnection&) = delete;
   BrokerConnection& operator=(const BrokerConnection&) = delete;
 
-  // Connects and runs the ApiVersions exchange.
+  // Connects, runs the ApiVersions exchange, then SASL when configured.
   Status open(const BrokerAddress& address, Deadline deadline);
   bool is_open() const { return transport_->is_open(); }
   void close();
@@ -85,6 +91,10 @@ class BrokerConnection {
   // pending request.
   Status receive(PendingRequest* request, std::span<const uint8_t>* body, Deadline deadline);
   Status fail(Status status);
+  // SaslHandshake + SaslAuthenticate with options_.sasl (sasl_authenticate.cc).
+  Status authenticate(Deadline deadline);
+  // One SaslAuthenticate round: sends token, fills *answer with the server's.
+  Status sasl_round(std::string_view token, int16_t version, std::string* answer, Deadline deadline);
   // "<message name> v<version> to|from <address>"
   std::string describe(const char* api, int16_t version) const;
 

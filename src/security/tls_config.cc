@@ -41,6 +41,7 @@ struct TlsContext::Impl {
   mbedtls_pk_context key;
   std::vector<int> suites;  // 0-terminated, for mbedtls_ssl_conf_ciphersuites
   ClientAuth client_auth = ClientAuth::kNone;
+  bool verify_hostname = true;
   std::string description;
 };
 
@@ -376,11 +377,65 @@ Status TlsContext::create_server(const TlsSettings& settings, std::shared_ptr<co
   return Status();
 }
 
+namespace {
+
+// Certificate verification callback of a client context: with hostname
+// verification off, a name mismatch of the server's own certificate (depth
+// 0) is forgiven; every other flag (untrusted, expired, ...) stays.
+int forgive_name_mismatch(void* /*context*/, mbedtls_x509_crt* /*cert*/, int depth, uint32_t* flags) {
+  if (depth == 0) *flags &= ~static_cast<uint32_t>(MBEDTLS_X509_BADCERT_CN_MISMATCH);
+  return 0;
+}
+
+}  // namespace
+
+Status TlsContext::create_client(const TlsSettings& settings, std::shared_ptr<const TlsContext>* out) {
+  auto impl = std::make_unique<Impl>();
+  const std::string& p = settings.key_prefix;
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+  if (psa_crypto_init() != PSA_SUCCESS) return Status::io_error("TLS: PSA crypto could not be initialised");
+#endif
+  if (settings.endpoint_identification_algorithm == "") {
+    impl->verify_hostname = false;
+  } else if (!iequals(settings.endpoint_identification_algorithm, "https")) {
+    return Status::invalid_argument(p + "ssl.endpoint.identification.algorithm=" +
+                                    settings.endpoint_identification_algorithm +
+                                    ": expected https (verify the server's name) or empty (do not)");
+  }
+  const bool have_own = !settings.keystore_location.empty() || !settings.keystore_certificate_chain.empty() ||
+                        !settings.keystore_key.empty();
+  if (have_own) {
+    if (Status st = load_keystore(settings, impl.get()); !st.ok()) return st;
+  }
+  bool have_ca = false;
+  if (Status st = load_truststore(settings, impl.get(), &have_ca); !st.ok()) return st;
+  if (!have_ca) {
+    return Status::invalid_argument(p + "ssl.truststore.location must be set: a PEM bundle of the CAs that sign the "
+                                        "server's certificate (Eddy has no default CA list)");
+  }
+  int rc = mbedtls_ssl_config_defaults(&impl->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                       MBEDTLS_SSL_PRESET_DEFAULT);
+  if (rc != 0) return Status::invalid_argument("TLS: mbedtls_ssl_config_defaults: " + mbedtls_reason(rc));
+  mbedtls_ssl_conf_rng(&impl->conf, mbedtls_random, nullptr);
+  if (Status st = apply_protocols(settings, impl.get()); !st.ok()) return st;
+  if (Status st = apply_cipher_suites(settings, impl.get()); !st.ok()) return st;
+  if (have_own) {
+    rc = mbedtls_ssl_conf_own_cert(&impl->conf, &impl->own_chain, &impl->key);
+    if (rc != 0) return Status::invalid_argument("TLS: mbedtls_ssl_conf_own_cert: " + mbedtls_reason(rc));
+  }
+  mbedtls_ssl_conf_ca_chain(&impl->conf, &impl->ca, nullptr);
+  mbedtls_ssl_conf_authmode(&impl->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+  if (!impl->verify_hostname) mbedtls_ssl_conf_verify(&impl->conf, forgive_name_mismatch, nullptr);
+  out->reset(new TlsContext(std::move(impl)));
+  return Status();
+}
+
 TlsContext::TlsContext(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TlsContext::~TlsContext() = default;
 
 const mbedtls_ssl_config* TlsContext::ssl_config() const { return &impl_->conf; }
 ClientAuth TlsContext::client_auth() const { return impl_->client_auth; }
+bool TlsContext::verifies_hostname() const { return impl_->verify_hostname; }
 const std::string& TlsContext::description() const { return impl_->description; }
 
 }  // namespace eddy::security

@@ -66,6 +66,11 @@ struct TlsSettings {
   // Kafka/JSSE (IANA) names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256.
   // Empty: mbedTLS's default list.
   std::vector<std::string> cipher_suites;
+  // ssl.endpoint.identification.algorithm (a client's): "https" (Kafka's
+  // default) checks that the server certificate names the host connected
+  // to; "" turns that off (the chain is still verified against the
+  // truststore). Ignored by create_server.
+  std::string endpoint_identification_algorithm = "https";
   // Prefix for the key names in messages, e.g. "listener.name.ssl." when
   // the value came from a listener override; "" for the plain keys.
   std::string key_prefix;
@@ -92,12 +97,21 @@ class TlsContext {
   // and mbedTLS's reason (kInvalidArgument; kIOError for unreadable files).
   [[nodiscard]] static Status create_server(const TlsSettings& settings, std::shared_ptr<const TlsContext>* out);
 
+  // The client end (an uplink): the truststore (required: Eddy has no
+  // default CA list) verifies the server's chain, always; the keystore, when
+  // set, is the client certificate for mutual TLS; hostname verification as
+  // endpoint_identification_algorithm says ("https" or ""; anything else is
+  // kInvalidArgument naming the key).
+  [[nodiscard]] static Status create_client(const TlsSettings& settings, std::shared_ptr<const TlsContext>* out);
+
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
 
   const mbedtls_ssl_config* ssl_config() const;
   ClientAuth client_auth() const;
+  // A client context: whether the server certificate must name the host.
+  bool verifies_hostname() const;
   // "TLSv1.2", the enabled versions, for the startup log.
   const std::string& description() const;
 

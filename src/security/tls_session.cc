@@ -6,6 +6,7 @@
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509.h>
 
+#include "security/tls_error.h"
 #include "security/x509_principal.h"
 
 namespace eddy::security {
@@ -74,6 +75,27 @@ TlsSession::Step TlsSession::step_result(int rc) {
       last_error_ = rc;
       return Step::kFailed;
   }
+}
+
+bool TlsSession::set_server_name(const std::string& host) {
+  return mbedtls_ssl_set_hostname(&impl_->ssl, host.c_str()) == 0;
+}
+
+std::string TlsSession::failure_reason() const {
+  std::string reason = mbedtls_reason(last_error_);
+  const uint32_t flags = mbedtls_ssl_get_verify_result(&impl_->ssl);
+  if (flags != 0 && flags != static_cast<uint32_t>(-1)) {
+    char text[512];
+    if (mbedtls_x509_crt_verify_info(text, sizeof(text), "", flags) > 0) {
+      std::string info(text);
+      for (char& c : info) {
+        if (c == '\n') c = ';';
+      }
+      while (!info.empty() && (info.back() == ';' || info.back() == ' ')) info.pop_back();
+      reason += ": " + info;
+    }
+  }
+  return reason;
 }
 
 TlsSession::Step TlsSession::handshake() {

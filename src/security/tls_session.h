@@ -49,6 +49,17 @@ class TlsSession {
   TlsSession(const TlsSession&) = delete;
   TlsSession& operator=(const TlsSession&) = delete;
 
+  // A client session, before handshake(): the server name sent as SNI and,
+  // when the context verifies_hostname(), the name the server certificate
+  // must carry (mbedTLS 2.28 matches DNS names and the CN, not IP address
+  // entries). False when mbedTLS refuses the name.
+  bool set_server_name(const std::string& host);
+
+  // A failed handshake's reason for people: mbedTLS's text, and for a
+  // certificate that did not verify which checks failed ("not trusted",
+  // "name mismatch", ...).
+  std::string failure_reason() const;
+
   Step handshake();
   Step read(uint8_t* out, size_t size, size_t* done);
   // Writes at most one record's worth (*done may be < size).
