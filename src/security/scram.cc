@@ -3,34 +3,13 @@
 #include <vector>
 
 #include "security/random.h"
+#include "security/scram_syntax.h"
 
 namespace eddy::security {
 namespace {
 
 // Random bytes of the server nonce: 18 give 24 base64 characters, no '='.
 constexpr size_t kServerNonceBytes = 18;
-
-std::vector<std::string_view> split_commas(std::string_view s) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = s.find(',', start);
-    parts.push_back(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) return parts;
-    start = comma + 1;
-  }
-}
-
-// RFC 5802 "printable": %x21-2B / %x2D-7E (no ',').
-bool valid_nonce(std::string_view nonce) {
-  if (nonce.empty()) return false;
-  for (char c : nonce) {
-    if (c < 0x21 || c > 0x7e || c == ',') return false;
-  }
-  return true;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 }  // namespace
 
@@ -86,22 +65,22 @@ SaslStep ScramServer::step(std::span<const uint8_t> token) {
 
 SaslStep ScramServer::client_first(std::string_view message) {
   // gs2-header: cbind-flag "," [authzid] ","
-  if (starts_with(message, "p=")) return fail("channel-binding-not-supported", "client asked for channel binding");
-  if (!(starts_with(message, "n,") || starts_with(message, "y,"))) {
+  if (message.starts_with("p=")) return fail("channel-binding-not-supported", "client asked for channel binding");
+  if (!(message.starts_with("n,") || message.starts_with("y,"))) {
     return fail("invalid-encoding", "client-first does not start with a gs2 header (n,, or y,,)");
   }
   const size_t authzid_end = message.find(',', 2);
   if (authzid_end == std::string_view::npos) return fail("invalid-encoding", "client-first: gs2 header not ended");
   const std::string_view authzid_field = message.substr(2, authzid_end - 2);
   std::string authzid;
-  if (!authzid_field.empty() && (!starts_with(authzid_field, "a=") || !decode_saslname(authzid_field.substr(2), &authzid))) {
+  if (!authzid_field.empty() && (!authzid_field.starts_with("a=") || !decode_saslname(authzid_field.substr(2), &authzid))) {
     return fail("invalid-username-encoding", "client-first: malformed authzid");
   }
   gs2_header_ = std::string(message.substr(0, authzid_end + 1));
   client_first_bare_ = std::string(message.substr(authzid_end + 1));
-  const std::vector<std::string_view> attrs = split_commas(client_first_bare_);
-  if (starts_with(attrs[0], "m=")) return fail("extensions-not-supported", "client-first: mandatory extension");
-  if (attrs.size() < 2 || !starts_with(attrs[0], "n=") || !starts_with(attrs[1], "r=")) {
+  const std::vector<std::string_view> attrs = scram_attributes(client_first_bare_);
+  if (attrs[0].starts_with("m=")) return fail("extensions-not-supported", "client-first: mandatory extension");
+  if (attrs.size() < 2 || !attrs[0].starts_with("n=") || !attrs[1].starts_with("r=")) {
     return fail("invalid-encoding", "client-first: expected n=USER,r=NONCE");
   }
   if (!decode_saslname(attrs[0].substr(2), &user_)) {
@@ -110,7 +89,7 @@ SaslStep ScramServer::client_first(std::string_view message) {
   }
   if (attrs.size() > 2) return fail("extensions-not-supported", "user '" + user_ + "': client-first has extensions");
   const std::string_view client_nonce = attrs[1].substr(2);
-  if (!valid_nonce(client_nonce)) return fail("invalid-encoding", "user '" + user_ + "': malformed client nonce");
+  if (!valid_scram_nonce(client_nonce)) return fail("invalid-encoding", "user '" + user_ + "': malformed client nonce");
   if (!authzid.empty() && authzid != user_) {
     return fail("other-error", "user '" + user_ + "' asked for another authorization id '" + authzid + "'");
   }
@@ -131,10 +110,10 @@ SaslStep ScramServer::client_first(std::string_view message) {
 }
 
 SaslStep ScramServer::client_final(std::string_view message) {
-  const std::vector<std::string_view> attrs = split_commas(message);
+  const std::vector<std::string_view> attrs = scram_attributes(message);
   const std::string who = "user '" + user_ + "': ";
-  if (attrs.size() < 3 || !starts_with(attrs[0], "c=") || !starts_with(attrs[1], "r=") ||
-      !starts_with(attrs.back(), "p=")) {
+  if (attrs.size() < 3 || !attrs[0].starts_with("c=") || !attrs[1].starts_with("r=") ||
+      !attrs.back().starts_with("p=")) {
     return fail("invalid-encoding", who + "client-final: expected c=...,r=...,p=...");
   }
   Bytes binding;

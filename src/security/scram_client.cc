@@ -4,33 +4,13 @@
 #include <vector>
 
 #include "security/random.h"
+#include "security/scram_syntax.h"
 
 namespace eddy::security {
 namespace {
 
 // 18 random bytes give 24 base64 characters, none of them '=' or ','.
 constexpr size_t kClientNonceBytes = 18;
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-std::vector<std::string_view> split_commas(std::string_view s) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = s.find(',', start);
-    parts.push_back(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) return parts;
-    start = comma + 1;
-  }
-}
-
-// RFC 5802 "printable": %x21-2B / %x2D-7E.
-bool printable(std::string_view text) {
-  for (char c : text) {
-    if (c < 0x21 || c > 0x7e || c == ',') return false;
-  }
-  return !text.empty();
-}
 
 Bytes xor_bytes(const Bytes& a, const Bytes& b) {
   Bytes out(a.size());
@@ -79,15 +59,15 @@ Status ScramClient::client_first(std::string* out) {
 
 Status ScramClient::client_final(std::string_view server_first, std::string* out) {
   if (state_ != State::kSentFirst) return fail("server-first out of order");
-  if (starts_with(server_first, "e=")) return fail("server refused: " + std::string(server_first.substr(2)));
-  if (starts_with(server_first, "m=")) return fail("server-first has a mandatory extension");
-  const std::vector<std::string_view> attrs = split_commas(server_first);
-  if (attrs.size() < 3 || !starts_with(attrs[0], "r=") || !starts_with(attrs[1], "s=") ||
-      !starts_with(attrs[2], "i=")) {
+  if (server_first.starts_with("e=")) return fail("server refused: " + std::string(server_first.substr(2)));
+  if (server_first.starts_with("m=")) return fail("server-first has a mandatory extension");
+  const std::vector<std::string_view> attrs = scram_attributes(server_first);
+  if (attrs.size() < 3 || !attrs[0].starts_with("r=") || !attrs[1].starts_with("s=") ||
+      !attrs[2].starts_with("i=")) {
     return fail("server-first is not r=NONCE,s=SALT,i=ITERATIONS");
   }
   const std::string_view nonce = attrs[0].substr(2);
-  if (!printable(nonce) || nonce.size() <= nonce_.size() || !starts_with(nonce, nonce_)) {
+  if (!valid_scram_nonce(nonce) || nonce.size() <= nonce_.size() || !nonce.starts_with(nonce_)) {
     return fail("server nonce does not extend the client nonce");
   }
   Bytes salt;
@@ -117,10 +97,10 @@ Status ScramClient::client_final(std::string_view server_first, std::string* out
 
 Status ScramClient::verify_server_final(std::string_view server_final) {
   if (state_ != State::kSentFinal) return fail("server-final out of order");
-  if (starts_with(server_final, "e=")) return fail("server refused: " + std::string(server_final.substr(2)));
-  const std::vector<std::string_view> attrs = split_commas(server_final);
+  if (server_final.starts_with("e=")) return fail("server refused: " + std::string(server_final.substr(2)));
+  const std::vector<std::string_view> attrs = scram_attributes(server_final);
   Bytes signature;
-  if (!starts_with(attrs[0], "v=") || !base64_decode(attrs[0].substr(2), &signature)) {
+  if (!attrs[0].starts_with("v=") || !base64_decode(attrs[0].substr(2), &signature)) {
     return fail("server-final is not v=SIGNATURE");
   }
   if (!constant_time_equal(signature, expected_server_signature_)) {
