@@ -4,6 +4,7 @@
 // count the input cannot back.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "generated/message_list.h"
@@ -165,6 +166,25 @@ TEST(BadInput, RandomBytesNeverCrash) {
     }
   }
   EXPECT_GT(decoded, 0) << "some random inputs should be valid requests";
+}
+
+// A float64 NaN (a quota value in DescribeClientQuotas) survives the round
+// trip bit for bit even though NaN compares unequal to itself; the check used
+// to call it a finding (fuzz_response_decoder, in CI).
+TEST(BadInput, NanQuotaValueSurvivesTheRoundTrip) {
+  Bytes body = {0, 0, 0, 0,  0, 0,  0xff, 0xff,  // throttle, error code, null message
+                0, 0, 0, 1,                    // one entry
+                0, 0, 0, 0,                    // no entity
+                0, 0, 0, 1,  0, 1, 'a',        // one value, key "a"
+                0x7f, 0xf8, 0, 0, 0, 0, 0, 1}; // a quiet NaN with a payload
+  bool reencode_ok = false;
+  Status s = decode_any_response(DescribeClientQuotasResponse::kApiKey, 0, body, &reencode_ok);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(reencode_ok);
+  DescribeClientQuotasResponse m;
+  ASSERT_TRUE(decode(std::span<const uint8_t>(body), 0, &m).ok());
+  ASSERT_EQ(m.entries->size(), 1u);
+  EXPECT_TRUE(std::isnan((*m.entries)[0].values[0].value));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // (the message list in generate.py). Do not edit; regenerate.
 #include "test_messages.h"
 
+#include <algorithm>
+
 #include "protocol/codec.h"
 
 namespace eddy::protocol::testing {
@@ -1812,7 +1814,15 @@ Status decode_and_check(int16_t version, std::span<const uint8_t> body, bool* re
   Status e = encode(first, version, &out);
   M second;
   Status d = decode(std::span<const uint8_t>(out.memory(), out.memory_size()), version, &second);
-  *reencode_ok = e.ok() && d.ok() && !out.has_file_regions() && first == second;
+  *reencode_ok = e.ok() && d.ok() && !out.has_file_regions();
+  if (*reencode_ok && !(first == second)) {
+    // A float64 NaN (DescribeClientQuotas values) is unequal to itself, so
+    // structs holding one never compare equal: then the re-encoding of the
+    // second decode must give the same bytes as the first encoding.
+    OutputBuffer again;
+    *reencode_ok = encode(second, version, &again).ok() && again.memory_size() == out.memory_size() &&
+                   std::equal(out.memory(), out.memory() + out.memory_size(), again.memory());
+  }
   return s;
 }
 
