@@ -70,7 +70,7 @@ void render_requests(const MetricsSources& src, PrometheusText& out) {
     out.sample("eddy_requests_refused_total", {{"api", api_label(slot.api_key)}}, slot.refused);
   }
   out.family("eddy_request_errors_total", "counter",
-             "Partitions answered with an error code by Produce and Fetch, per API and Kafka error.");
+             "Error codes answered (each partition, topic, group or resource with one counts once), per API and Kafka error.");
   for (const auto& [key, count] : m.errors()) {
     out.sample("eddy_request_errors_total",
                {{"api", api_label(key.first)}, {"error", protocol::error_name(static_cast<protocol::ErrorCode>(key.second))}},

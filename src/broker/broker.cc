@@ -129,6 +129,7 @@ void Broker::handle_api_versions(RequestPtr request) {
     // KIP-511: answer with version 0 and UNSUPPORTED_VERSION so that the
     // client can retry with a version we speak.
     response.error_code = protocol::to_int(ErrorCode::kUnsupportedVersion);
+    note_errors(*request, response);
     protocol::OutputBuffer out;
     Status s = protocol::encode_response_frame(response, 0, request->correlation_id(), &out);
     if (!s.ok()) note_encode_problem(*request, s);

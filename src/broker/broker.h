@@ -153,8 +153,14 @@ class Broker {
     port::Executor::TimerId timer = 0;
   };
 
+  // Counts body's error codes (note_errors), encodes it and sends it.
   template <typename M>
   void respond(Request& request, const M& body);
+  // Counts every non-zero error code of a response in request_metrics_, per
+  // API: what respond does, and what a Produce with acks=0 does with the
+  // response it does not send.
+  template <typename M>
+  void note_errors(const Request& request, const M& body);
   template <typename M>
   bool decode(Request& request, M* out);
   void close_bad_request(Request& request, const std::string& why);
@@ -290,7 +296,17 @@ class Broker {
 };
 
 template <typename M>
+void Broker::note_errors(const Request& request, const M& body) {
+  if constexpr (requires { body.for_each_error_code([](int16_t) {}); }) {
+    body.for_each_error_code([&](int16_t code) {
+      if (code != 0) request_metrics_.note_error(request.api_key(), code);
+    });
+  }
+}
+
+template <typename M>
 void Broker::respond(Request& request, const M& body) {
+  note_errors(request, body);
   protocol::OutputBuffer out;
   Status s = protocol::encode_response_frame(body, request.version(), request.correlation_id(), &out);
   if (!s.ok()) note_encode_problem(request, s);

@@ -40,7 +40,6 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
         out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
         out.high_watermark = -1;
         errors = true;
-        request_metrics_.note_error(waiter.request->api_key(), out.error_code);
         topic_out.partitions.push_back(std::move(out));
         continue;
       }
@@ -75,7 +74,6 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
         out.records = std::move(records);
       }
       if (!out.records) out.records = protocol::Records{};
-      if (out.error_code != 0) request_metrics_.note_error(waiter.request->api_key(), out.error_code);
       topic_out.partitions.push_back(std::move(out));
     }
     response.responses.push_back(std::move(topic_out));

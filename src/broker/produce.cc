@@ -182,6 +182,7 @@ void Broker::handle_produce(RequestPtr request) {
   }
 
   if (body.acks == 0) {
+    note_errors(*request, response);
     request->reply->send_nothing();
     return;
   }
@@ -220,7 +221,6 @@ ProduceResponse::PartitionProduceResponse Broker::produce_partition(const Reques
   }
   out.error_code = protocol::to_int(code);
   if (code != ErrorCode::kNone) {
-    request_metrics_.note_error(request.api_key(), out.error_code);
     if (!message.empty()) out.error_message = message;
     EDDY_LOG_DEBUG("produce from {} to {}-{}: {} {}", request.client.peer, slot.topic_name,
                    slot.partition, protocol::error_name(code), message);

@@ -1,6 +1,7 @@
 // Per-API request counters of the broker: requests received, requests that
-// closed their connection (malformed, unsupported API or version), error
-// codes answered per partition (Produce and Fetch), and the latency from
+// closed their connection (malformed, unsupported API or version), the
+// non-zero error codes of every response (each error code field counts once:
+// per partition, topic, group...), and the latency from
 // frame received to response handed to the connection (a parked Fetch or
 // acks=all Produce counts its wait, as Kafka's TotalTimeMs does).
 //
@@ -44,7 +45,7 @@ class RequestMetrics {
   };
   // In api_keys order, the other slot last.
   const std::vector<Slot>& slots() const { return slots_; }
-  // (api key, error code) -> partitions answered with it.
+  // (api key, error code) -> error code fields answered with it.
   const std::map<std::pair<int16_t, int16_t>, uint64_t>& errors() const { return errors_; }
 
  private:

@@ -121,6 +121,7 @@ void Broker::handle_sasl_handshake(RequestPtr request) {
                   request->client.peer, request->client.listener, request->client_id(),
                   body.mechanism.substr(0, 64));
     response.error_code = protocol::to_int(ErrorCode::kUnsupportedSaslMechanism);
+    note_errors(*request, response);
     request->reply->send_and_close(encode(*request, response));
     return;
   }
@@ -168,6 +169,7 @@ void Broker::handle_sasl_authenticate(RequestPtr request) {
   if (step.kind == security::SaslStep::Kind::kFailure) {
     response.error_code = protocol::to_int(ErrorCode::kSaslAuthenticationFailed);
     response.error_message = step.error;
+    note_errors(*request, response);
     request->reply->send_and_close(encode(*request, response));
     return;
   }

@@ -134,6 +134,16 @@ def test_errors_and_refusals(broker, port):
     for api in ("Fetch", "Produce"):
         assert mf.value(after, "eddy_request_errors_total", api=api, error="UNKNOWN_TOPIC_OR_PARTITION") == 1.0, \
             "%s: UNKNOWN_TOPIC_OR_PARTITION counted" % api
+    # Any API's error codes count, per topic here: CreateTopics v1 of the
+    # existing topic, then of a topic with 0 partitions.
+    with w.Connection(broker.port) as conn:
+        conn.request(19, 1, w.create_topics_v1(TOPIC))
+        conn.request(19, 1, w.create_topics_v1("zero-partitions", partitions=0))
+    after, _, _ = mf.scrape(port)
+    assert mf.value(after, "eddy_request_errors_total", api="CreateTopics", error="TOPIC_ALREADY_EXISTS") == 1.0, \
+        "CreateTopics: TOPIC_ALREADY_EXISTS counted"
+    assert mf.value(after, "eddy_request_errors_total", api="CreateTopics", error="INVALID_PARTITIONS") == 1.0, \
+        "CreateTopics: INVALID_PARTITIONS counted"
 
 
 def test_bad_http(broker, port):

@@ -98,6 +98,13 @@ struct CreateTopicsResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const CreatableTopicResult&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+      f(topic_config_error_code);
+    }
   };
 
   int32_t throttle_time_ms = 0;  // versions 2+; ignorable
@@ -107,6 +114,12 @@ struct CreateTopicsResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const CreateTopicsResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    for (const auto& e : topics) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

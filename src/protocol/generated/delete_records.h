@@ -66,6 +66,12 @@ struct DeleteRecordsResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const DeleteRecordsPartitionResult&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct DeleteRecordsTopicResult {
@@ -76,6 +82,12 @@ struct DeleteRecordsResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const DeleteRecordsTopicResult&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : partitions) e.for_each_error_code(f);
+    }
   };
 
   int32_t throttle_time_ms = 0;  // versions 0+
@@ -85,6 +97,12 @@ struct DeleteRecordsResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const DeleteRecordsResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    for (const auto& e : topics) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

@@ -151,6 +151,12 @@ struct FetchResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const PartitionData&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct FetchableTopicResponse {
@@ -162,6 +168,12 @@ struct FetchResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const FetchableTopicResponse&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : partitions) e.for_each_error_code(f);
+    }
   };
 
   struct NodeEndpoint {
@@ -186,6 +198,13 @@ struct FetchResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const FetchResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    f(error_code);
+    for (const auto& e : responses) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

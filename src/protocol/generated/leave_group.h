@@ -58,6 +58,12 @@ struct LeaveGroupResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const MemberResponse&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   int32_t throttle_time_ms = 0;  // versions 1+; ignorable
@@ -68,6 +74,13 @@ struct LeaveGroupResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const LeaveGroupResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    f(error_code);
+    for (const auto& e : members) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

@@ -60,6 +60,12 @@ struct OffsetDeleteResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetDeleteResponsePartition&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct OffsetDeleteResponseTopic {
@@ -69,6 +75,12 @@ struct OffsetDeleteResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetDeleteResponseTopic&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : partitions) e.for_each_error_code(f);
+    }
   };
 
   int16_t error_code = 0;  // versions 0+
@@ -78,6 +90,13 @@ struct OffsetDeleteResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const OffsetDeleteResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    f(error_code);
+    for (const auto& e : topics) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

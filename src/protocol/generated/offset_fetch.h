@@ -82,6 +82,12 @@ struct OffsetFetchResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetFetchResponsePartition&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct OffsetFetchResponseTopic {
@@ -92,6 +98,12 @@ struct OffsetFetchResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetFetchResponseTopic&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : partitions) e.for_each_error_code(f);
+    }
   };
 
   struct OffsetFetchResponsePartitions {
@@ -105,6 +117,12 @@ struct OffsetFetchResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetFetchResponsePartitions&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct OffsetFetchResponseTopics {
@@ -115,6 +133,12 @@ struct OffsetFetchResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetFetchResponseTopics&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : partitions) e.for_each_error_code(f);
+    }
   };
 
   struct OffsetFetchResponseGroup {
@@ -126,6 +150,13 @@ struct OffsetFetchResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetFetchResponseGroup&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : topics) e.for_each_error_code(f);
+      f(error_code);
+    }
   };
 
   int32_t throttle_time_ms = 0;  // versions 3+; ignorable
@@ -137,6 +168,14 @@ struct OffsetFetchResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const OffsetFetchResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    for (const auto& e : topics) e.for_each_error_code(f);
+    f(error_code);
+    for (const auto& e : groups) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

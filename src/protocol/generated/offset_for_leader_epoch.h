@@ -68,6 +68,12 @@ struct OffsetForLeaderEpochResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const EpochEndOffset&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct OffsetForLeaderTopicResult {
@@ -78,6 +84,12 @@ struct OffsetForLeaderEpochResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const OffsetForLeaderTopicResult&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : partitions) e.for_each_error_code(f);
+    }
   };
 
   int32_t throttle_time_ms = 0;  // versions 2+; ignorable
@@ -87,6 +99,12 @@ struct OffsetForLeaderEpochResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const OffsetForLeaderEpochResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    for (const auto& e : topics) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

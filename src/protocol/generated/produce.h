@@ -93,6 +93,12 @@ struct ProduceResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const PartitionProduceResponse&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct TopicProduceResponse {
@@ -103,6 +109,12 @@ struct ProduceResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const TopicProduceResponse&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      for (const auto& e : partition_responses) e.for_each_error_code(f);
+    }
   };
 
   struct NodeEndpoint {
@@ -125,6 +137,12 @@ struct ProduceResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const ProduceResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    for (const auto& e : responses) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol
