@@ -13,6 +13,7 @@
 #   make thread-safety     build eddy with clang's -Wthread-safety as errors (the lock annotations)
 #   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
+#   make soak              memory figures, then 1 000 connections through a cutting proxy for 30 min (SOAK_FLAGS); RSS per minute, nothing lost
 
 BUILD_DIR    ?= build
 CONFIG       ?= config/gateway.properties
@@ -53,7 +54,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety power-cuts bench clean
+.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety power-cuts bench soak clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -156,6 +157,15 @@ bench: build
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 	/usr/bin/python3 tests/bench/tls_bench.py --build $(BUILD_DIR) $(TLS_BENCH_FLAGS)
+
+# The soak (tests/bench/soak_bench.py): memory figures of an idle broker, then
+# 1 000 connections producing and fetching through a proxy that cuts them,
+# for 30 minutes; RSS per minute and every acknowledged record read back.
+# SOAK_FLAGS, e.g. "--minutes 5 --connections 200"; report in
+# $(BUILD_DIR)/bench-report/soak.md.
+SOAK_FLAGS ?= --minutes 30
+soak: build
+	/usr/bin/python3 tests/bench/soak_bench.py --build $(BUILD_DIR) $(SOAK_FLAGS)
 
 clean:
 	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-deb
