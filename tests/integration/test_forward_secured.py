@@ -14,13 +14,16 @@ One edge eddy runs one link per case, each forwarding its own local topic:
              message arrives exactly once, in order (Java NumberedCheck)
   tls        SSL only, hostname verification on
   mtls       SSL with a client certificate (ssl.keystore.location)
-  late       SASL_SSL as a user Kafka does not know yet (password in
-             sasl.password.file): backing-off with the authentication
-             failure in `eddy forward status`, retried with the backoff (a
-             few connects in 5 s, not a tight loop); creating the user in
-             Kafka lets it deliver without a restart
+  late       SASL_SSL with a password (in sasl.password.file) Kafka does
+             not accept: backing-off with the authentication failure in
+             `eddy forward status`, retried with the backoff (a few
+             connections in 5 s through a counting TCP proxy, not a tight
+             loop); setting that password for the user in Kafka
+             (kafka-configs) lets it deliver without a restart
+  mechanism  SASL_SSL with SCRAM-SHA-256, which the listener does not
+             enable: backing-off with UNSUPPORTED_SASL_MECHANISM
   untrusted  SSL with a truststore of another CA: backing-off with the TLS
-             reason
+             reason, retried with the backoff
   wrongname  SSL to 127.0.0.1 (the certificate names localhost): backing-off
              with the hostname mismatch
 
@@ -39,13 +42,14 @@ import pytest
 import eddy_fixture
 import forward_fixture as ff
 import kafka_fixture
+from fault_proxy import FaultProxy
 
 COUNT = int(os.environ.get("EDDY_FORWARD_SECURED_COUNT", "20000"))
 PARTITIONS = 2
 CONFIGS = "org.apache.kafka.tools.ConfigCommand"
 SCRAM_PASSWORD = "scram-Secret-1"
 LATE_PASSWORD = "late-secret-2"
-LINKS = ("scram", "tls", "mtls", "late", "untrusted", "wrongname")
+LINKS = ("scram", "tls", "mtls", "late", "mechanism", "untrusted", "wrongname")
 
 
 def openssl(args, cwd):
@@ -114,7 +118,7 @@ def jaas_quote(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def link_keys(pki, ports, password_file):
+def link_keys(pki, ports, proxies, password_file):
     """Every link's eddy.forward.* overrides."""
     common = {"retry.backoff.ms": "100", "retry.backoff.max.ms": "1000", "request.timeout.ms": "5000",
               "socket.connection.setup.timeout.ms": "2000", "linger.ms": "10", "paused.retry.ms": "1000"}
@@ -128,10 +132,13 @@ def link_keys(pki, ports, password_file):
                 "ssl.truststore.location": pki["ca"]},
         "mtls": {"bootstrap.servers": "localhost:%d" % ports["MTLS"], "security.protocol": "SSL",
                  "ssl.truststore.location": pki["ca"], "ssl.keystore.location": pki["client"]},
-        "late": {"bootstrap.servers": "localhost:%d" % ports["SASLSSL"], "security.protocol": "SASL_SSL",
+        "late": {"bootstrap.servers": "localhost:%d" % proxies["late"].port, "security.protocol": "SASL_SSL",
                  "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "late", "sasl.password.file": password_file,
                  "ssl.truststore.location": pki["ca"]},
-        "untrusted": {"bootstrap.servers": "localhost:%d" % ports["SSL"], "security.protocol": "SSL",
+        "mechanism": {"bootstrap.servers": "localhost:%d" % ports["SASLSSL"], "security.protocol": "SASL_SSL",
+                      "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": "gateway", "sasl.password": SCRAM_PASSWORD,
+                      "ssl.truststore.location": pki["ca"]},
+        "untrusted": {"bootstrap.servers": "localhost:%d" % proxies["untrusted"].port, "security.protocol": "SSL",
                       "ssl.truststore.location": pki["other-ca"]},
         "wrongname": {"bootstrap.servers": "127.0.0.1:%d" % ports["SSL"], "security.protocol": "SSL",
                       "ssl.truststore.location": pki["ca"]},
@@ -152,8 +159,13 @@ class Rig:
         with open(self.password_file, "w") as f:
             f.write(LATE_PASSWORD + "\n")
         self.kafka = SecuredKafka(self.pki, tmp_path_factory.mktemp("kafka"))
-        self.edge = eddy_fixture.Broker(overrides=link_keys(self.pki, self.kafka.secure_ports, self.password_file),
-                                        tmp=tmp_path_factory.mktemp("edge"))
+        # The failing links bootstrap through a TCP proxy that counts their
+        # connection attempts (independently of eddy's own count).
+        self.proxies = {"late": FaultProxy(upstream_port=self.kafka.secure_ports["SASLSSL"]).start(),
+                        "untrusted": FaultProxy(upstream_port=self.kafka.secure_ports["SSL"]).start()}
+        self.edge = eddy_fixture.Broker(
+            overrides=link_keys(self.pki, self.kafka.secure_ports, self.proxies, self.password_file),
+            tmp=tmp_path_factory.mktemp("edge"))
 
     def link(self, name):
         for link in ff.forward_status(self.edge)["links"]:
@@ -188,12 +200,15 @@ def rig(tmp_path_factory):
     try:
         r.kafka.start()
         r.kafka.add_scram_user("gateway", SCRAM_PASSWORD)
+        r.kafka.add_scram_user("late", "not-the-links-password")  # the link's password is wrong
         r.edge.start()
         yield r
         assert r.edge.alive(), "the edge still runs:\n" + r.edge.log_text()[-3000:]
     finally:
         r.edge.close()
         r.kafka.close()
+        for proxy in r.proxies.values():
+            proxy.close()
 
 
 @pytest.mark.parametrize("link", ["scram", "tls", "mtls"])
@@ -207,13 +222,15 @@ def test_secured_link_delivers_exactly_once(rig, program, link):
     assert status["security"] == expected, status
 
 
-def connects_over(rig, link, seconds):
-    before = rig.link(link)["connects"]
+def attempts_over(rig, link, seconds):
+    """(eddy's connects, TCP connections the proxy accepted) of link over
+    the next seconds."""
+    before = rig.link(link)["connects"], rig.proxies[link].connections
     time.sleep(seconds)
-    return rig.link(link)["connects"] - before
+    return rig.link(link)["connects"] - before[0], rig.proxies[link].connections - before[1]
 
 
-def test_unknown_user_backs_off_then_resumes_when_created(rig, program):
+def test_wrong_password_backs_off_then_resumes_when_fixed_centrally(rig, program):
     status = rig.wait_error("late")
     assert "SASL_AUTHENTICATION_FAILED" in status["last_error"] or "uthentication failed" in status["last_error"], \
         status
@@ -221,25 +238,36 @@ def test_unknown_user_backs_off_then_resumes_when_created(rig, program):
     assert "security: SASL_SSL SCRAM-SHA-512 as late" in text and "last error:" in text, text
     # Backoff 100 ms doubling to 1 s (+-20%): at most ~6 attempts in 5 s once
     # at the cap; a tight loop would make hundreds. Still retrying: >= 2.
-    attempts = connects_over(rig, "late", 5)
-    assert 2 <= attempts <= 8, "connection attempts in 5 s: %d" % attempts
+    connects, connections = attempts_over(rig, "late", 5)
+    print("late:", status["last_error"], "; in 5 s: %d connects, %d TCP connections" % (connects, connections))
+    assert 1 <= connects <= 8, "connect attempts in 5 s: %d" % connects
+    assert 1 <= connections <= 8, "TCP connections in 5 s: %d" % connections
     rig.kafka.add_scram_user("late", LATE_PASSWORD)
     topic = rig.produce(program, "late")
     rig.wait_delivered("late")
     assert rig.link("late")["state"] == "connected"
-    ff.assert_numbers(rig.kafka, topic, COUNT, PARTITIONS, label="central %s after the user was created" % topic)
+    ff.assert_numbers(rig.kafka, topic, COUNT, PARTITIONS, label="central %s after the password was fixed" % topic)
+
+
+def test_mechanism_not_enabled_backs_off(rig):
+    status = rig.wait_error("mechanism")
+    print("mechanism:", status["last_error"])
+    assert "UNSUPPORTED_SASL_MECHANISM" in status["last_error"], status
+    assert "SCRAM-SHA-512" in status["last_error"], "the mechanisms the broker offers: %s" % status
 
 
 def test_untrusted_ca_backs_off_with_the_tls_reason(rig):
     status = rig.wait_error("untrusted")
-    assert "TLS handshake with localhost:%d failed" % rig.kafka.secure_ports["SSL"] in status["last_error"], status
+    assert "TLS handshake with localhost:%d failed" % rig.proxies["untrusted"].port in status["last_error"], status
     assert "not correctly signed by the trusted CA" in status["last_error"], status
-    attempts = connects_over(rig, "untrusted", 3)
-    assert 1 <= attempts <= 6, "connection attempts in 3 s: %d" % attempts
+    connects, connections = attempts_over(rig, "untrusted", 5)
+    print("untrusted:", status["last_error"], "; in 5 s: %d connects, %d TCP connections" % (connects, connections))
+    assert 1 <= connects <= 8 and 1 <= connections <= 8, (connects, connections)
 
 
 def test_hostname_mismatch_backs_off(rig):
     status = rig.wait_error("wrongname")
+    print("wrongname:", status["last_error"])
     assert "TLS handshake with 127.0.0.1:%d failed" % rig.kafka.secure_ports["SSL"] in status["last_error"], status
     assert "does not match" in status["last_error"], status
 
