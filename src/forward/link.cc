@@ -83,7 +83,7 @@ void Link::sleep_ms(int64_t ms) {
 
 void Link::run() {
   LinkStatus& status = status_.status();
-  EDDY_LOG_INFO("forward link {}: forwarding to {}", options_.name, status.bootstrap);
+  EDDY_LOG_INFO("forward link {}: forwarding to {} ({})", options_.name, status.bootstrap, status.security);
   Status loaded = progress_->load_producer(options_.name, &identity_);
   if (!loaded.ok() && !loaded.is_not_found()) {
     EDDY_LOG_ERROR("forward link {}: {}", options_.name, loaded.message());
