@@ -268,8 +268,39 @@ std::vector<ConfigKey> make_keys() {
                           "too large) is tried again after this long."),
                       100, kLongMax)),
       eddy_key(one_of(key("eddy.forward.<link>.security.protocol", T::kString, "PLAINTEXT",
-                          "Transport to the central cluster. Only PLAINTEXT is available in this version."),
+                          "Transport to the central cluster: PLAINTEXT, SSL (TLS), SASL_PLAINTEXT (SASL over "
+                          "TCP) or SASL_SSL (SASL over TLS). A TLS or authentication failure backs the link off "
+                          "with the reason in `eddy forward status`, retried at retry.backoff.ms doubling."),
                       {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})),
+      eddy_key(one_of(key("eddy.forward.<link>.sasl.mechanism", T::kString, "PLAIN",
+                          "SASL mechanism of a SASL_* link: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."),
+                      {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"})),
+      eddy_key(key("eddy.forward.<link>.sasl.jaas.config", T::kString, "",
+                   "Credentials of a SASL_* link in Kafka's client form: "
+                   "'org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" "
+                   "password=\"p\";' (or PlainLoginModule). Or use sasl.username with sasl.password[.file].")),
+      eddy_key(key("eddy.forward.<link>.sasl.username", T::kString, "",
+                   "User name of a SASL_* link (instead of sasl.jaas.config).")),
+      eddy_key(key("eddy.forward.<link>.sasl.password", T::kString, "",
+                   "Password of a SASL_* link, with sasl.username. Never logged nor shown in the status.")),
+      eddy_key(key("eddy.forward.<link>.sasl.password.file", T::kString, "",
+                   "A file holding the password (trailing newline ignored), so that it need not sit in the "
+                   "properties file; instead of sasl.password.")),
+      eddy_key(key("eddy.forward.<link>.ssl.truststore.location", T::kString, "",
+                   "PEM bundle of the CA certificates that verify the central cluster (required for SSL and "
+                   "SASL_SSL: Eddy has no default CA list).")),
+      eddy_key(key("eddy.forward.<link>.ssl.endpoint.identification.algorithm", T::kString, "https",
+                   "'https': the central broker's certificate must name the host connected to (a DNS name: "
+                   "mbedTLS matches no IP address SANs); empty: only the chain is verified.")),
+      eddy_key(key("eddy.forward.<link>.ssl.keystore.location", T::kString, "",
+                   "PEM file with the link's client certificate chain and private key, for a central listener "
+                   "with ssl.client.auth=required (mutual TLS).")),
+      eddy_key(key("eddy.forward.<link>.ssl.keystore.certificate.chain", T::kString, "",
+                   "The client certificate chain as inline PEM text, instead of ssl.keystore.location.")),
+      eddy_key(key("eddy.forward.<link>.ssl.keystore.key", T::kString, "",
+                   "The client private key as inline PEM text (with ssl.keystore.certificate.chain).")),
+      eddy_key(key("eddy.forward.<link>.ssl.key.password", T::kString, "",
+                   "Password of an encrypted client private key.")),
       // Metrics and the status page (README.md)
       eddy_key(key("eddy.metrics.listener", T::kString, "",
                    "http://HOST:PORT for the metrics listener: Prometheus text at /metrics, the status page at /, "

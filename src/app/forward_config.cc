@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <set>
 
+#include "app/forward_security.h"
 #include "client/broker_address.h"
 #include "client/record_stream.h"
 #include "forward/topic_mapping.h"
@@ -40,7 +41,8 @@ Status check_link_names(const Config& config) {
   return Status();
 }
 
-// <k>bootstrap.servers, required, and <k>security.protocol (PLAINTEXT only).
+// <k>bootstrap.servers, required, and <k>security.protocol with its TLS and SASL keys
+// (forward_security.cc).
 Status link_endpoint(const Config& config, const std::string& k, forward::LinkOptions* o) {
   std::vector<std::string> servers = config.get_list(k + "bootstrap.servers");
   if (servers.empty()) {
@@ -51,12 +53,7 @@ Status link_endpoint(const Config& config, const std::string& k, forward::LinkOp
   if (Status s = client::parse_broker_list(joined, &o->bootstrap); !s.ok()) {
     return Status::invalid_argument(where(config, k + "bootstrap.servers") + ": " + s.message());
   }
-  if (config.get_string(k + "security.protocol") != "PLAINTEXT") {
-    return Status::invalid_argument(where(config, k + "security.protocol") + ": " + config.get_string(k + "security.protocol") +
-             " links are not available in this version of Eddy (TLS and SASL come with the security work); "
-             "use PLAINTEXT, e.g. through a VPN or an stunnel on the gateway");
-  }
-  return Status();
+  return link_security(config, k, o);
 }
 
 // <k>topics (at least one), <k>remote.topic, <k>topic.priorities.

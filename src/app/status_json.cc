@@ -3,7 +3,7 @@
 //    "disk_budget":{limit_bytes,used_bytes,free_bytes},
 //    "topics":[{name,partitions,bytes_in,messages_in,bytes_out,messages_out,log_end_offset}],
 //    "groups":[{group,lag,partitions:[{topic,partition,committed,end_offset,lag}]}],
-//    "links":[{name,bootstrap,state,last_error,backlog_messages,backlog_bytes,rate_*,
+//    "links":[{name,bootstrap,security,state,last_error,backlog_messages,backlog_bytes,rate_*,
 //              dropped_messages,paused_partitions,producer_resets,partitions:[...],
 //              history:[[wall_ms,backlog_messages,backlog_bytes],...]}],
 //    "history_sample_ms":..., "history_samples":240, "now_ms":...}
@@ -102,6 +102,7 @@ void write_link(const MetricsSources& src, const forward::LinkStatus& l, JsonWri
   j.begin_object();
   j.field("name", l.name);
   j.field("bootstrap", l.bootstrap);
+  j.field("security", l.security);
   j.field("state", forward::link_state_name(l.state));
   j.field("last_error", l.last_error);
   int64_t messages = 0, dropped = 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 
+#include "client/tls_transport.h"
 #include "forward/uplink_errors.h"
 #include "port/log.h"
 #include "port/port.h"
@@ -35,6 +36,8 @@ LinkStatus initial_status(const LinkOptions& options) {
   LinkStatus status;
   status.name = options.name;
   status.bootstrap = join_addresses(options.bootstrap);
+  status.security = options.security_protocol;
+  if (options.sasl) status.security += " " + options.sasl->mechanism + " as " + options.sasl->username;
   status.bandwidth_bytes_per_sec = options.bandwidth_bytes_per_sec;
   return status;
 }
@@ -80,7 +83,7 @@ void Link::sleep_ms(int64_t ms) {
 
 void Link::run() {
   LinkStatus& status = status_.status();
-  EDDY_LOG_INFO("forward link {}: forwarding to {}", options_.name, status.bootstrap);
+  EDDY_LOG_INFO("forward link {}: forwarding to {} ({})", options_.name, status.bootstrap, status.security);
   Status loaded = progress_->load_producer(options_.name, &identity_);
   if (!loaded.ok() && !loaded.is_not_found()) {
     EDDY_LOG_ERROR("forward link {}: {}", options_.name, loaded.message());
@@ -161,8 +164,14 @@ bool Link::connect() {
   copt.connection.client_id = "eddy-forward-" + options_.name;
   copt.connect_timeout_ms = options_.connect_timeout_ms;
   copt.request_timeout_ms = options_.request_timeout_ms;
-  copt.transport_factory = transports_->wrap(options_.transport_factory ? options_.transport_factory
-                                                                          : client::make_tcp_transport);
+  copt.connection.sasl = options_.sasl;
+  client::TransportFactory base = options_.transport_factory ? options_.transport_factory : client::make_tcp_transport;
+  if (options_.tls) {
+    // TLS over the base transport; the registry interrupts the TLS end,
+    // which passes the interrupt to the socket under it.
+    base = [base, tls = options_.tls]() { return client::make_tls_transport(tls, base()); };
+  }
+  copt.transport_factory = transports_->wrap(std::move(base));
   client_ = std::make_unique<client::Client>(copt);
   client::UplinkOptions uopt;
   uopt.acks = options_.acks;

@@ -3,12 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "client/broker_address.h"
+#include "client/sasl_client_config.h"
 #include "client/transport.h"
 #include "protocol/record_validator.h"
+
+namespace eddy::security {
+class TlsContext;
+}
 
 namespace eddy::forward {
 
@@ -51,6 +57,14 @@ struct LinkOptions {
   // records before it sends them (unset: only uncompressed ones are walked).
   protocol::RecordStreamFactory open_record_stream;
   uint64_t max_decompressed_batch_bytes = 64ull << 20;
+  // security.protocol, as configured (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).
+  std::string security_protocol = "PLAINTEXT";
+  // Set (SSL, SASL_SSL): every connection of the link runs TLS over the
+  // transport below, verified with this client context.
+  std::shared_ptr<const security::TlsContext> tls;
+  // Set (SASL_PLAINTEXT, SASL_SSL): every connection authenticates after
+  // ApiVersions. Holds the password: never logged nor published.
+  std::shared_ptr<const client::SaslClientConfig> sasl;
   // How the link reaches the central cluster (empty: TCP). Unit tests put
   // an in-memory broker here.
   client::TransportFactory transport_factory;

@@ -89,6 +89,7 @@ std::string StatusBoard::render_text(const DiskBudgetStatus* disk) const {
     appendf(&out, "link %s -> %s: %s", l.name.c_str(), l.bootstrap.c_str(), link_state_name(l.state));
     if (l.state == LinkState::kBackingOff) appendf(&out, " (retry in %" PRId64 " ms)", l.retry_in_ms);
     out += "\n";
+    if (l.security != "PLAINTEXT") out += "  security: " + l.security + "\n";
     if (!l.last_error.empty()) out += "  last error: " + l.last_error + "\n";
     appendf(&out, "  rate: %s/s, %.0f msg/s", human_bytes(l.rate_bytes_per_sec).c_str(), l.rate_messages_per_sec);
     if (l.bandwidth_bytes_per_sec > 0) {
@@ -136,6 +137,7 @@ std::string StatusBoard::render_json(const DiskBudgetStatus* disk) const {
     j.begin_object();
     j.field("name", l.name);
     j.field("bootstrap", l.bootstrap);
+    j.field("security", l.security);
     j.field("state", link_state_name(l.state));
     j.field("last_error", l.last_error);
     j.field("retry_in_ms", l.retry_in_ms);

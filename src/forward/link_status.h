@@ -45,6 +45,9 @@ struct PartitionStatus {
 struct LinkStatus {
   std::string name;
   std::string bootstrap;
+  // "PLAINTEXT", "SSL", "SASL_SSL SCRAM-SHA-512 as gateway-7": the
+  // security protocol, mechanism and user name (never a password).
+  std::string security = "PLAINTEXT";
   LinkState state = LinkState::kConnecting;
   std::string last_error;
   int64_t retry_in_ms = 0;  // kBackingOff: when the next attempt starts

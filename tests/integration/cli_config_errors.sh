@@ -39,6 +39,14 @@ check "metrics listener without a port" 2 "eddy.metrics.listener=http://127.0.0.
   "$EDDY" serve --override "log.dirs=$work/m" --override eddy.metrics.listener=http://127.0.0.1
 check "bad eddy.request.read.timeout.ms" 2 "eddy.request.read.timeout.ms" -- \
   "$EDDY" serve --override "log.dirs=$work/m" --override eddy.request.read.timeout.ms=soon
+check "forward link CA bundle missing" 2 "eddy.forward.dc.ssl.truststore.location $work/no-ca.pem: cannot open" -- \
+  "$EDDY" serve --override "log.dirs=$work/m" --override eddy.forward.links=dc \
+  --override eddy.forward.dc.bootstrap.servers=localhost:9094 --override eddy.forward.dc.security.protocol=SSL \
+  --override "eddy.forward.dc.ssl.truststore.location=$work/no-ca.pem"
+check "forward link password file missing" 2 "eddy.forward.dc.sasl.password.file $work/no.password: cannot open" -- \
+  "$EDDY" serve --override "log.dirs=$work/m" --override eddy.forward.links=dc \
+  --override eddy.forward.dc.bootstrap.servers=localhost:9094 --override eddy.forward.dc.security.protocol=SASL_PLAINTEXT \
+  --override eddy.forward.dc.sasl.username=gw --override "eddy.forward.dc.sasl.password.file=$work/no.password"
 check "unknown option" 2 "unknown option '--bogus'" -- "$EDDY" serve --bogus
 check "unknown command" 2 "unknown command 'srve'" -- "$EDDY" srve
 check "version" 0 "eddy " -- "$EDDY" --version

@@ -432,7 +432,7 @@ def config(rig):
          "valid topic name"),
         (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.acks=0"], "acks"),
         (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.security.protocol=SSL"],
-         "not available in this version"),
+         "ssl.truststore.location"),
         (["eddy.forward.links=a", "eddy.forward.a.bootstrap.servers=h:1", "eddy.forward.a.topic.priorities=x"],
          "regex:priority"),
         (["eddy.forward.links=a b"], "not a valid link name"),
