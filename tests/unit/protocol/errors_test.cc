@@ -4,6 +4,10 @@
 
 #include <set>
 #include <string>
+#include <vector>
+
+#include "protocol/generated/describe_client_quotas.h"
+#include "protocol/generated/metadata.h"
 
 namespace eddy::protocol {
 namespace {
@@ -52,6 +56,26 @@ TEST(Errors, RetriableFlags) {
   EXPECT_FALSE(is_retriable(ErrorCode::kRebalanceInProgress));
   EXPECT_FALSE(is_retriable(ErrorCode::kOutOfOrderSequenceNumber));
   EXPECT_FALSE(is_retriable(static_cast<ErrorCode>(300)));
+}
+
+// The generated visitor reaches every error code field of a response,
+// nested arrays included, in field order; a null array holds none.
+TEST(Errors, ForEachErrorCodeVisitsNestedFields) {
+  MetadataResponse m;
+  m.topics.resize(2);
+  m.topics[0].error_code = to_int(ErrorCode::kUnknownTopicOrPartition);
+  m.topics[1].partitions.resize(2);
+  m.topics[1].partitions[1].error_code = to_int(ErrorCode::kLeaderNotAvailable);
+  std::vector<int16_t> seen;
+  m.for_each_error_code([&](int16_t code) { seen.push_back(code); });
+  EXPECT_EQ(seen, (std::vector<int16_t>{3, 0, 0, 5}));
+
+  DescribeClientQuotasResponse q;
+  q.error_code = to_int(ErrorCode::kInvalidRequest);
+  q.entries.reset();
+  seen.clear();
+  q.for_each_error_code([&](int16_t code) { seen.push_back(code); });
+  EXPECT_EQ(seen, (std::vector<int16_t>{42}));
 }
 
 }  // namespace
