@@ -7,6 +7,8 @@ super.users=User:admin. In file order:
   2. ACLs added, listed and removed with Kafka's own kafka-acls
      (org.apache.kafka.tools.AclCommand) as User:admin, literal and
      prefixed; a client that is not a super user may not change them;
+     kafka-python's admin client: a per-binding INVALID_REQUEST, a MATCH
+     filter, DeleteAcls' matching bindings;
   3. kafka-python (Debian) as User:alice: Metadata hides the topics alice
      may not DESCRIBE; produce refused with TOPIC_AUTHORIZATION_FAILED (from
      Metadata, then from Produce itself with DESCRIBE but no WRITE), allowed
@@ -27,7 +29,8 @@ import time
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import GroupAuthorizationFailedError, KafkaTimeoutError, TopicAuthorizationFailedError
+from kafka.errors import (GroupAuthorizationFailedError, InvalidRequestError, KafkaTimeoutError, NoError,
+                          TopicAuthorizationFailedError)
 
 import eddy_fixture
 import kafka_fixture
@@ -165,6 +168,36 @@ def test_kafka_acls_add_list_remove(broker):
     assert "name=*" not in kafka_acls(broker, "--list", "--topic", "*")
     # (kafka-acls --add lists the ACLs first: DescribeAcls is refused already.)
     assert re.search(r"principal User:bob may not (ALTER|DESCRIBE) CLUSTER 'kafka-cluster'", broker.log_text())
+
+
+def test_create_and_delete_acls_results(broker):
+    """CreateAcls answers per binding (INVALID_REQUEST for a cluster not named
+    kafka-cluster), DeleteAcls lists what each filter matched."""
+    from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType,
+                             KafkaAdminClient, ResourcePattern, ResourcePatternFilter, ResourceType)
+    admin = KafkaAdminClient(**client_conf(broker, "admin"))
+    try:
+        good = ACL("User:carol", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                   ResourcePattern(ResourceType.TOPIC, "carol-", ACLResourcePatternType.PREFIXED))
+        bad = ACL("User:carol", "*", ACLOperation.ALTER, ACLPermissionType.ALLOW,
+                  ResourcePattern(ResourceType.CLUSTER, "my-cluster", ACLResourcePatternType.LITERAL))
+        result = admin.create_acls([good, bad])
+        assert result["succeeded"] == [good], result
+        assert len(result["failed"]) == 1 and result["failed"][0][0] == bad, result
+        assert result["failed"][0][1] is InvalidRequestError, result
+        # MATCH: the prefixed ACL applies to carol-logs.
+        acls, error = admin.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                                                    ResourcePatternFilter(ResourceType.TOPIC, "carol-logs",
+                                                                          ACLResourcePatternType.MATCH)))
+        assert error.errno == 0 and [a.principal for a in acls] == ["User:carol"], (acls, error)
+        deleted = admin.delete_acls([ACLFilter("User:carol", None, ACLOperation.ANY, ACLPermissionType.ANY,
+                                               ResourcePatternFilter(ResourceType.ANY, None,
+                                                                     ACLResourcePatternType.ANY))])
+        (filter_, matches, error), = deleted
+        assert error is NoError and [acl for acl, _ in matches] == [good], deleted
+        assert [e for _, e in matches] == [NoError], deleted
+    finally:
+        admin.close()
 
 
 def test_metadata_hides_topics_alice_may_not_describe(broker):
