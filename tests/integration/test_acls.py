@@ -250,14 +250,45 @@ def test_group_refused_until_a_prefixed_group_acl(broker):
         finally:
             consumer.close()
 
+    # No ACL on the group: FindCoordinator (DESCRIBE) is refused.
+    past_refusal_log_window()
     with pytest.raises(GroupAuthorizationFailedError):
         consume_in_group("team-a-readers")
+    assert "FindCoordinator from" in broker.log_text()
+    # DESCRIBE but not READ: JoinGroup is refused.
+    kafka_acls(broker, "--add", "--allow-principal", "User:alice", "--operation", "Describe", "--group",
+               "team-a-readers")
+    past_refusal_log_window()
+    with pytest.raises(GroupAuthorizationFailedError):
+        consume_in_group("team-a-readers")
+    assert "JoinGroup from" in broker.log_text() and "may not READ GROUP 'team-a-readers'" in broker.log_text()
     kafka_acls(broker, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--group", "team-a-",
                "--resource-pattern-type", "prefixed")
     assert consume_in_group("team-a-readers")[:1] == [b"first"]
     # Another group, outside the prefix, stays refused.
     with pytest.raises(GroupAuthorizationFailedError):
         consume_in_group("team-b")
+    # ListGroups: alice sees the groups she may DESCRIBE, admin all of them.
+    from kafka.admin import KafkaAdminClient
+
+    def groups_seen(user):
+        admin = KafkaAdminClient(**client_conf(broker, user))
+        try:
+            return {g for g, _ in admin.list_consumer_groups()}
+        finally:
+            admin.close()
+
+    consumer = KafkaConsumer(group_id="admin-group", session_timeout_ms=6000, heartbeat_interval_ms=2000,
+                             **client_conf(broker, "admin"))
+    try:
+        consumer.assign([TopicPartition("orders", 0)])
+        consumer.seek(TopicPartition("orders", 0), 1)
+        consumer.commit()
+    finally:
+        consumer.close()
+    assert {"team-a-readers", "admin-group"} <= groups_seen("admin")
+    seen = groups_seen("alice")
+    assert "team-a-readers" in seen and "admin-group" not in seen, seen
 
 
 def test_deny_overrides_allow(broker):
