@@ -316,7 +316,8 @@ def test_allow_everyone_if_no_acl_found(eddy_factory):
     # PLAINTEXT only: every client is User:ANONYMOUS; nothing has ACLs, so
     # everything is open, including kafka-acls itself (no ACL on the cluster).
     open_broker = eddy_factory({"authorizer.class.name": STANDARD_AUTHORIZER,
-                                "allow.everyone.if.no.acl.found": "true"})
+                                "allow.everyone.if.no.acl.found": "true",
+                                "eddy.metrics.listener": "http://127.0.0.1:0"})
     plain = dict(bootstrap_servers=open_broker.bootstrap, request_timeout_ms=10000, max_block_ms=10000, retries=0)
     producer = KafkaProducer(**plain)
     try:
@@ -331,6 +332,13 @@ def test_allow_everyone_if_no_acl_found(eddy_factory):
         producer.send("open-topic", b"still").get(timeout=20)
     finally:
         producer.close(timeout=5)
+    # The refusals are counted.
+    m = re.search(r"metrics listening on http://127\.0\.0\.1:(\d+)", open_broker.log_text())
+    assert m, open_broker.log_text()[-2000:]
+    import urllib.request
+    text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % m.group(1), timeout=10).read().decode()
+    refusals = re.search(r"^eddy_authorization_refusals_total (\d+)$", text, re.M)
+    assert refusals and int(refusals.group(1)) >= 1, text[-3000:]
 
 
 def test_unknown_authorizer_class_exits_2(tmp_path):
