@@ -303,6 +303,19 @@ def test_deny_overrides_allow(broker):
     assert consume_partition(broker, "alice", "orders")[:1] == [b"first"]
 
 
+def test_describe_log_dirs_needs_describe_on_the_cluster(broker):
+    def log_dirs(user):
+        proc = kafka_fixture.java_tool("org.apache.kafka.tools.LogDirsCommand",
+                                       ["--bootstrap-server", sasl_bootstrap(broker), "--command-config",
+                                        command_config(broker, user), "--describe"])
+        return proc.returncode, proc.stdout.decode() + proc.stderr.decode()
+
+    rc, out = log_dirs("admin")
+    assert rc == 0 and '"logDir"' in out, out[-2000:]
+    rc, out = log_dirs("bob")
+    assert rc != 0 and "ClusterAuthorization" in out, out[-2000:]
+
+
 def test_acls_survive_a_restart(broker):
     assert broker.restart() == 0
     listed = kafka_acls(broker, "--list", "--principal", "User:alice")
