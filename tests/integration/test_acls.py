@@ -268,6 +268,20 @@ def test_group_refused_until_a_prefixed_group_acl(broker):
     # Another group, outside the prefix, stays refused.
     with pytest.raises(GroupAuthorizationFailedError):
         consume_in_group("team-b")
+    # OffsetCommit needs READ on the topic too (alice may not read secret-plans).
+    from kafka.structs import OffsetAndMetadata
+    manual = KafkaConsumer(group_id="team-a-manual", session_timeout_ms=6000, heartbeat_interval_ms=2000,
+                           **client_conf(broker, "alice"))
+    try:
+        manual.assign([TopicPartition("orders", 0)])
+        manual.commit({TopicPartition("orders", 0): OffsetAndMetadata(1, "")})
+        past_refusal_log_window()
+        with pytest.raises(TopicAuthorizationFailedError):
+            manual.commit({TopicPartition("secret-plans", 0): OffsetAndMetadata(1, "")})
+        assert "OffsetCommit from" in broker.log_text()
+        assert manual.committed(TopicPartition("orders", 0)) == 1
+    finally:
+        manual.close()
     # ListGroups: alice sees the groups she may DESCRIBE, admin all of them.
     from kafka.admin import KafkaAdminClient
 
