@@ -100,6 +100,17 @@ std::vector<ConfigKey> make_keys() {
           "default GSSAPI is not available). Credentials: `eddy users` or kafka-configs --entity-type users."),
       key("listener.name.<listener>.sasl.enabled.mechanisms", T::kList, "",
           "sasl.enabled.mechanisms for one listener (its name in lower case, as in Kafka)."),
+      // Authorization (README.md, "Authorization (ACLs)")
+      key("authorizer.class.name", T::kString, "",
+          "Empty: no authorization (every client may do everything; the ACL APIs answer SECURITY_DISABLED). "
+          "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer): "
+          "Kafka's ACLs, managed with kafka-acls, kept in eddy.db and enforced per request. Another class is an "
+          "error."),
+      key("super.users", T::kString, "",
+          "Principals allowed everything whatever the ACLs, separated by ';' (User:admin;User:CN=ops)."),
+      key("allow.everyone.if.no.acl.found", T::kBool, "false",
+          "With an authorizer: whether a resource that no ACL names is open to everyone (Kafka's default: "
+          "false, closed)."),
       ranged(key("sasl.server.max.receive.size", T::kInt, "524288",
                  "Largest request frame accepted from a client of a SASL listener before it has authenticated."),
              1024, kInt32Max),

@@ -53,7 +53,7 @@ void BrokerFrameHandler::on_connection_opened(net::ConnectionContext& connection
 
 void BrokerFrameHandler::on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame,
                                   net::ResponseSlot slot) {
-  broker::ClientInfo client{connection.id(), connection.peer(), connection.listener()};
+  broker::ClientInfo client{connection.id(), connection.peer(), connection.listener(), connection.principal()};
   broker::RequestMetrics& metrics = (*broker_)->request_metrics();
   // The request header starts with the API key (int16, big-endian).
   const uint8_t metrics_slot =

@@ -90,6 +90,10 @@ void render_requests(const MetricsSources& src, PrometheusText& out) {
              "exchange, a mechanism not enabled).");
   out.sample("eddy_sasl_authentications_total", {{"result", "succeeded"}}, src.broker->sasl_authentications_succeeded());
   out.sample("eddy_sasl_authentications_total", {{"result", "failed"}}, src.broker->sasl_authentications_failed());
+  out.family("eddy_authorization_refusals_total", "counter",
+             "Operations the authorizer (authorizer.class.name) refused: a request or a part of one (a partition, "
+             "a group) answered with an authorization error.");
+  out.sample("eddy_authorization_refusals_total", {}, src.broker->authorization_refusals());
 }
 
 void render_storage(const MetricsSources& src, PrometheusText& out) {

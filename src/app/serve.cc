@@ -7,6 +7,7 @@
 
 #include "app/broker_config.h"
 #include "app/broker_frame_handler.h"
+#include "app/authorizer_config.h"
 #include "app/broker_options_from_config.h"
 #include "app/listener_tls.h"
 #include "app/forward_config.h"
@@ -201,7 +202,7 @@ MetricsSources started_now() {
 
 int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
                const std::vector<net::ListenerConfig>& advertised, std::vector<forward::LinkOptions> links,
-               const MetricsListenerConfig& metrics_config) {
+               const MetricsListenerConfig& metrics_config, const broker::AuthorizerOptions& authorizer) {
   MetricsSources metrics_sources = started_now();
   const std::string data_dir = config.get_string("log.dirs");
   EDDY_LOG_INFO("eddy {} starting: config {}, data {}", EDDY_VERSION,
@@ -222,6 +223,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     return kExitFailure;
   }
   broker::BrokerOptions options = broker_options_from(config);
+  options.authorizer = authorizer;
   options.advertised_listeners = advertise(advertised, server.bound_listeners());
   options.sasl_listeners = sasl_listeners_from(config, listeners);
   broker::Broker broker(reactor, options, meta.get(), logs.get());
@@ -317,12 +319,18 @@ int run_serve(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
+  broker::AuthorizerOptions authorizer;
+  if (Status s = authorizer_from(config, &authorizer); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return kExitUsage;
+  }
   MetricsListenerConfig metrics_config;
   if (Status s = metrics_listener_from(config, &metrics_config); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
-  return run_broker(config, serve_args.config_path, listeners, advertised, std::move(links), metrics_config);
+  return run_broker(config, serve_args.config_path, listeners, advertised, std::move(links), metrics_config,
+                    authorizer);
 }
 
 }  // namespace eddy::app

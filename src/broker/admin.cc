@@ -1,5 +1,7 @@
 // CreateTopics, DeleteTopics, CreatePartitions and DescribeCluster: the
-// administrative APIs kafka-topics.sh, AdminClient and kcat use.
+// administrative APIs kafka-topics.sh, AdminClient and kcat use. With an
+// authorizer: CREATE on the cluster or the topic, DELETE and ALTER on the
+// topic (TOPIC_AUTHORIZATION_FAILED per topic, checked first).
 #include "broker/broker.h"
 #include "protocol/errors.h"
 
@@ -53,6 +55,11 @@ void Broker::handle_create_topics(RequestPtr request) {
         configs[c.name] = *c.value;
       }
     }
+    // The right comes first (as Kafka: a refused client learns nothing else).
+    if (!authorized_on_cluster(*request, security::AclOperation::kCreate, true) &&
+        !authorized(*request, security::AclOperation::kCreate, security::ResourceType::kTopic, t.name)) {
+      r = {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
+    }
     Topic* topic = nullptr;
     if (r.ok()) r = topics_.create(t.name, partitions, replication, configs, body.validate_only, &topic);
     out.error_code = protocol::to_int(r.code);
@@ -93,7 +100,12 @@ void Broker::handle_delete_topics(RequestPtr request) {
     out.name = w.name;
     out.topic_id = w.topic_id;
     Topic* topic = w.name.has_value() ? topics_.find(*w.name) : topics_.find(w.topic_id);
-    if (topic == nullptr) {
+    const std::string* name_to_check = w.name.has_value() ? &*w.name : topic != nullptr ? &topic->name : nullptr;
+    if (name_to_check != nullptr &&
+        !authorized(*request, security::AclOperation::kDelete, security::ResourceType::kTopic, *name_to_check)) {
+      out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
+      out.error_message = "Authorization failed.";
+    } else if (topic == nullptr) {
       out.error_code = protocol::to_int(w.name.has_value() ? ErrorCode::kUnknownTopicOrPartition
                                                            : ErrorCode::kUnknownTopicId);
     } else {
@@ -126,6 +138,9 @@ void Broker::handle_create_partitions(RequestPtr request) {
                "Replicas must be exactly this broker (node " + std::to_string(options_.node_id) + ")"};
         }
       }
+    }
+    if (!authorized(*request, security::AclOperation::kAlter, security::ResourceType::kTopic, t.name)) {
+      r = {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
     }
     if (r.ok()) r = topics_.add_partitions(t.name, t.count, body.validate_only);
     out.error_code = protocol::to_int(r.code);

@@ -32,6 +32,10 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kDeleteRecords, 0, 2, &Broker::handle_delete_records},
       {ApiKey::kInitProducerId, 0, 4, &Broker::handle_init_producer_id},  // no transactions
       {ApiKey::kOffsetForLeaderEpoch, 0, 4, &Broker::handle_offset_for_leader_epoch},
+      // Always advertised, as Kafka does; SECURITY_DISABLED without an authorizer.
+      {ApiKey::kDescribeAcls, 0, 3, &Broker::handle_describe_acls},
+      {ApiKey::kCreateAcls, 0, 3, &Broker::handle_create_acls},
+      {ApiKey::kDeleteAcls, 0, 3, &Broker::handle_delete_acls},
       {ApiKey::kDescribeConfigs, 0, 4, &Broker::handle_describe_configs},
       {ApiKey::kAlterConfigs, 0, 2, &Broker::handle_alter_configs},
       {ApiKey::kDescribeLogDirs, 0, 4, &Broker::handle_describe_log_dirs},  // the disk budget as the volume

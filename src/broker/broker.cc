@@ -38,6 +38,7 @@ Status Broker::start() {
   Status s = topics_.load();
   if (!s.ok()) return s;
   if (s = load_sasl_secret(); !s.ok()) return s;
+  if (s = load_acls(); !s.ok()) return s;
   if (!producer_state_error_.ok()) return producer_state_error_;
   schedule_producer_snapshots();
   started_ = true;

@@ -29,6 +29,7 @@
 #include "protocol/generated/messages.h"
 #include "protocol/headers.h"
 #include "protocol/record_batch.h"
+#include "security/acl_authorizer.h"
 #include "security/sasl_server.h"
 #include "storage/log_manager.h"
 
@@ -120,6 +121,8 @@ class Broker {
   // SASL authentications since startup that succeeded / failed (sasl.cc).
   uint64_t sasl_authentications_succeeded() const { return sasl_succeeded_; }
   uint64_t sasl_authentications_failed() const { return sasl_failed_; }
+  // Operations the authorizer refused since startup (authorization.cc).
+  uint64_t authorization_refusals() const { return authorization_refusals_; }
   // The SASL settings of listener, nullptr when it needs no SASL.
   const SaslListener* sasl_listener(const std::string& listener) const;
 
@@ -150,6 +153,9 @@ class Broker {
   struct FetchWaiter {
     RequestPtr request;
     protocol::FetchRequest body;
+    // Parallel to body.topics: READ on the topic was refused (decided once,
+    // when the fetch arrives).
+    std::vector<bool> topic_refused;
     port::Executor::TimerId timer = 0;
   };
 
@@ -175,6 +181,8 @@ class Broker {
   // Handlers (one file each, named after the API family).
   void handle_api_versions(RequestPtr request);
   void handle_metadata(RequestPtr request);
+  protocol::MetadataResponse::MetadataResponseTopic metadata_topic(
+      const Request& request, const protocol::MetadataRequest::MetadataRequestTopic& wanted, bool may_create);
   void handle_produce(RequestPtr request);
   void handle_fetch(RequestPtr request);
   void handle_list_offsets(RequestPtr request);
@@ -186,6 +194,8 @@ class Broker {
   void handle_describe_configs(RequestPtr request);
   void handle_incremental_alter_configs(RequestPtr request);
   void handle_alter_configs(RequestPtr request);
+  protocol::ErrorCode config_refusal(const Request& request, security::AclOperation operation, int8_t resource_type,
+                                     const std::string& name);
   void handle_describe_cluster(RequestPtr request);
   void handle_describe_log_dirs(RequestPtr request);
   // Consumer groups (group_handlers.cc).
@@ -201,6 +211,18 @@ class Broker {
   void handle_describe_groups(RequestPtr request);
   void handle_delete_groups(RequestPtr request);
   Status start_groups();
+  // Authorization of the group APIs (group_authorization.cc).
+  bool may_use_group(const Request& request, security::AclOperation operation, const std::string& group_id);
+  static protocol::OffsetCommitResponse refuse_commit(const protocol::OffsetCommitRequest& body, int16_t code);
+  // Commits what the client may commit; the rest is refused per partition.
+  protocol::OffsetCommitResponse commit_authorized(const Request& request, protocol::OffsetCommitRequest body);
+  void authorize_offset_fetch(const Request& request, const protocol::OffsetFetchRequest& body,
+                              protocol::OffsetFetchResponse* response);
+  void authorize_described_groups(const Request& request, protocol::DescribeGroupsResponse* response);
+  // Removes from body the groups the client may not delete; their results.
+  std::vector<protocol::DeleteGroupsResponse::DeletableGroupResult> take_undeletable_groups(
+      const Request& request, protocol::DeleteGroupsRequest* body);
+  void authorize_listed_groups(const Request& request, protocol::ListGroupsResponse* response);
   void drain_groups();
   void handle_init_producer_id(RequestPtr request);
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
@@ -220,6 +242,31 @@ class Broker {
   security::SaslStep sasl_step(const Request& request, SaslSession& session, std::span<const uint8_t> token);
   Status load_sasl_secret();
   void handle_describe_client_quotas(RequestPtr request);  // client_quotas.cc
+
+  // Authorization (authorization.cc). With no authorizer configured every
+  // check passes. A refusal is counted and logged (principal, operation,
+  // resource; at most one line a second) unless quietly (Kafka's
+  // logIfDenied=false: filtering what a listing shows).
+  Status load_acls();
+  bool authorized(const Request& request, security::AclOperation operation, security::ResourceType type,
+                  std::string_view name, bool quietly = false);
+  bool authorized_on_cluster(const Request& request, security::AclOperation operation, bool quietly = false) {
+    return authorized(request, operation, security::ResourceType::kCluster, security::kClusterResourceName,
+                      quietly);
+  }
+  // Kafka's authorizeByResourceType: some resource of the type allows it.
+  bool authorized_on_any(const Request& request, security::AclOperation operation, security::ResourceType type);
+  void note_authorization_refusal(const Request& request, security::AclOperation operation,
+                                  security::ResourceType type, std::string_view name);
+  // The ACL APIs (acl_handlers.cc): SECURITY_DISABLED without an
+  // authorizer, CLUSTER_AUTHORIZATION_FAILED without the cluster operation.
+  void handle_describe_acls(RequestPtr request);
+  void handle_create_acls(RequestPtr request);
+  void handle_delete_acls(RequestPtr request);
+  protocol::ErrorCode acl_api_refusal(const Request& request, security::AclOperation needed, std::string* message);
+  // Writes the change to the ACL store, then reloads the authorizer's copy.
+  Status alter_acls(const std::vector<security::AclBinding>& deletions,
+                    const std::vector<security::AclBinding>& additions);
   // Admin (scram_admin.cc).
   void handle_describe_user_scram_credentials(RequestPtr request);
   void handle_alter_user_scram_credentials(RequestPtr request);
@@ -233,6 +280,7 @@ class Broker {
     int32_t partition;
     Topic* topic;  // nullptr: unknown topic
     storage::PartitionLog* log;
+    bool may_write;  // WRITE on the topic (authorization.cc)
   };
   protocol::ProduceResponse::PartitionProduceResponse produce_partition(
       const Request& request, int16_t acks, ProduceSlot& slot, protocol::ProduceRequest::PartitionProduceData& data,
@@ -288,6 +336,10 @@ class Broker {
   uint64_t refused_batches_unlogged_ = 0;
   int64_t refused_batch_logged_ms_ = -1;
   PartitionObserver partition_observer_;
+  std::unique_ptr<security::AclAuthorizer> authorizer_;  // null: no authorizer configured
+  uint64_t authorization_refusals_ = 0;
+  uint64_t authorization_refusals_unlogged_ = 0;
+  int64_t authorization_refusal_logged_ms_ = -1;
   std::unordered_map<uint64_t, SaslSession> sasl_sessions_;  // by connection id
   std::vector<uint8_t> sasl_secret_;  // derives unknown users' fake credentials
   uint64_t sasl_succeeded_ = 0;

@@ -33,11 +33,22 @@ struct BrokerConfigEntry {
   bool read_only = true;
 };
 
+// Authorization (authorizer.class.name, super.users,
+// allow.everyone.if.no.acl.found): with enabled false every request is
+// allowed and the ACL APIs answer SECURITY_DISABLED, as Kafka without an
+// authorizer.
+struct AuthorizerOptions {
+  bool enabled = false;
+  std::string super_users;  // "User:admin;User:ops"
+  bool allow_everyone_if_no_acl_found = false;
+};
+
 struct BrokerOptions {
   int32_t node_id = 1;
   std::vector<AdvertisedListener> advertised_listeners;
   // Listeners that need SASL; a listener not named here needs none.
   std::vector<SaslListener> sasl_listeners;
+  AuthorizerOptions authorizer;
   bool auto_create_topics = true;
   int32_t num_partitions = 1;
   int16_t default_replication_factor = 1;

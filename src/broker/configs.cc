@@ -1,5 +1,7 @@
 // DescribeConfigs, IncrementalAlterConfigs and AlterConfigs for topics (their overrides
-// live in the meta store) and the broker (its static configuration).
+// live in the meta store) and the broker (its static configuration). With an
+// authorizer: DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic
+// (TOPIC_AUTHORIZATION_FAILED) or the cluster (CLUSTER_AUTHORIZATION_FAILED).
 #include <set>
 
 #include "broker/broker.h"
@@ -26,8 +28,8 @@ bool has_duplicate_names(const Configs& configs) {
 
 // The answer of both alter APIs: one result per resource; topics are
 // changed by alter_topic(resource), the broker's configuration is static.
-template <typename Response, typename Request, typename AlterTopic>
-Response alter_each(const Request& body, AlterTopic alter_topic) {
+template <typename Response, typename Request, typename AlterTopic, typename Refusal>
+Response alter_each(const Request& body, AlterTopic alter_topic, Refusal refusal) {
   Response response;
   for (const auto& resource : body.resources) {
     typename decltype(response.responses)::value_type out;
@@ -35,7 +37,9 @@ Response alter_each(const Request& body, AlterTopic alter_topic) {
     out.resource_name = resource.resource_name;
     out.error_message.reset();
     TopicResult r;
-    if (has_duplicate_names(resource.configs)) {
+    if (ErrorCode refused = refusal(resource.resource_type, resource.resource_name); refused != ErrorCode::kNone) {
+      r = {refused, "Authorization failed."};
+    } else if (has_duplicate_names(resource.configs)) {
       r = {ErrorCode::kInvalidRequest, "Error due to duplicate config keys"};
     } else if (resource.resource_type == kTopicResource) {
       r = alter_topic(resource);
@@ -61,6 +65,18 @@ bool wanted(const std::optional<std::vector<std::string>>& keys, const std::stri
 }
 
 }  // namespace
+
+ErrorCode Broker::config_refusal(const Request& request, security::AclOperation operation, int8_t resource_type,
+                                 const std::string& name) {
+  if (resource_type == kTopicResource) {
+    return authorized(request, operation, security::ResourceType::kTopic, name) ? ErrorCode::kNone
+                                                                                : ErrorCode::kTopicAuthorizationFailed;
+  }
+  if (resource_type == kBrokerResource) {
+    return authorized_on_cluster(request, operation) ? ErrorCode::kNone : ErrorCode::kClusterAuthorizationFailed;
+  }
+  return ErrorCode::kNone;
+}
 
 void Broker::handle_describe_configs(RequestPtr request) {
   protocol::DescribeConfigsRequest body;
@@ -97,7 +113,13 @@ void Broker::handle_describe_configs(RequestPtr request) {
       }
       result.configs.push_back(std::move(c));
     };
-    if (resource.resource_type == kTopicResource) {
+    const ErrorCode refused =
+        config_refusal(*request, security::AclOperation::kDescribeConfigs, resource.resource_type,
+                       resource.resource_name);
+    if (refused != ErrorCode::kNone) {
+      result.error_code = protocol::to_int(refused);
+      result.error_message = "Authorization failed.";
+    } else if (resource.resource_type == kTopicResource) {
       Topic* topic = topics_.find(resource.resource_name);
       if (topic == nullptr) {
         result.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
@@ -132,6 +154,9 @@ void Broker::handle_describe_configs(RequestPtr request) {
 void Broker::handle_incremental_alter_configs(RequestPtr request) {
   protocol::IncrementalAlterConfigsRequest body;
   if (!decode(*request, &body)) return;
+  auto alter_refusal = [&](int8_t type, const std::string& name) {
+    return config_refusal(*request, security::AclOperation::kAlterConfigs, type, name);
+  };
   auto alter_topic = [&](const auto& resource) -> TopicResult {
     std::vector<meta::ConfigChange> changes;
     // Values as the changes so far leave them, for APPEND/SUBTRACT.
@@ -169,7 +194,7 @@ void Broker::handle_incremental_alter_configs(RequestPtr request) {
     }
     return topics_.alter_configs(resource.resource_name, changes, body.validate_only);
   };
-  respond(*request, alter_each<protocol::IncrementalAlterConfigsResponse>(body, alter_topic));
+  respond(*request, alter_each<protocol::IncrementalAlterConfigsResponse>(body, alter_topic, alter_refusal));
 }
 
 // AlterConfigs (API 33), the non-incremental form older tools still send:
@@ -178,6 +203,9 @@ void Broker::handle_incremental_alter_configs(RequestPtr request) {
 void Broker::handle_alter_configs(RequestPtr request) {
   protocol::AlterConfigsRequest body;
   if (!decode(*request, &body)) return;
+  auto alter_refusal = [&](int8_t type, const std::string& name) {
+    return config_refusal(*request, security::AclOperation::kAlterConfigs, type, name);
+  };
   auto alter_topic = [&](const auto& resource) -> TopicResult {
     ConfigMap wanted_configs;
     for (const auto& c : resource.configs) {
@@ -193,7 +221,7 @@ void Broker::handle_alter_configs(RequestPtr request) {
     for (const auto& [key, value] : wanted_configs) changes.push_back(meta::ConfigChange::set(key, value));
     return topics_.alter_configs(resource.resource_name, changes, body.validate_only);
   };
-  respond(*request, alter_each<protocol::AlterConfigsResponse>(body, alter_topic));
+  respond(*request, alter_each<protocol::AlterConfigsResponse>(body, alter_topic, alter_refusal));
 }
 
 }  // namespace eddy::broker

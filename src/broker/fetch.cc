@@ -28,16 +28,20 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
   bool first_data = true;
   bool errors = false;
   uint64_t total = 0;
-  for (const auto& fetch_topic : body.topics) {
+  for (size_t t = 0; t < body.topics.size(); ++t) {
+    const auto& fetch_topic = body.topics[t];
     FetchResponse::FetchableTopicResponse topic_out;
     topic_out.topic = fetch_topic.topic;
     Topic* topic = topics_.find(fetch_topic.topic);
+    const bool refused = waiter.topic_refused[t];
     for (const auto& fp : fetch_topic.partitions) {
       FetchResponse::PartitionData out;
       out.partition_index = fp.partition;
       out.aborted_transactions.reset();
-      if (topic == nullptr || fp.partition < 0 || fp.partition >= static_cast<int32_t>(topic->partitions.size())) {
-        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+      if (refused || topic == nullptr || fp.partition < 0 ||
+          fp.partition >= static_cast<int32_t>(topic->partitions.size())) {
+        out.error_code = protocol::to_int(refused ? ErrorCode::kTopicAuthorizationFailed
+                                                  : ErrorCode::kUnknownTopicOrPartition);
         out.high_watermark = -1;
         errors = true;
         topic_out.partitions.push_back(std::move(out));
@@ -86,6 +90,10 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
 void Broker::handle_fetch(RequestPtr request) {
   FetchWaiter waiter;
   if (!decode(*request, &waiter.body)) return;
+  for (const auto& t : waiter.body.topics) {
+    waiter.topic_refused.push_back(
+        !authorized(*request, security::AclOperation::kRead, security::ResourceType::kTopic, t.topic));
+  }
   waiter.request = std::move(request);
   bool can_wait = waiter.body.max_wait_ms > 0 && waiter.body.min_bytes > 0;
   if (try_answer_fetch(waiter, !can_wait)) return;

@@ -1,10 +1,12 @@
 // Consumer group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete, ListGroups,
 // DescribeGroups, DeleteGroups. The work is group::Coordinator's; this file
-// decodes, delegates and answers (JoinGroup/SyncGroup possibly later).
+// decodes, checks the client's rights (group_authorization.cc), delegates
+// and answers (JoinGroup/SyncGroup possibly later).
 #include <memory>
 
 #include "broker/broker.h"
+#include "group/group.h"
 #include "port/log.h"
 #include "protocol/errors.h"
 
@@ -62,7 +64,6 @@ void Broker::handle_find_coordinator(RequestPtr request) {
   const AdvertisedListener* endpoint = endpoint_for(request->client.listener);
   auto answer = [&](const std::string& key, int16_t* error, std::optional<std::string>* message, int32_t* node,
                     std::string* host, int32_t* port) {
-    (void)key;
     if (body.key_type == 1) {
       *error = protocol::to_int(ErrorCode::kCoordinatorNotAvailable);
       *message = "transactions are not supported by this broker";
@@ -71,6 +72,11 @@ void Broker::handle_find_coordinator(RequestPtr request) {
     } else if (body.key_type != 0) {
       *error = protocol::to_int(ErrorCode::kInvalidRequest);
       *message = "unknown coordinator key type " + std::to_string(body.key_type);
+      *node = -1;
+      *port = -1;
+    } else if (!may_use_group(*request, security::AclOperation::kDescribe, key)) {
+      *error = protocol::to_int(ErrorCode::kGroupAuthorizationFailed);
+      *message = std::nullopt;
       *node = -1;
       *port = -1;
     } else if (endpoint == nullptr) {
@@ -104,6 +110,10 @@ void Broker::handle_find_coordinator(RequestPtr request) {
 void Broker::handle_join_group(RequestPtr request) {
   protocol::JoinGroupRequest body;
   if (!decode(*request, &body)) return;
+  if (!may_use_group(*request, security::AclOperation::kRead, body.group_id)) {
+    respond(*request, group::join_error(ErrorCode::kGroupAuthorizationFailed, ""));
+    return;
+  }
   group::ClientContext ctx = context_of(*request);
   std::shared_ptr<Request> parked(std::move(request));
   coordinator_->join(body, ctx, [this, parked](const protocol::JoinGroupResponse& response) {
@@ -118,6 +128,10 @@ void Broker::handle_join_group(RequestPtr request) {
 void Broker::handle_sync_group(RequestPtr request) {
   protocol::SyncGroupRequest body;
   if (!decode(*request, &body)) return;
+  if (!may_use_group(*request, security::AclOperation::kRead, body.group_id)) {
+    respond(*request, group::sync_error(ErrorCode::kGroupAuthorizationFailed));
+    return;
+  }
   group::ClientContext ctx = context_of(*request);
   std::shared_ptr<Request> parked(std::move(request));
   coordinator_->sync(body, ctx, [this, parked](const protocol::SyncGroupResponse& response) {
@@ -132,49 +146,76 @@ void Broker::handle_sync_group(RequestPtr request) {
 void Broker::handle_heartbeat(RequestPtr request) {
   protocol::HeartbeatRequest body;
   if (!decode(*request, &body)) return;
+  if (!may_use_group(*request, security::AclOperation::kRead, body.group_id)) {
+    protocol::HeartbeatResponse refused;
+    refused.error_code = protocol::to_int(ErrorCode::kGroupAuthorizationFailed);
+    respond(*request, refused);
+    return;
+  }
   respond(*request, coordinator_->heartbeat(body));
 }
 
 void Broker::handle_leave_group(RequestPtr request) {
   protocol::LeaveGroupRequest body;
   if (!decode(*request, &body)) return;
+  if (!may_use_group(*request, security::AclOperation::kRead, body.group_id)) {
+    protocol::LeaveGroupResponse refused;
+    refused.error_code = protocol::to_int(ErrorCode::kGroupAuthorizationFailed);
+    respond(*request, refused);
+    return;
+  }
   respond(*request, coordinator_->leave(body, request->version()));
 }
 
 void Broker::handle_offset_commit(RequestPtr request) {
   protocol::OffsetCommitRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, coordinator_->commit_offsets(body, request->version()));
+  respond(*request, commit_authorized(*request, std::move(body)));
 }
 
 void Broker::handle_offset_fetch(RequestPtr request) {
   protocol::OffsetFetchRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, coordinator_->fetch_offsets(body, request->version()));
+  protocol::OffsetFetchResponse response = coordinator_->fetch_offsets(body, request->version());
+  authorize_offset_fetch(*request, body, &response);
+  respond(*request, response);
 }
 
 void Broker::handle_offset_delete(RequestPtr request) {
   protocol::OffsetDeleteRequest body;
   if (!decode(*request, &body)) return;
+  if (!may_use_group(*request, security::AclOperation::kDelete, body.group_id)) {
+    protocol::OffsetDeleteResponse refused;
+    refused.error_code = protocol::to_int(ErrorCode::kGroupAuthorizationFailed);
+    respond(*request, refused);
+    return;
+  }
   respond(*request, coordinator_->delete_offsets(body));
 }
 
 void Broker::handle_list_groups(RequestPtr request) {
   protocol::ListGroupsRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, coordinator_->list_groups(body));
+  protocol::ListGroupsResponse response = coordinator_->list_groups(body);
+  authorize_listed_groups(*request, &response);
+  respond(*request, response);
 }
 
 void Broker::handle_describe_groups(RequestPtr request) {
   protocol::DescribeGroupsRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, coordinator_->describe_groups(body));
+  protocol::DescribeGroupsResponse response = coordinator_->describe_groups(body);
+  authorize_described_groups(*request, &response);
+  respond(*request, response);
 }
 
 void Broker::handle_delete_groups(RequestPtr request) {
   protocol::DeleteGroupsRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, coordinator_->delete_groups(body));
+  auto refused = take_undeletable_groups(*request, &body);
+  protocol::DeleteGroupsResponse response = coordinator_->delete_groups(body);
+  for (auto& r : refused) response.results.push_back(std::move(r));
+  respond(*request, response);
 }
 
 }  // namespace eddy::broker

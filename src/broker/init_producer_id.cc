@@ -49,6 +49,14 @@ ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitP
                   request.client.peer, request.client_id(), *body.transactional_id);
     return ErrorCode::kTransactionalIdAuthorizationFailed;
   }
+  // Kafka's rule for an idempotent producer: IDEMPOTENT_WRITE on the
+  // cluster, or WRITE on some topic (KIP-679).
+  if (!authorized_on_cluster(request, security::AclOperation::kIdempotentWrite, true) &&
+      !authorized_on_any(request, security::AclOperation::kWrite, security::ResourceType::kTopic)) {
+    note_authorization_refusal(request, security::AclOperation::kIdempotentWrite, security::ResourceType::kCluster,
+                               security::kClusterResourceName);
+    return ErrorCode::kClusterAuthorizationFailed;
+  }
   const bool resume = request.version() >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
   if (!resume) return fresh_id();
   if (body.producer_id < 0 || body.producer_epoch < 0) return ErrorCode::kInvalidRequest;  // Kafka: both or neither

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "broker/broker.h"
+#include "protocol/errors.h"
 
 namespace eddy::broker {
 
@@ -45,6 +46,12 @@ Response::DescribeLogDirsTopic describe(const Topic& topic, const std::vector<in
 void Broker::handle_describe_log_dirs(RequestPtr request) {
   protocol::DescribeLogDirsRequest body;
   if (!decode(*request, &body)) return;
+  if (!authorized_on_cluster(*request, security::AclOperation::kDescribe)) {
+    Response refused;  // no directories; the error from v3 on, as Kafka
+    refused.error_code = protocol::to_int(protocol::ErrorCode::kClusterAuthorizationFailed);
+    respond(*request, refused);
+    return;
+  }
   Response::DescribeLogDirsResult dir;
   dir.log_dir = logs_->directory();
   dir.total_bytes = as_int64(logs_->budget().limit_bytes());

@@ -1,6 +1,8 @@
 // Metadata: this single broker, and every topic asked for with its
 // partitions, all led by this node. Unknown topics are created when
-// auto.create.topics.enable and the request allow it, as Kafka does.
+// auto.create.topics.enable and the request allow it, as Kafka does. With
+// an authorizer: DESCRIBE on a topic to see it, CREATE on the cluster or
+// the topic to auto-create it (TOPIC_AUTHORIZATION_FAILED otherwise).
 #include "broker/broker.h"
 #include "meta/topic_name.h"
 #include "protocol/errors.h"
@@ -49,46 +51,63 @@ void Broker::handle_metadata(RequestPtr request) {
   // Version 0 asks for every topic with an empty list; later versions with null.
   bool all = !body.topics.has_value() || (version == 0 && body.topics->empty());
   if (all) {
-    for (Topic* topic : topics_.all()) response.topics.push_back(describe(*topic, options_.node_id));
+    // Only the topics the client may DESCRIBE (the others are not named).
+    for (Topic* topic : topics_.all()) {
+      if (!authorized(*request, security::AclOperation::kDescribe, security::ResourceType::kTopic, topic->name,
+                      true)) {
+        continue;
+      }
+      response.topics.push_back(describe(*topic, options_.node_id));
+    }
     respond(*request, response);
     return;
   }
   bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
-  for (const auto& wanted : *body.topics) {
-    // A topic id, when given, wins over the name (the Java client sends an
-    // empty name with it), as in Kafka.
-    const bool by_id = !wanted.topic_id.is_zero();
-    Topic* topic = nullptr;
-    if (by_id) {
-      topic = topics_.find(wanted.topic_id);
-    } else if (wanted.name.has_value()) {
-      topic = topics_.find(*wanted.name);
-    }
-    if (topic != nullptr) {
-      response.topics.push_back(describe(*topic, options_.node_id));
-      continue;
-    }
-    MetadataResponse::MetadataResponseTopic missing;
-    missing.name = by_id ? std::nullopt : wanted.name;
-    missing.topic_id = wanted.topic_id;
-    if (by_id || !wanted.name.has_value()) {
-      missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicId);
-    } else if (!meta::is_valid_topic_name(*wanted.name)) {
-      missing.error_code = protocol::to_int(ErrorCode::kInvalidTopicException);
-    } else if (may_create) {
-      TopicResult r = topics_.create(*wanted.name, -1, -1, {}, false, &topic);
-      if (r.ok()) {
-        response.topics.push_back(describe(*topic, options_.node_id));
-        continue;
-      }
-      missing.error_code = protocol::to_int(r.code == ErrorCode::kTopicAlreadyExists ? ErrorCode::kLeaderNotAvailable
-                                                                                      : r.code);
-    } else {
-      missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
-    }
-    response.topics.push_back(std::move(missing));
-  }
+  for (const auto& wanted : *body.topics) response.topics.push_back(metadata_topic(*request, wanted, may_create));
   respond(*request, response);
+}
+
+MetadataResponse::MetadataResponseTopic Broker::metadata_topic(const Request& request,
+                                                               const MetadataRequest::MetadataRequestTopic& wanted,
+                                                               bool may_create) {
+  using security::AclOperation;
+  using security::ResourceType;
+  // A topic id, when given, wins over the name (the Java client sends an
+  // empty name with it), as in Kafka.
+  const bool by_id = !wanted.topic_id.is_zero();
+  Topic* topic = nullptr;
+  if (by_id) {
+    topic = topics_.find(wanted.topic_id);
+  } else if (wanted.name.has_value()) {
+    topic = topics_.find(*wanted.name);
+  }
+  MetadataResponse::MetadataResponseTopic missing;
+  missing.name = by_id ? std::nullopt : wanted.name;
+  missing.topic_id = wanted.topic_id;
+  // DESCRIBE on the topic is checked before its existence (as Kafka: a
+  // refused client cannot tell whether the topic exists).
+  const bool named = by_id ? topic != nullptr : wanted.name.has_value();
+  if (named && !authorized(request, AclOperation::kDescribe, ResourceType::kTopic, by_id ? topic->name : *wanted.name)) {
+    missing.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
+    return missing;
+  }
+  if (topic != nullptr) return describe(*topic, options_.node_id);
+  if (by_id || !wanted.name.has_value()) {
+    missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicId);
+  } else if (!meta::is_valid_topic_name(*wanted.name)) {
+    missing.error_code = protocol::to_int(ErrorCode::kInvalidTopicException);
+  } else if (may_create && !authorized_on_cluster(request, AclOperation::kCreate, true) &&
+             !authorized(request, AclOperation::kCreate, ResourceType::kTopic, *wanted.name)) {
+    missing.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
+  } else if (may_create) {
+    TopicResult r = topics_.create(*wanted.name, -1, -1, {}, false, &topic);
+    if (r.ok()) return describe(*topic, options_.node_id);
+    missing.error_code = protocol::to_int(r.code == ErrorCode::kTopicAlreadyExists ? ErrorCode::kLeaderNotAvailable
+                                                                                    : r.code);
+  } else {
+    missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+  }
+  return missing;
 }
 
 }  // namespace eddy::broker

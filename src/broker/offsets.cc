@@ -1,5 +1,7 @@
 // ListOffsets, OffsetForLeaderEpoch and DeleteRecords: questions and
-// changes about a partition's offsets.
+// changes about a partition's offsets. With an authorizer: DESCRIBE on the
+// topic (ListOffsets, OffsetForLeaderEpoch), DELETE (DeleteRecords), else
+// TOPIC_AUTHORIZATION_FAILED per partition, as Kafka.
 #include "broker/broker.h"
 #include "protocol/errors.h"
 
@@ -34,12 +36,15 @@ void Broker::handle_list_offsets(RequestPtr request) {
   for (const auto& t : body.topics) {
     protocol::ListOffsetsResponse::ListOffsetsTopicResponse topic_out;
     topic_out.name = t.name;
+    const bool may_describe = authorized(*request, security::AclOperation::kDescribe,
+                                         security::ResourceType::kTopic, t.name);
     for (const auto& p : t.partitions) {
       protocol::ListOffsetsResponse::ListOffsetsPartitionResponse out;
       out.partition_index = p.partition_index;
-      storage::PartitionLog* log = find_partition(topics_, t.name, p.partition_index);
+      storage::PartitionLog* log = may_describe ? find_partition(topics_, t.name, p.partition_index) : nullptr;
       if (log == nullptr) {
-        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+        out.error_code = protocol::to_int(may_describe ? ErrorCode::kUnknownTopicOrPartition
+                                                       : ErrorCode::kTopicAuthorizationFailed);
         topic_out.partitions.push_back(std::move(out));
         continue;
       }
@@ -81,11 +86,15 @@ void Broker::handle_offset_for_leader_epoch(RequestPtr request) {
   for (const auto& t : body.topics) {
     protocol::OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult topic_out;
     topic_out.topic = t.topic;
+    const bool may_describe = authorized(*request, security::AclOperation::kDescribe,
+                                         security::ResourceType::kTopic, t.topic);
     for (const auto& p : t.partitions) {
       protocol::OffsetForLeaderEpochResponse::EpochEndOffset out;
       out.partition = p.partition;
       storage::PartitionLog* log = find_partition(topics_, t.topic, p.partition);
-      if (log == nullptr) {
+      if (!may_describe) {
+        out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
+      } else if (log == nullptr) {
         out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
       } else if (p.current_leader_epoch > kLeaderEpoch) {
         out.error_code = protocol::to_int(ErrorCode::kUnknownLeaderEpoch);
@@ -108,12 +117,16 @@ void Broker::handle_delete_records(RequestPtr request) {
   for (const auto& t : body.topics) {
     protocol::DeleteRecordsResponse::DeleteRecordsTopicResult topic_out;
     topic_out.name = t.name;
+    const bool may_delete = authorized(*request, security::AclOperation::kDelete, security::ResourceType::kTopic,
+                                       t.name);
     for (const auto& p : t.partitions) {
       protocol::DeleteRecordsResponse::DeleteRecordsPartitionResult out;
       out.partition_index = p.partition_index;
       out.low_watermark = -1;
       storage::PartitionLog* log = find_partition(topics_, t.name, p.partition_index);
-      if (log == nullptr) {
+      if (!may_delete) {
+        out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
+      } else if (log == nullptr) {
         out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
       } else {
         // -1 means "up to the high watermark", as in Kafka.

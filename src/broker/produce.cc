@@ -173,8 +173,10 @@ void Broker::handle_produce(RequestPtr request) {
     ProduceResponse::TopicProduceResponse topic_response;
     topic_response.name = topic_data.name;
     Topic* topic = topics_.find(topic_data.name);
+    const bool may_write = authorized(*request, security::AclOperation::kWrite, security::ResourceType::kTopic,
+                                      topic_data.name);
     for (size_t p = 0; p < topic_data.partition_data.size(); ++p) {
-      ProduceSlot slot{t, p, topic_data.name, topic_data.partition_data[p].index, topic, nullptr};
+      ProduceSlot slot{t, p, topic_data.name, topic_data.partition_data[p].index, topic, nullptr, may_write};
       topic_response.partition_responses.push_back(
           produce_partition(*request, body.acks, slot, topic_data.partition_data[p], &waiter));
     }
@@ -209,6 +211,8 @@ ProduceResponse::PartitionProduceResponse Broker::produce_partition(const Reques
   ErrorCode code = ErrorCode::kNone;
   if (acks != 0 && acks != 1 && acks != -1) {
     code = ErrorCode::kInvalidRequiredAcks;
+  } else if (!slot.may_write) {
+    code = ErrorCode::kTopicAuthorizationFailed;  // before existence, as Kafka: no probing for names
   } else if (slot.topic == nullptr || slot.partition < 0 ||
              slot.partition >= static_cast<int32_t>(slot.topic->partitions.size())) {
     code = ErrorCode::kUnknownTopicOrPartition;

@@ -15,6 +15,9 @@ struct ClientInfo {
   uint64_t connection_id = 0;
   std::string peer;      // "127.0.0.1:50312"
   std::string listener;  // "PLAINTEXT"
+  // Who the client is when the request arrived, in Kafka's form
+  // ("User:ANONYMOUS" until it authenticates).
+  std::string principal = "User:ANONYMOUS";
 };
 
 class Reply {

@@ -167,12 +167,35 @@ protocol::DescribeUserScramCredentialsResponse describe_user_scram_credentials(
 void Broker::handle_describe_user_scram_credentials(RequestPtr request) {
   protocol::DescribeUserScramCredentialsRequest body;
   if (!decode(*request, &body)) return;
+  if (!authorized_on_cluster(*request, security::AclOperation::kDescribe)) {
+    protocol::DescribeUserScramCredentialsResponse refused;
+    refused.error_code = protocol::to_int(ErrorCode::kClusterAuthorizationFailed);
+    refused.error_message = "Cluster authorization failed.";
+    respond(*request, refused);
+    return;
+  }
   respond(*request, describe_user_scram_credentials(body, &meta_->scram_credentials()));
 }
 
 void Broker::handle_alter_user_scram_credentials(RequestPtr request) {
   protocol::AlterUserScramCredentialsRequest body;
   if (!decode(*request, &body)) return;
+  if (!authorized_on_cluster(*request, security::AclOperation::kAlter)) {
+    // Kafka's error response: one result per user named.
+    std::set<std::string> users;
+    for (const auto& d : body.deletions) users.insert(d.name);
+    for (const auto& u : body.upsertions) users.insert(u.name);
+    protocol::AlterUserScramCredentialsResponse refused;
+    for (const auto& user : users) {
+      AlterResult r;
+      r.user = user;
+      r.error_code = protocol::to_int(ErrorCode::kClusterAuthorizationFailed);
+      r.error_message = "Cluster authorization failed.";
+      refused.results.push_back(std::move(r));
+    }
+    respond(*request, refused);
+    return;
+  }
   protocol::AlterUserScramCredentialsResponse response = alter_user_scram_credentials(body, &meta_->scram_credentials());
   for (const auto& r : response.results) {
     if (r.error_code == 0) {

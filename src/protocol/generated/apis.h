@@ -27,6 +27,9 @@ enum class ApiKey : int16_t {
   kDeleteRecords = 21,
   kInitProducerId = 22,
   kOffsetForLeaderEpoch = 23,
+  kDescribeAcls = 29,
+  kCreateAcls = 30,
+  kDeleteAcls = 31,
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
   kDescribeLogDirs = 35,
@@ -74,6 +77,9 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {21, "DeleteRecords", 0, 2, 2, 2},
     {22, "InitProducerId", 0, 5, 2, 2},
     {23, "OffsetForLeaderEpoch", 0, 4, 4, 4},
+    {29, "DescribeAcls", 0, 3, 2, 2},
+    {30, "CreateAcls", 0, 3, 2, 2},
+    {31, "DeleteAcls", 0, 3, 2, 2},
     {32, "DescribeConfigs", 0, 4, 4, 4},
     {33, "AlterConfigs", 0, 2, 2, 2},
     {35, "DescribeLogDirs", 0, 4, 2, 2},
@@ -110,6 +116,9 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(DeleteRecordsRequest, DeleteRecordsResponse) \
   X(InitProducerIdRequest, InitProducerIdResponse) \
   X(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse) \
+  X(DescribeAclsRequest, DescribeAclsResponse) \
+  X(CreateAclsRequest, CreateAclsResponse) \
+  X(DeleteAclsRequest, DeleteAclsResponse) \
   X(DescribeConfigsRequest, DescribeConfigsResponse) \
   X(AlterConfigsRequest, AlterConfigsResponse) \
   X(DescribeLogDirsRequest, DescribeLogDirsResponse) \

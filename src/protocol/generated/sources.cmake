@@ -20,6 +20,9 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/delete_records.cc
   ${CMAKE_CURRENT_LIST_DIR}/init_producer_id.cc
   ${CMAKE_CURRENT_LIST_DIR}/offset_for_leader_epoch.cc
+  ${CMAKE_CURRENT_LIST_DIR}/describe_acls.cc
+  ${CMAKE_CURRENT_LIST_DIR}/create_acls.cc
+  ${CMAKE_CURRENT_LIST_DIR}/delete_acls.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_configs.cc
   ${CMAKE_CURRENT_LIST_DIR}/alter_configs.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_log_dirs.cc

@@ -44,6 +44,12 @@
   X(InitProducerIdResponse) \
   X(OffsetForLeaderEpochRequest) \
   X(OffsetForLeaderEpochResponse) \
+  X(DescribeAclsRequest) \
+  X(DescribeAclsResponse) \
+  X(CreateAclsRequest) \
+  X(CreateAclsResponse) \
+  X(DeleteAclsRequest) \
+  X(DeleteAclsResponse) \
   X(DescribeConfigsRequest) \
   X(DescribeConfigsResponse) \
   X(AlterConfigsRequest) \

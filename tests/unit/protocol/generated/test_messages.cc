@@ -1250,6 +1250,155 @@ void fill_test_values(OffsetForLeaderEpochResponse& m, int16_t version, Filler& 
   for (auto& e : m.topics) fill_test_values(e, version, f);
 }
 
+void fill_test_values(DescribeAclsRequest& m, int16_t version, Filler& f) {
+  m.resource_type_filter = f.next_int<int8_t>(0);
+  if (f.make_null()) {
+    m.resource_name_filter.reset();
+  } else {
+    m.resource_name_filter = f.next_string();
+  }
+  if (version >= 1) {
+    m.pattern_type_filter = f.next_int<int8_t>(3);
+  }
+  if (f.make_null()) {
+    m.principal_filter.reset();
+  } else {
+    m.principal_filter = f.next_string();
+  }
+  if (f.make_null()) {
+    m.host_filter.reset();
+  } else {
+    m.host_filter = f.next_string();
+  }
+  m.operation = f.next_int<int8_t>(0);
+  m.permission_type = f.next_int<int8_t>(0);
+}
+
+void fill_test_values(DescribeAclsResponse::AclDescription& m, int16_t version, Filler& f) {
+  m.principal = f.next_string();
+  m.host = f.next_string();
+  m.operation = f.next_int<int8_t>(0);
+  m.permission_type = f.next_int<int8_t>(0);
+}
+
+void fill_test_values(DescribeAclsResponse::DescribeAclsResource& m, int16_t version, Filler& f) {
+  m.resource_type = f.next_int<int8_t>(0);
+  m.resource_name = f.next_string();
+  if (version >= 1) {
+    m.pattern_type = f.next_int<int8_t>(3);
+  }
+  m.acls.resize(f.array_size());
+  for (auto& e : m.acls) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeAclsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  m.resources.resize(f.array_size());
+  for (auto& e : m.resources) fill_test_values(e, version, f);
+}
+
+void fill_test_values(CreateAclsRequest::AclCreation& m, int16_t version, Filler& f) {
+  m.resource_type = f.next_int<int8_t>(0);
+  m.resource_name = f.next_string();
+  if (version >= 1) {
+    m.resource_pattern_type = f.next_int<int8_t>(3);
+  }
+  m.principal = f.next_string();
+  m.host = f.next_string();
+  m.operation = f.next_int<int8_t>(0);
+  m.permission_type = f.next_int<int8_t>(0);
+}
+
+void fill_test_values(CreateAclsRequest& m, int16_t version, Filler& f) {
+  m.creations.resize(f.array_size());
+  for (auto& e : m.creations) fill_test_values(e, version, f);
+}
+
+void fill_test_values(CreateAclsResponse::AclCreationResult& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+}
+
+void fill_test_values(CreateAclsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.results.resize(f.array_size());
+  for (auto& e : m.results) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DeleteAclsRequest::DeleteAclsFilter& m, int16_t version, Filler& f) {
+  m.resource_type_filter = f.next_int<int8_t>(0);
+  if (f.make_null()) {
+    m.resource_name_filter.reset();
+  } else {
+    m.resource_name_filter = f.next_string();
+  }
+  if (version >= 1) {
+    m.pattern_type_filter = f.next_int<int8_t>(3);
+  }
+  if (f.make_null()) {
+    m.principal_filter.reset();
+  } else {
+    m.principal_filter = f.next_string();
+  }
+  if (f.make_null()) {
+    m.host_filter.reset();
+  } else {
+    m.host_filter = f.next_string();
+  }
+  m.operation = f.next_int<int8_t>(0);
+  m.permission_type = f.next_int<int8_t>(0);
+}
+
+void fill_test_values(DeleteAclsRequest& m, int16_t version, Filler& f) {
+  m.filters.resize(f.array_size());
+  for (auto& e : m.filters) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DeleteAclsResponse::DeleteAclsMatchingAcl& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  m.resource_type = f.next_int<int8_t>(0);
+  m.resource_name = f.next_string();
+  if (version >= 1) {
+    m.pattern_type = f.next_int<int8_t>(3);
+  }
+  m.principal = f.next_string();
+  m.host = f.next_string();
+  m.operation = f.next_int<int8_t>(0);
+  m.permission_type = f.next_int<int8_t>(0);
+}
+
+void fill_test_values(DeleteAclsResponse::DeleteAclsFilterResult& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  m.matching_acls.resize(f.array_size());
+  for (auto& e : m.matching_acls) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DeleteAclsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.filter_results.resize(f.array_size());
+  for (auto& e : m.filter_results) fill_test_values(e, version, f);
+}
+
 void fill_test_values(DescribeConfigsRequest::DescribeConfigsResource& m, int16_t version, Filler& f) {
   m.resource_type = f.next_int<int8_t>(0);
   m.resource_name = f.next_string();
@@ -1871,6 +2020,12 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<InitProducerIdRequest>(version, body, reencode_ok);
     case OffsetForLeaderEpochRequest::kApiKey:
       return decode_and_check<OffsetForLeaderEpochRequest>(version, body, reencode_ok);
+    case DescribeAclsRequest::kApiKey:
+      return decode_and_check<DescribeAclsRequest>(version, body, reencode_ok);
+    case CreateAclsRequest::kApiKey:
+      return decode_and_check<CreateAclsRequest>(version, body, reencode_ok);
+    case DeleteAclsRequest::kApiKey:
+      return decode_and_check<DeleteAclsRequest>(version, body, reencode_ok);
     case DescribeConfigsRequest::kApiKey:
       return decode_and_check<DescribeConfigsRequest>(version, body, reencode_ok);
     case AlterConfigsRequest::kApiKey:
@@ -1944,6 +2099,12 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<InitProducerIdResponse>(version, body, reencode_ok);
     case OffsetForLeaderEpochResponse::kApiKey:
       return decode_and_check<OffsetForLeaderEpochResponse>(version, body, reencode_ok);
+    case DescribeAclsResponse::kApiKey:
+      return decode_and_check<DescribeAclsResponse>(version, body, reencode_ok);
+    case CreateAclsResponse::kApiKey:
+      return decode_and_check<CreateAclsResponse>(version, body, reencode_ok);
+    case DeleteAclsResponse::kApiKey:
+      return decode_and_check<DeleteAclsResponse>(version, body, reencode_ok);
     case DescribeConfigsResponse::kApiKey:
       return decode_and_check<DescribeConfigsResponse>(version, body, reencode_ok);
     case AlterConfigsResponse::kApiKey:
