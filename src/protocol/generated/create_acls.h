@@ -59,6 +59,12 @@ struct CreateAclsResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const AclCreationResult&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   int32_t throttle_time_ms = 0;  // versions 0+
@@ -68,6 +74,12 @@ struct CreateAclsResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const CreateAclsResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    for (const auto& e : results) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

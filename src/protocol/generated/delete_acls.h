@@ -66,6 +66,12 @@ struct DeleteAclsResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const DeleteAclsMatchingAcl&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+    }
   };
 
   struct DeleteAclsFilterResult {
@@ -77,6 +83,13 @@ struct DeleteAclsResponse {
     void decode(Reader& r, int16_t version);
     void encode(Writer& w, int16_t version) const;
     bool operator==(const DeleteAclsFilterResult&) const = default;
+    // f(code) for every error code field (...ErrorCode) here and in nested
+    // structs; a field absent in a version holds 0 (NONE).
+    template <typename F>
+    void for_each_error_code(F&& f) const {
+      f(error_code);
+      for (const auto& e : matching_acls) e.for_each_error_code(f);
+    }
   };
 
   int32_t throttle_time_ms = 0;  // versions 0+
@@ -86,6 +99,12 @@ struct DeleteAclsResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const DeleteAclsResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    for (const auto& e : filter_results) e.for_each_error_code(f);
+  }
 };
 
 }  // namespace eddy::protocol

@@ -75,6 +75,12 @@ struct DescribeAclsResponse {
   void decode(Reader& r, int16_t version);
   void encode(Writer& w, int16_t version) const;
   bool operator==(const DescribeAclsResponse&) const = default;
+  // f(code) for every error code field (...ErrorCode) here and in nested
+  // structs; a field absent in a version holds 0 (NONE).
+  template <typename F>
+  void for_each_error_code(F&& f) const {
+    f(error_code);
+  }
 };
 
 }  // namespace eddy::protocol
