@@ -246,10 +246,9 @@ def parse_fetch_v4(payload):
     return code, payload[pos:pos + max(size, 0)]
 
 
-async def producer(index, port, partitions, tally, stop):
-    partition = index % partitions
-    acks = 1 if index % 2 else -1
-    seq = 0
+async def reconnecting(port, tally, stop, session):
+    """Runs session(reader, writer) on a connection to port until stop,
+    connecting again after a cut (or a refused connect)."""
     while not stop.is_set():
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -257,61 +256,66 @@ async def producer(index, port, partitions, tally, stop):
             await asyncio.sleep(1)
             continue
         try:
-            correlation = 0
-            while not stop.is_set():
-                values = [(b"%d:%d:" % (index, seq + i)).ljust(VALUE_BYTES, b".") for i in range(RECORDS_PER_BATCH)]
-                seq += RECORDS_PER_BATCH
-                correlation += 1
-                batch = w.record_batch([(None, v, ()) for v in values])
-                writer.write(w.frame(w.request_header(0, 3, correlation, "soak-p%d" % index) +
-                                     w.produce_v3(TOPIC, partition, batch, acks=acks)))
-                await writer.drain()
-                code, base = parse_produce_v3(await read_frame(reader))
-                tally.requests += 1
-                if code != 0:
-                    tally.error("Produce", code)
-                else:
-                    for i, v in enumerate(values):
-                        tally.acked[partition][base + i] = v
-                await asyncio.sleep(PRODUCE_INTERVAL_S * random.uniform(0.5, 1.5))
+            await session(reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             tally.reconnects += 1
             await asyncio.sleep(random.uniform(0.1, 1.0))
         finally:
             writer.close()
+
+
+async def producer(index, port, partitions, tally, stop):
+    partition = index % partitions
+    acks = 1 if index % 2 else -1
+    seq = 0
+
+    async def session(reader, writer):
+        nonlocal seq
+        correlation = 0
+        while not stop.is_set():
+            values = [(b"%d:%d:" % (index, seq + i)).ljust(VALUE_BYTES, b".") for i in range(RECORDS_PER_BATCH)]
+            seq += RECORDS_PER_BATCH
+            correlation += 1
+            batch = w.record_batch([(None, v, ()) for v in values])
+            writer.write(w.frame(w.request_header(0, 3, correlation, "soak-p%d" % index) +
+                                 w.produce_v3(TOPIC, partition, batch, acks=acks)))
+            await writer.drain()
+            code, base = parse_produce_v3(await read_frame(reader))
+            tally.requests += 1
+            if code != 0:
+                tally.error("Produce", code)
+            else:
+                for i, v in enumerate(values):
+                    tally.acked[partition][base + i] = v
+            await asyncio.sleep(PRODUCE_INTERVAL_S * random.uniform(0.5, 1.5))
+
+    await reconnecting(port, tally, stop, session)
 
 
 async def fetcher(index, port, partitions, tally, stop):
     partition = index % partitions
     offset = 0
-    while not stop.is_set():
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(1)
-            continue
-        try:
-            correlation = 0
-            while not stop.is_set():
-                correlation += 1
-                writer.write(w.frame(w.request_header(1, 4, correlation, "soak-f%d" % index) +
-                                     w.fetch_v4(TOPIC, partition, offset, max_bytes=65536, max_wait_ms=1000,
-                                                min_bytes=4096)))
-                await writer.drain()
-                code, records = parse_fetch_v4(await read_frame(reader))
-                tally.requests += 1
-                if code != 0:
-                    tally.error("Fetch", code)
-                    await asyncio.sleep(1)
-                    continue
-                tally.fetched_bytes += len(records)
-                for _base, last, _data in w.parse_batches(records):
-                    offset = max(offset, last + 1)
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            tally.reconnects += 1
-            await asyncio.sleep(random.uniform(0.1, 1.0))
-        finally:
-            writer.close()
+
+    async def session(reader, writer):
+        nonlocal offset
+        correlation = 0
+        while not stop.is_set():
+            correlation += 1
+            writer.write(w.frame(w.request_header(1, 4, correlation, "soak-f%d" % index) +
+                                 w.fetch_v4(TOPIC, partition, offset, max_bytes=65536, max_wait_ms=1000,
+                                            min_bytes=4096)))
+            await writer.drain()
+            code, records = parse_fetch_v4(await read_frame(reader))
+            tally.requests += 1
+            if code != 0:
+                tally.error("Fetch", code)
+                await asyncio.sleep(1)
+                continue
+            tally.fetched_bytes += len(records)
+            for _base, last, _data in w.parse_batches(records):
+                offset = max(offset, last + 1)
+
+    await reconnecting(port, tally, stop, session)
 
 
 async def sample_rss(pid, minutes_out, stop, started):
