@@ -15,7 +15,10 @@ super.users=User:admin. In file order:
      once WRITE is added; consume refused without READ; a consumer group
      refused with GROUP_AUTHORIZATION_FAILED until a prefixed group ACL;
      a DENY overriding an ALLOW;
-  4. the ACLs survive a restart;
+  4. Kafka's kafka-topics and kafka-configs as User:bob: create, describe
+     and alter configs, delete, each refused with TOPIC_AUTHORIZATION_FAILED
+     until its operation is granted;
+     the ACLs survive a restart;
   5. another eddy with allow.everyone.if.no.acl.found=true: resources no ACL
      names are open to everyone, one with an ACL is not;
   6. an authorizer class eddy does not have: exit code 2 and why.
@@ -328,6 +331,44 @@ def test_describe_log_dirs_needs_describe_on_the_cluster(broker):
     assert rc == 0 and '"logDir"' in out, out[-2000:]
     rc, out = log_dirs("bob")
     assert rc != 0 and "ClusterAuthorization" in out, out[-2000:]
+
+
+def test_topic_admin_and_configs_need_their_operations(broker):
+    """Kafka's own kafka-topics and kafka-configs as bob: creating a topic
+    needs CREATE (here on a prefixed topic pattern), describing its configs
+    DESCRIBE_CONFIGS, altering them ALTER_CONFIGS, deleting it DELETE."""
+    def tool(main_class, user, *args):
+        proc = kafka_fixture.java_tool(main_class, ["--bootstrap-server", sasl_bootstrap(broker), "--command-config",
+                                                    command_config(broker, user)] + list(args))
+        return proc.returncode, proc.stdout.decode() + proc.stderr.decode()
+
+    topics, configs = "org.apache.kafka.tools.TopicCommand", "org.apache.kafka.tools.ConfigCommand"
+    rc, out = tool(topics, "bob", "--create", "--topic", "bob-metrics", "--partitions", "1")
+    assert rc != 0 and "TopicAuthorization" in out, out[-2000:]
+    assert "bob-metrics" not in topics_seen(broker, "admin")
+    for operation in ("Create", "Describe"):
+        kafka_acls(broker, "--add", "--allow-principal", "User:bob", "--operation", operation, "--topic", "bob-",
+                   "--resource-pattern-type", "prefixed")
+    rc, out = tool(topics, "bob", "--create", "--topic", "bob-metrics", "--partitions", "1")
+    assert rc == 0, out[-2000:]
+    describe = ["--describe", "--entity-type", "topics", "--entity-name", "bob-metrics"]
+    alter = ["--alter", "--entity-type", "topics", "--entity-name", "bob-metrics", "--add-config", "retention.ms=60000"]
+    rc, out = tool(configs, "bob", *describe)
+    assert rc != 0 and "TopicAuthorization" in out, out[-2000:]
+    rc, out = tool(configs, "bob", *alter)
+    assert rc != 0 and "TopicAuthorization" in out, out[-2000:]
+    kafka_acls(broker, "--add", "--allow-principal", "User:bob", "--operation", "DescribeConfigs",
+               "--operation", "AlterConfigs", "--topic", "bob-", "--resource-pattern-type", "prefixed")
+    rc, out = tool(configs, "bob", *alter)
+    assert rc == 0, out[-2000:]
+    rc, out = tool(configs, "bob", *describe)
+    assert rc == 0 and "retention.ms=60000" in out, out[-2000:]
+    rc, out = tool(topics, "bob", "--delete", "--topic", "bob-metrics")
+    assert rc != 0 and "TopicAuthorization" in out, out[-2000:]
+    kafka_acls(broker, "--add", "--allow-principal", "User:bob", "--operation", "Delete", "--topic", "bob-metrics")
+    rc, out = tool(topics, "bob", "--delete", "--topic", "bob-metrics")
+    assert rc == 0, out[-2000:]
+    eddy_fixture.wait_until(lambda: "bob-metrics" not in topics_seen(broker, "admin"), 20, "bob-metrics deleted")
 
 
 def test_acls_survive_a_restart(broker):
