@@ -17,7 +17,11 @@ expired in 2020. One eddy listens on PLAINTEXT and SSL side by side:
      principal User:CN=client,O=Eddy Test;
   5. a missing keystore or a bad PEM makes `eddy serve` exit 2 naming the
      file;
-  6. SASL_SSL: SCRAM-SHA-512 and PLAIN inside TLS (third eddy).
+  6. SASL_SSL: SCRAM-SHA-512 and PLAIN inside TLS (third eddy);
+  7. Kafka's Java clients (kafka-console-producer and -consumer of Kafka
+     4.4, PEM truststore, hostname verification on) over SSL, mutual TLS,
+     and SASL_SSL with SCRAM-SHA-512 and PLAIN; a wrong password reported
+     by the Java producer and nothing stored.
 """
 
 import os
@@ -30,6 +34,7 @@ import textwrap
 import pytest
 
 import eddy_fixture
+import kafka_fixture
 import kafka_wire
 import newest_clients as nc
 
@@ -330,6 +335,88 @@ def test_sasl_ssl_scram_and_plain(eddy_factory, pki):
     assert wrong.returncode != 0 or b"brokers" not in wrong.stdout, "a wrong password over SASL_SSL is refused"
     no_sasl = kcat(kcat_ssl(pki, port) + ["-L", "-m", "5"])
     assert no_sasl.returncode != 0 or b"brokers" not in no_sasl.stdout, "TLS without SASL is served nothing"
+
+
+JAVA_PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
+JAVA_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+
+
+def java_roundtrip(port, topic, client_config, tmp, count=100, expect_existing=0):
+    """Kafka's Java clients (kafka-console-producer / -consumer of Kafka 4.4)
+    with client_config's security keys: count lines in, the same read back
+    after the expect_existing lines a former round trip left there."""
+    config = os.path.join(tmp, topic + ".properties")
+    with open(config, "w") as f:
+        f.write("".join("%s=%s\n" % kv for kv in client_config.items()))
+    lines = ["%s-%d" % (topic, i) for i in range(count)]
+    bootstrap = "127.0.0.1:%d" % port
+    produced = kafka_fixture.java_tool(JAVA_PRODUCER, ["--bootstrap-server", bootstrap, "--topic", topic,
+                                                       "--command-config", config],
+                                       input_bytes=("\n".join(lines) + "\n").encode())
+    assert produced.returncode == 0, "Java producer over %s: %s" % (
+        client_config["security.protocol"], (produced.stdout + produced.stderr).decode(errors="replace")[-3000:])
+    consumed = kafka_fixture.java_tool(JAVA_CONSUMER, ["--bootstrap-server", bootstrap, "--topic", topic,
+                                                       "--command-config", config, "--from-beginning",
+                                                       "--max-messages", str(expect_existing + count),
+                                                       "--timeout-ms", "30000"])
+    got = consumed.stdout.decode(errors="replace").split()[expect_existing:]
+    assert got == lines, "Java consumer over %s read %d of %d lines: %s" % (
+        client_config["security.protocol"], len(got), count, consumed.stderr.decode(errors="replace")[-3000:])
+
+
+def java_tls(pki):
+    # The server certificate names IP:127.0.0.1, so Java's default hostname
+    # verification (https) stays on.
+    return {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": pki["ca.pem"]}
+
+
+def test_java_clients_over_ssl(eddy, pki, sport, tmp_path):
+    java_roundtrip(sport, "java-ssl", java_tls(pki), str(tmp_path))
+
+
+def test_java_clients_over_mtls(mtls_eddy, pki, tmp_path):
+    broker, port = mtls_eddy
+    client_pem = os.path.join(str(tmp_path), "client.pem")
+    with open(client_pem, "w") as out:
+        for part in ("client.key", "client.crt"):
+            with open(pki[part]) as f:
+                out.write(f.read())
+    java_roundtrip(port, "java-mtls", {**java_tls(pki), "ssl.keystore.type": "PEM",
+                                       "ssl.keystore.location": client_pem}, str(tmp_path))
+    assert b"as User:CN=client,O=Eddy Test" in broker.log_bytes()
+
+
+def test_java_clients_over_sasl_ssl(eddy_factory, pki, tmp_path):
+    """SASL_SSL with SCRAM-SHA-512 and with PLAIN; a wrong password makes
+    the Java producer fail with an authentication error."""
+    broker = eddy_factory({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+                           "ssl.keystore.location": pki["server.pem"]})
+    port = int(SASL_SSL_LISTENING.search(broker.log_bytes()).group(1))
+    added = subprocess.run([broker.bin, "users", "--bootstrap-server", broker.bootstrap, "--add", "jay",
+                            "--mechanism", "SCRAM-SHA-512"], input=b"java-secret\n", stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+    assert added.returncode == 0, added.stderr
+
+    def sasl(mechanism, module, password):
+        return {**java_tls(pki), "security.protocol": "SASL_SSL", "sasl.mechanism": mechanism,
+                "sasl.jaas.config": 'org.apache.kafka.common.security.%s required username="jay" password="%s";'
+                                    % (module, password)}
+
+    java_roundtrip(port, "java-sasl-scram", sasl("SCRAM-SHA-512", "scram.ScramLoginModule", "java-secret"),
+                   str(tmp_path))
+    java_roundtrip(port, "java-sasl-plain", sasl("PLAIN", "plain.PlainLoginModule", "java-secret"), str(tmp_path))
+    # A wrong password: the producer reports the authentication failure
+    # (kafka-console-producer logs it and exits 0) and stores nothing.
+    config = os.path.join(str(tmp_path), "wrong.properties")
+    with open(config, "w") as f:
+        f.write("".join("%s=%s\n" % kv for kv in sasl("SCRAM-SHA-512", "scram.ScramLoginModule", "not-it").items()))
+    wrong = kafka_fixture.java_tool(JAVA_PRODUCER, ["--bootstrap-server", "127.0.0.1:%d" % port, "--topic",
+                                                    "java-sasl-scram", "--command-config", config],
+                                    input_bytes=b"not stored\n")
+    out = (wrong.stdout + wrong.stderr).decode(errors="replace")
+    assert "SaslAuthenticationException" in out or "Authentication failed" in out, out[-3000:]
+    java_roundtrip(port, "java-sasl-scram", sasl("SCRAM-SHA-512", "scram.ScramLoginModule", "java-secret"),
+                   str(tmp_path), count=100, expect_existing=100)
 
 
 def serve_fails(pki, tmp, overrides):
