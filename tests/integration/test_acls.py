@@ -17,7 +17,9 @@ super.users=User:admin. In file order:
      a DENY overriding an ALLOW;
   4. Kafka's kafka-topics and kafka-configs as User:bob: create, describe
      and alter configs, delete, each refused with TOPIC_AUTHORIZATION_FAILED
-     until its operation is granted;
+     until its operation is granted; confluent-kafka's idempotent producer
+     (newest, PyPI): InitProducerId allowed to alice (WRITE on a topic),
+     CLUSTER_AUTHORIZATION_FAILED for bob (no WRITE anywhere);
      the ACLs survive a restart;
   5. another eddy with allow.everyone.if.no.acl.found=true: resources no ACL
      names are open to everyone, one with an ACL is not;
@@ -37,6 +39,7 @@ from kafka.errors import (GroupAuthorizationFailedError, InvalidRequestError, Ka
 
 import eddy_fixture
 import kafka_fixture
+import newest_clients as nc
 
 ACLS = "org.apache.kafka.tools.AclCommand"
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -369,6 +372,54 @@ def test_topic_admin_and_configs_need_their_operations(broker):
     rc, out = tool(topics, "bob", "--delete", "--topic", "bob-metrics")
     assert rc == 0, out[-2000:]
     eddy_fixture.wait_until(lambda: "bob-metrics" not in topics_seen(broker, "admin"), 20, "bob-metrics deleted")
+
+
+IDEMPOTENT_SCRIPT = r"""
+import json, sys
+from confluent_kafka import KafkaException, Producer
+bootstrap, user, password, topic = sys.argv[1:5]
+errors = []
+p = Producer({"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+              "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password,
+              "enable.idempotence": True, "message.timeout.ms": 10000,
+              "error_cb": lambda e: errors.append(e.str())})
+delivered = []
+try:
+    for i in range(20):
+        p.produce(topic, value=b"idempotent-%d" % i,
+                  on_delivery=lambda e, m: delivered.append(e.str() if e else "ok"))
+        p.poll(0)
+    p.flush(20)
+except (KafkaException, SystemError) as e:
+    # After a fatal error (a refused producer id) produce() raises; an
+    # error callback running then surfaces it as a SystemError whose cause
+    # is the KafkaException.
+    errors.append("%s %s" % (e, e.__cause__))
+print(json.dumps({"result": {"delivered": delivered, "errors": errors}}))
+"""
+
+
+def test_idempotent_producer_needs_write_somewhere(broker):
+    """confluent-kafka (newest) with enable.idempotence: InitProducerId needs
+    IDEMPOTENT_WRITE on the cluster or, as Kafka 4 allows, WRITE on some
+    topic. alice (WRITE on orders) gets a producer id; bob, who may write
+    nowhere (he may create and describe bob-* topics: the topic exists and
+    is described to him), gets CLUSTER_AUTHORIZATION_FAILED."""
+    python = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
+
+    def run(user, topic):
+        result, _ = nc.run_for_result([python, "-c", IDEMPOTENT_SCRIPT, sasl_bootstrap(broker), user, USERS[user],
+                                       topic], broker.tmp, "idempotent-" + user, 120)
+        return result
+
+    alice = run("alice", "orders")
+    assert alice["delivered"] == ["ok"] * 20, alice
+    past_refusal_log_window()
+    bob = run("bob", "bob-idempotent")
+    assert "ok" not in bob["delivered"], bob
+    assert any("Cluster authorization failed" in e or "CLUSTER_AUTHORIZATION_FAILED" in e for e in bob["errors"]), bob
+    assert "InitProducerId from" in broker.log_text() and "User:bob may not IDEMPOTENT_WRITE CLUSTER" in \
+        broker.log_text(), broker.log_text()[-3000:]
 
 
 def test_acls_survive_a_restart(broker):
