@@ -14,7 +14,9 @@ expired in 2020. One eddy listens on PLAINTEXT and SSL side by side:
      closed after eddy.request.read.timeout.ms;
   4. ssl.client.auth=required (second eddy): no certificate, an untrusted
      CA's and an expired one are refused; a good one works and becomes the
-     principal User:CN=client,O=Eddy Test;
+     principal User:CN=client,O=Eddy Test, which is what the ACLs see
+     (super.users names it; another certificate without ACLs may not
+     produce);
   5. a missing keystore or a bad PEM makes `eddy serve` exit 2 naming the
      file;
   6. SASL_SSL: SCRAM-SHA-512 and PLAIN inside TLS (third eddy);
@@ -97,6 +99,7 @@ def pki(tmp_path_factory):
     make_ca(d, "other-ca", "Someone Else CA")
     make_cert(d, "server", "/CN=localhost", "ca", san="IP:127.0.0.1,DNS:localhost")
     make_cert(d, "client", "/O=Eddy Test/CN=client", "ca")
+    make_cert(d, "reader", "/O=Eddy Test/CN=reader", "ca")
     make_cert(d, "stranger", "/CN=stranger", "other-ca")
     make_expired_cert(d, "expired", "/O=Eddy Test/CN=expired", "ca")
     with open(os.path.join(d, "server.pem"), "w") as out:
@@ -294,6 +297,24 @@ def test_mtls_refused(mtls_eddy, pki, cert):
     assert p.returncode != 0 or b"brokers" not in p.stdout, "refused: %s" % cert
     eddy_fixture.wait_until(lambda: broker.log_bytes().count(b"TLS handshake with") > before or
                             b"more failed handshakes" in broker.log_bytes(), 10, "the refusal logged")
+
+
+def test_client_certificate_principal_under_acls(eddy_factory, pki):
+    """With an authorizer, the principal the ACLs see is the certificate's
+    subject: super.users names the client certificate's, which may do
+    anything; the reader certificate (same CA, no ACL) may not produce."""
+    broker = eddy_factory(tls_overrides(pki, **{
+        "ssl.client.auth": "required", "ssl.truststore.location": pki["ca.pem"],
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:CN=client,O=Eddy Test"}))
+    port = ssl_port(broker)
+    kcat_roundtrip(kcat_ssl(pki, port, "client"), "tls-acl", count=20)
+    p = kcat(kcat_ssl(pki, port, "reader") + ["-P", "-t", "tls-acl"], input=b"refused\n")
+    assert b"authorization failed" in p.stderr.lower() or p.returncode != 0, p.stderr
+    eddy_fixture.wait_until(lambda: b"principal User:CN=reader,O=Eddy Test may not" in broker.log_bytes(), 10,
+                            "the refusal names the certificate's principal")
+    c = kcat(kcat_ssl(pki, port, "client") + ["-C", "-t", "tls-acl", "-o", "beginning", "-e"])
+    assert b"refused" not in c.stdout and c.stdout.count(b"\n") == 20, c.stdout
 
 
 def test_mtls_requested_accepts_no_certificate(eddy_factory, pki):
