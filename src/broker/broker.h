@@ -154,7 +154,7 @@ class Broker {
     RequestPtr request;
     protocol::FetchRequest body;
     // Parallel to body.topics: READ on the topic was refused (decided once,
-    // when the fetch arrives).
+    // when the fetch arrives); empty when no authorizer is configured.
     std::vector<bool> topic_refused;
     port::Executor::TimerId timer = 0;
   };

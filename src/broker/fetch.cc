@@ -33,7 +33,7 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
     FetchResponse::FetchableTopicResponse topic_out;
     topic_out.topic = fetch_topic.topic;
     Topic* topic = topics_.find(fetch_topic.topic);
-    const bool refused = waiter.topic_refused[t];
+    const bool refused = !waiter.topic_refused.empty() && waiter.topic_refused[t];
     for (const auto& fp : fetch_topic.partitions) {
       FetchResponse::PartitionData out;
       out.partition_index = fp.partition;
@@ -90,9 +90,12 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
 void Broker::handle_fetch(RequestPtr request) {
   FetchWaiter waiter;
   if (!decode(*request, &waiter.body)) return;
-  for (const auto& t : waiter.body.topics) {
-    waiter.topic_refused.push_back(
-        !authorized(*request, security::AclOperation::kRead, security::ResourceType::kTopic, t.topic));
+  if (authorizer_) {  // without one nothing is refused, and nothing is allocated for it
+    waiter.topic_refused.reserve(waiter.body.topics.size());
+    for (const auto& t : waiter.body.topics) {
+      waiter.topic_refused.push_back(
+          !authorized(*request, security::AclOperation::kRead, security::ResourceType::kTopic, t.topic));
+    }
   }
   waiter.request = std::move(request);
   bool can_wait = waiter.body.max_wait_ms > 0 && waiter.body.min_bytes > 0;
