@@ -1,0 +1,49 @@
+#include "protocol/control_batch.h"
+
+#include <array>
+
+#include "protocol/big_endian.h"
+
+namespace eddy::protocol {
+
+namespace {
+
+constexpr int16_t kMarkerVersion = 0;
+constexpr size_t kMarkerKeySize = 4;    // version i16, type i16
+constexpr size_t kMarkerValueSize = 6;  // version i16, coordinatorEpoch i32
+
+}  // namespace
+
+std::vector<uint8_t> build_control_batch(ControlType type, int64_t producer_id, int16_t producer_epoch,
+                                         int32_t coordinator_epoch, int64_t timestamp_ms) {
+  std::array<uint8_t, kMarkerKeySize> key{};
+  store_be16(key.data(), static_cast<uint16_t>(kMarkerVersion));
+  store_be16(key.data() + 2, static_cast<uint16_t>(type));
+  std::array<uint8_t, kMarkerValueSize> value{};
+  store_be16(value.data(), static_cast<uint16_t>(kMarkerVersion));
+  store_be32(value.data() + 2, static_cast<uint32_t>(coordinator_epoch));
+  RecordInput record;
+  record.key = std::span<const uint8_t>(key);
+  record.value = std::span<const uint8_t>(value);
+  record.timestamp = timestamp_ms;
+  RecordBatchBuilder builder;
+  builder.producer(producer_id, producer_epoch, -1)
+      .attributes(batch_attributes::kTransactional | batch_attributes::kControl)
+      .add(record);
+  return builder.build();
+}
+
+std::optional<ControlType> control_type(const RecordBatchView& batch) {
+  if (!batch.is_control() || batch.compression() != Compression::kNone) return std::nullopt;
+  RecordIterator records(batch);
+  Record first;
+  if (!records.next(&first) || !first.key.has_value() || first.key->size() < kMarkerKeySize) return std::nullopt;
+  const int16_t version = static_cast<int16_t>(load_be16(first.key->data()));
+  if (version != kMarkerVersion) return std::nullopt;
+  const int16_t type = static_cast<int16_t>(load_be16(first.key->data() + 2));
+  if (type == static_cast<int16_t>(ControlType::kAbort)) return ControlType::kAbort;
+  if (type == static_cast<int16_t>(ControlType::kCommit)) return ControlType::kCommit;
+  return std::nullopt;
+}
+
+}  // namespace eddy::protocol
