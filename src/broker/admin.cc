@@ -165,6 +165,9 @@ void Broker::handle_describe_cluster(RequestPtr request) {
   }
   response.cluster_id = meta_->cluster_id();
   response.controller_id = options_.node_id;
+  if (body.include_cluster_authorized_operations) {
+    response.cluster_authorized_operations = cluster_authorized_operations(*request);
+  }
   if (const AdvertisedListener* endpoint = endpoint_for(request->client.listener)) {
     protocol::DescribeClusterResponse::DescribeClusterBroker b;
     b.broker_id = options_.node_id;

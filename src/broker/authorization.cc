@@ -2,6 +2,8 @@
 // StandardAuthorizer semantics) over the ACL store's bindings, asked by
 // every handler that enforces ACLs. Invariant: authorizer_ holds exactly
 // the store's bindings (loaded at start, reloaded after each change).
+#include <span>
+
 #include "broker/acl_wire.h"
 #include "broker/broker.h"
 #include "port/log.h"
@@ -24,7 +26,42 @@ std::string acl_host(const std::string& peer) {
   return host;
 }
 
+// Kafka's AclEntry.supportedOperations: what an authorized-operations
+// bitfield can hold for a resource of the type.
+std::span<const AclOperation> supported_operations(ResourceType type) {
+  static constexpr AclOperation kTopic[] = {AclOperation::kRead,   AclOperation::kWrite,
+                                            AclOperation::kCreate, AclOperation::kDescribe,
+                                            AclOperation::kDelete, AclOperation::kAlter,
+                                            AclOperation::kDescribeConfigs, AclOperation::kAlterConfigs};
+  static constexpr AclOperation kGroup[] = {AclOperation::kRead, AclOperation::kDescribe, AclOperation::kDelete,
+                                            AclOperation::kDescribeConfigs, AclOperation::kAlterConfigs};
+  static constexpr AclOperation kCluster[] = {AclOperation::kCreate,          AclOperation::kClusterAction,
+                                              AclOperation::kDescribeConfigs, AclOperation::kAlterConfigs,
+                                              AclOperation::kIdempotentWrite, AclOperation::kAlter,
+                                              AclOperation::kDescribe};
+  static constexpr AclOperation kTransactionalId[] = {AclOperation::kDescribe, AclOperation::kWrite};
+  switch (type) {
+    case ResourceType::kTopic: return kTopic;
+    case ResourceType::kGroup: return kGroup;
+    case ResourceType::kCluster: return kCluster;
+    case ResourceType::kTransactionalId: return kTransactionalId;
+    default: return {};
+  }
+}
+
 }  // namespace
+
+int32_t Broker::authorized_operations(const Request& request, ResourceType type, std::string_view name) {
+  int32_t bits = 0;
+  for (AclOperation operation : supported_operations(type)) {
+    if (authorized(request, operation, type, name, true)) bits |= int32_t{1} << static_cast<int>(operation);
+  }
+  return bits;
+}
+
+int32_t Broker::cluster_authorized_operations(const Request& request) {
+  return authorized_on_cluster(request, AclOperation::kDescribe) ? authorized_operations(request, ResourceType::kCluster, security::kClusterResourceName) : 0;
+}
 
 Status Broker::load_acls() {
   if (!options_.authorizer.enabled) return Status();

@@ -183,6 +183,8 @@ class Broker {
   void handle_metadata(RequestPtr request);
   protocol::MetadataResponse::MetadataResponseTopic metadata_topic(
       const Request& request, const protocol::MetadataRequest::MetadataRequestTopic& wanted, bool may_create);
+  void add_authorized_operations(const Request& request, const protocol::MetadataRequest& body,
+                                 protocol::MetadataResponse* response);
   void handle_produce(RequestPtr request);
   void handle_fetch(RequestPtr request);
   void handle_list_offsets(RequestPtr request);
@@ -216,9 +218,15 @@ class Broker {
   static protocol::OffsetCommitResponse refuse_commit(const protocol::OffsetCommitRequest& body, int16_t code);
   // Commits what the client may commit; the rest is refused per partition.
   protocol::OffsetCommitResponse commit_authorized(const Request& request, protocol::OffsetCommitRequest body);
+  // DELETE on the group, then READ on each topic (TOPIC_AUTHORIZATION_FAILED
+  // per partition of a refused topic, the others deleted), as Kafka.
+  protocol::OffsetDeleteResponse delete_offsets_authorized(const Request& request, protocol::OffsetDeleteRequest body);
   void authorize_offset_fetch(const Request& request, const protocol::OffsetFetchRequest& body,
                               protocol::OffsetFetchResponse* response);
-  void authorize_described_groups(const Request& request, protocol::DescribeGroupsResponse* response);
+  // Refused groups become GROUP_AUTHORIZATION_FAILED entries; the others get
+  // their authorized operations when the request asked for them.
+  void authorize_described_groups(const Request& request, bool include_operations,
+                                  protocol::DescribeGroupsResponse* response);
   // Removes from body the groups the client may not delete; their results.
   std::vector<protocol::DeleteGroupsResponse::DeletableGroupResult> take_undeletable_groups(
       const Request& request, protocol::DeleteGroupsRequest* body);
@@ -254,6 +262,13 @@ class Broker {
     return authorized(request, operation, security::ResourceType::kCluster, security::kClusterResourceName,
                       quietly);
   }
+  // Kafka's authorizedOperations: the bitfield (1 << operation code) of the
+  // operations the principal may perform on the resource, of those Kafka
+  // supports for its type; every supported one without an authorizer.
+  int32_t authorized_operations(const Request& request, security::ResourceType type, std::string_view name);
+  // For include_cluster_authorized_operations: 0 without DESCRIBE on the
+  // cluster (a refusal, logged), as Kafka answers.
+  int32_t cluster_authorized_operations(const Request& request);
   // Kafka's authorizeByResourceType: some resource of the type allows it.
   bool authorized_on_any(const Request& request, security::AclOperation operation, security::ResourceType type);
   void note_authorization_refusal(const Request& request, security::AclOperation operation,

@@ -72,6 +72,28 @@ protocol::OffsetCommitResponse Broker::commit_authorized(const Request& request,
   return response;
 }
 
+protocol::OffsetDeleteResponse Broker::delete_offsets_authorized(const Request& request,
+                                                                 protocol::OffsetDeleteRequest body) {
+  if (!may_use_group(request, AclOperation::kDelete, body.group_id)) {
+    protocol::OffsetDeleteResponse refused;
+    refused.error_code = kGroupRefused;
+    return refused;
+  }
+  auto readable_end = std::stable_partition(body.topics.begin(), body.topics.end(), [&](const auto& t) {
+    return authorized(request, AclOperation::kRead, ResourceType::kTopic, t.name);
+  });
+  std::vector<protocol::OffsetDeleteRequest::OffsetDeleteRequestTopic> unreadable(
+      std::make_move_iterator(readable_end), std::make_move_iterator(body.topics.end()));
+  body.topics.erase(readable_end, body.topics.end());
+  protocol::OffsetDeleteResponse response = coordinator_->delete_offsets(body);
+  for (const auto& t : unreadable) {
+    auto& topic = response.topics.emplace_back();
+    topic.name = t.name;
+    for (const auto& p : t.partitions) topic.partitions.push_back({p.partition_index, kTopicRefused});
+  }
+  return response;
+}
+
 void Broker::authorize_offset_fetch(const Request& request, const protocol::OffsetFetchRequest& body,
                                     protocol::OffsetFetchResponse* response) {
   auto may_describe = [&](const std::string& topic) {
@@ -106,9 +128,15 @@ void Broker::authorize_offset_fetch(const Request& request, const protocol::Offs
   hide_offsets(body.topics.has_value(), &response->topics, may_describe);
 }
 
-void Broker::authorize_described_groups(const Request& request, protocol::DescribeGroupsResponse* response) {
+void Broker::authorize_described_groups(const Request& request, bool include_operations,
+                                        protocol::DescribeGroupsResponse* response) {
   for (auto& group : response->groups) {
-    if (may_use_group(request, AclOperation::kDescribe, group.group_id)) continue;
+    if (may_use_group(request, AclOperation::kDescribe, group.group_id)) {
+      if (include_operations) {
+        group.authorized_operations = authorized_operations(request, ResourceType::kGroup, group.group_id);
+      }
+      continue;
+    }
     protocol::DescribeGroupsResponse::DescribedGroup refused;
     refused.group_id = group.group_id;
     refused.error_code = kGroupRefused;

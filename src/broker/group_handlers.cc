@@ -184,13 +184,7 @@ void Broker::handle_offset_fetch(RequestPtr request) {
 void Broker::handle_offset_delete(RequestPtr request) {
   protocol::OffsetDeleteRequest body;
   if (!decode(*request, &body)) return;
-  if (!may_use_group(*request, security::AclOperation::kDelete, body.group_id)) {
-    protocol::OffsetDeleteResponse refused;
-    refused.error_code = protocol::to_int(ErrorCode::kGroupAuthorizationFailed);
-    respond(*request, refused);
-    return;
-  }
-  respond(*request, coordinator_->delete_offsets(body));
+  respond(*request, delete_offsets_authorized(*request, std::move(body)));
 }
 
 void Broker::handle_list_groups(RequestPtr request) {
@@ -205,7 +199,7 @@ void Broker::handle_describe_groups(RequestPtr request) {
   protocol::DescribeGroupsRequest body;
   if (!decode(*request, &body)) return;
   protocol::DescribeGroupsResponse response = coordinator_->describe_groups(body);
-  authorize_described_groups(*request, &response);
+  authorize_described_groups(*request, body.include_authorized_operations, &response);
   respond(*request, response);
 }
 

@@ -59,12 +59,28 @@ void Broker::handle_metadata(RequestPtr request) {
       }
       response.topics.push_back(describe(*topic, options_.node_id));
     }
-    respond(*request, response);
-    return;
+  } else {
+    bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
+    for (const auto& wanted : *body.topics) response.topics.push_back(metadata_topic(*request, wanted, may_create));
   }
-  bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
-  for (const auto& wanted : *body.topics) response.topics.push_back(metadata_topic(*request, wanted, may_create));
+  add_authorized_operations(*request, body, &response);
   respond(*request, response);
+}
+
+// Kafka (v8+): the cluster's operations (v8-10) and each topic's when asked
+// for; a topic refused DESCRIBE keeps the schema's default.
+void Broker::add_authorized_operations(const Request& request, const MetadataRequest& body,
+                                       MetadataResponse* response) {
+  if (request.version() < 8) return;
+  if (request.version() <= 10 && body.include_cluster_authorized_operations) {
+    response->cluster_authorized_operations = cluster_authorized_operations(request);
+  }
+  if (!body.include_topic_authorized_operations) return;
+  for (auto& topic : response->topics) {
+    if (!topic.name.has_value() || topic.error_code == protocol::to_int(ErrorCode::kTopicAuthorizationFailed)) continue;
+    topic.topic_authorized_operations =
+        authorized_operations(request, security::ResourceType::kTopic, *topic.name);
+  }
 }
 
 MetadataResponse::MetadataResponseTopic Broker::metadata_topic(const Request& request,

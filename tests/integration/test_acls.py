@@ -20,6 +20,9 @@ super.users=User:admin. In file order:
      until its operation is granted; confluent-kafka's idempotent producer
      (newest, PyPI): InitProducerId allowed to alice (WRITE on a topic),
      CLUSTER_AUTHORIZATION_FAILED for bob (no WRITE anywhere);
+     confluent-kafka's admin client: the authorized operations of cluster,
+     topic and group, OffsetDelete's READ per topic, the SCRAM admin APIs
+     refused without cluster rights;
      the ACLs survive a restart;
   5. another eddy with allow.everyone.if.no.acl.found=true: resources no ACL
      names are open to everyone, one with an ACL is not;
@@ -420,6 +423,108 @@ def test_idempotent_producer_needs_write_somewhere(broker):
     assert any("Cluster authorization failed" in e or "CLUSTER_AUTHORIZATION_FAILED" in e for e in bob["errors"]), bob
     assert "InitProducerId from" in broker.log_text() and "User:bob may not IDEMPOTENT_WRITE CLUSTER" in \
         broker.log_text(), broker.log_text()[-3000:]
+
+
+AUTHORIZED_OPERATIONS_SCRIPT = r"""
+import json, sys
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                   UserScramCredentialUpsertion)
+bootstrap, user, password = sys.argv[1:4]
+admin = AdminClient({"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                     "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password})
+out = {}
+def ops(described):
+    return None if described.authorized_operations is None else sorted(o.name for o in described.authorized_operations)
+def attempt(name, call):
+    try:
+        out[name] = call()
+    except KafkaException as e:
+        out[name] = "error: " + e.args[0].name()
+attempt("cluster", lambda: ops(admin.describe_cluster(include_authorized_operations=True).result(20)))
+attempt("orders", lambda: ops(admin.describe_topics(TopicCollection(["orders"]),
+                                                    include_authorized_operations=True)["orders"].result(20)))
+attempt("group", lambda: ops(admin.describe_consumer_groups(["team-a-manual"],
+                                                            include_authorized_operations=True)["team-a-manual"]
+                             .result(20)))
+if user == "admin":
+    attempt("commit", lambda: str(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
+        "team-a-manual", [TopicPartition("alice-audit", 0, 1)])])["team-a-manual"].result(20)))
+if user == "admin":
+    # librdkafka (2.16) frees a stack string when this answer carries a
+    # request-level error (any broker's refusal): only the allowed call here.
+    attempt("scram_describe", lambda: sorted(admin.describe_user_scram_credentials(request_timeout=20).result(20)))
+else:
+    attempt("scram_alter", lambda: str(admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+        "bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"stolen-password")])["bob"].result(20)))
+print(json.dumps({"result": out}))
+"""
+
+
+def test_authorized_operations_offset_delete_and_scram_admin(broker):
+    """confluent-kafka's admin client (newest): the authorized operations of
+    the cluster (DescribeCluster), a topic (Metadata v8+) and a group
+    (DescribeGroups v3+) as Kafka computes them; OffsetDelete needs DELETE
+    on the group and READ on each topic; the SCRAM admin APIs need DESCRIBE
+    / ALTER on the cluster."""
+    python = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
+    kafka_acls(broker, "--add", "--allow-principal", "User:alice", "--operation", "Delete", "--group", "team-a-",
+               "--resource-pattern-type", "prefixed")
+
+    produce(broker, "admin", "alice-audit", b"audit")
+
+    def run(user):
+        result, _ = nc.run_for_result([python, "-c", AUTHORIZED_OPERATIONS_SCRIPT, sasl_bootstrap(broker), user,
+                                       USERS[user]], broker.tmp, "operations-" + user, 120)
+        return result
+
+    admin = run("admin")
+    assert admin["cluster"] == sorted(["ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION", "CREATE", "DESCRIBE",
+                                       "DESCRIBE_CONFIGS", "IDEMPOTENT_WRITE"]), admin
+    assert admin["orders"] == sorted(["ALTER", "ALTER_CONFIGS", "CREATE", "DELETE", "DESCRIBE", "DESCRIBE_CONFIGS",
+                                      "READ", "WRITE"]), admin
+    assert admin["group"] == sorted(["DELETE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "READ"]), admin
+    assert admin["scram_describe"] == ["admin", "alice", "bob"], admin
+    past_refusal_log_window()
+    alice = run("alice")
+    # No cluster ACL: DESCRIBE on the cluster refused, so 0 operations (Kafka's
+    # answer; librdkafka shows an empty set as None) and the refusal logged.
+    assert alice["cluster"] in (None, []), alice
+    assert "User:alice may not DESCRIBE CLUSTER" in broker.log_text(), broker.log_text()[-3000:]
+    # DescribeCluster itself (librdkafka asks Metadata): on the PLAINTEXT
+    # listener User:ANONYMOUS has no ACL, so 0 when asked, the schema's
+    # default (INT32_MIN) when not. The field ends the v0 body, before its tags.
+    import struct
+    import kafka_wire
+    with kafka_wire.Connection(broker.port) as conn:
+        for include, expected in ((b"\x01", 0), (b"\x00", -2 ** 31)):
+            body = conn.request(60, 0, include + b"\x00", flexible=True)
+            assert body[-1] == 0 and struct.unpack(">i", body[-5:-1])[0] == expected, body
+    assert alice["orders"] == ["DESCRIBE", "READ", "WRITE"], alice
+    assert alice["group"] == ["DELETE", "DESCRIBE", "READ"], alice
+    # Kafka's kafka-consumer-groups --delete-offsets as alice: orders' offset
+    # goes; alice-audit's (DESCRIBE through alice-*, no READ) stays, refused
+    # by OffsetDelete with TOPIC_AUTHORIZATION_FAILED.
+    past_refusal_log_window()
+    proc = kafka_fixture.java_tool("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", [
+        "--bootstrap-server", sasl_bootstrap(broker), "--command-config", command_config(broker, "alice"),
+        "--delete-offsets", "--group", "team-a-manual", "--topic", "orders", "--topic", "alice-audit"])
+    out = proc.stdout.decode() + proc.stderr.decode()
+    assert re.search(r"orders\s+0\s+Successful", out), out[-3000:]
+    assert re.search(r"alice-audit\s+0\s+Error: .*TopicAuthorization", out), out[-3000:]
+    assert "OffsetDelete from" in broker.log_text() and "User:alice may not READ TOPIC 'alice-audit'" in \
+        broker.log_text(), broker.log_text()[-3000:]
+    # Describing credentials needs DESCRIBE on the cluster: Kafka's kafka-configs as alice.
+    proc = kafka_fixture.java_tool("org.apache.kafka.tools.ConfigCommand", [
+        "--bootstrap-server", sasl_bootstrap(broker), "--command-config", command_config(broker, "alice"),
+        "--describe", "--entity-type", "users"])
+    out = proc.stdout.decode() + proc.stderr.decode()
+    assert proc.returncode != 0 and "ClusterAuthorization" in out, out[-3000:]
+    assert alice["scram_alter"] == "error: CLUSTER_AUTHORIZATION_FAILED", alice
+    # bob's password is unchanged: he still logs in with it.
+    assert isinstance(topics_seen(broker, "bob"), set)
+    log = broker.log_text()
+    assert "User:alice may not DESCRIBE CLUSTER" in log, log[-3000:]
 
 
 def test_acls_survive_a_restart(broker):
