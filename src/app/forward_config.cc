@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <set>
 
-#include "app/forward_security.h"
+#include "app/client_security.h"
 #include "client/broker_address.h"
 #include "client/record_stream.h"
 #include "forward/topic_mapping.h"
@@ -42,7 +42,7 @@ Status check_link_names(const Config& config) {
 }
 
 // <k>bootstrap.servers, required, and <k>security.protocol with its TLS and SASL keys
-// (forward_security.cc).
+// (client_security.cc).
 Status link_endpoint(const Config& config, const std::string& k, forward::LinkOptions* o) {
   std::vector<std::string> servers = config.get_list(k + "bootstrap.servers");
   if (servers.empty()) {
@@ -53,7 +53,12 @@ Status link_endpoint(const Config& config, const std::string& k, forward::LinkOp
   if (Status s = client::parse_broker_list(joined, &o->bootstrap); !s.ok()) {
     return Status::invalid_argument(where(config, k + "bootstrap.servers") + ": " + s.message());
   }
-  return link_security(config, k, o);
+  ClientSecurity security;
+  if (Status s = client_security(config, k, "link '" + o->name + "'", &security); !s.ok()) return s;
+  o->security_protocol = security.protocol;
+  o->tls = std::move(security.tls);
+  o->sasl = std::move(security.sasl);
+  return Status();
 }
 
 // <k>topics (at least one), <k>remote.topic, <k>topic.priorities.

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/cli.h"
+#include "app/command_config.h"
 
 namespace eddy::app {
 
@@ -167,6 +168,11 @@ Status client_options_from_flags(const ToolFlags& flags, client::ClientOptions* 
   if (Status s = int_flag(flags, "--request-timeout-ms", 1, INT32_MAX, &ms); !s.ok()) return s;
   out->request_timeout_ms = ms;
   out->connect_timeout_ms = std::min<int64_t>(out->connect_timeout_ms, ms);
+  if (const std::string* path = flags.value("--command-config")) {
+    std::vector<std::string> warnings;
+    if (Status s = apply_command_config(*path, out, &warnings); !s.ok()) return s;
+    for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  }
   return Status();
 }
 

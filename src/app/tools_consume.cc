@@ -27,6 +27,7 @@ constexpr const char* kTool = "consume";
 
 constexpr FlagSpec kFlags[] = {
     {"--bootstrap-server", "HOST:PORT[,...]", false, "brokers to connect to (required)"},
+    {"--command-config", "FILE", false, "Kafka client properties: security.protocol, sasl.*, ssl.* (PEM)"},
     {"--topic", "TOPIC", false, "the topic to read (required)"},
     {"--partition", "P", false, "read only partition P (default: all partitions)"},
     {"--offset", "N|earliest|latest", false, "start offset (needs --partition; default latest)"},

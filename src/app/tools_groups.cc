@@ -27,6 +27,7 @@ constexpr const char* kTool = "groups";
 
 constexpr FlagSpec kFlags[] = {
     {"--bootstrap-server", "HOST:PORT[,...]", false, "brokers to connect to (required)"},
+    {"--command-config", "FILE", false, "Kafka client properties: security.protocol, sasl.*, ssl.* (PEM)"},
     {"--list", nullptr, false, "list consumer groups"},
     {"--describe", nullptr, false, "offsets and lag of a group (--group)"},
     {"--members", nullptr, false, "--describe: the members and their assignments instead"},

@@ -36,6 +36,7 @@ constexpr const char* kTool = "produce";
 
 constexpr FlagSpec kFlags[] = {
     {"--bootstrap-server", "HOST:PORT[,...]", false, "brokers to connect to (required)"},
+    {"--command-config", "FILE", false, "Kafka client properties: security.protocol, sasl.*, ssl.* (PEM)"},
     {"--topic", "TOPIC", false, "the topic to write to (required)"},
     {"--partition", "P", false, "write every record to partition P (default: by key hash, or sticky)"},
     {"--property", "KEY=VALUE", true, "parse.key=true, key.separator=SEP (default tab), null.marker=TEXT"},

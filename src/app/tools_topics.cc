@@ -22,6 +22,7 @@ constexpr const char* kTool = "topics";
 
 constexpr FlagSpec kFlags[] = {
     {"--bootstrap-server", "HOST:PORT[,...]", false, "brokers to connect to (required)"},
+    {"--command-config", "FILE", false, "Kafka client properties: security.protocol, sasl.*, ssl.* (PEM)"},
     {"--create", nullptr, false, "create a topic"},
     {"--list", nullptr, false, "list topic names"},
     {"--describe", nullptr, false, "describe one topic (--topic) or all, with the disk budget"},

@@ -24,7 +24,8 @@ namespace {
 constexpr const char* kTool = "users";
 
 constexpr FlagSpec kFlags[] = {
-    {"--bootstrap-server", "HOST:PORT[,...]", false, "broker to connect to (required; a PLAINTEXT listener)"},
+    {"--bootstrap-server", "HOST:PORT[,...]", false, "broker to connect to (required)"},
+    {"--command-config", "FILE", false, "Kafka client properties: security.protocol, sasl.*, ssl.* (PEM)"},
     {"--add", "NAME", false, "add or replace NAME's credential of --mechanism"},
     {"--delete", "NAME", false, "delete NAME's credential of --mechanism, or all of NAME's"},
     {"--list", nullptr, false, "list users, mechanisms and iteration counts"},

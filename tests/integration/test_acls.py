@@ -22,7 +22,7 @@ super.users=User:admin. In file order:
      CLUSTER_AUTHORIZATION_FAILED for bob (no WRITE anywhere);
      confluent-kafka's admin client: the authorized operations of cluster,
      topic and group, OffsetDelete's READ per topic, the SCRAM admin APIs
-     refused without cluster rights;
+     refused without cluster rights; Eddy's own tools with --command-config;
      the ACLs survive a restart;
   5. another eddy with allow.everyone.if.no.acl.found=true: resources no ACL
      names are open to everyone, one with an ACL is not;
@@ -525,6 +525,51 @@ def test_authorized_operations_offset_delete_and_scram_admin(broker):
     assert isinstance(topics_seen(broker, "bob"), set)
     log = broker.log_text()
     assert "User:alice may not DESCRIBE CLUSTER" in log, log[-3000:]
+
+
+def test_eddy_tools_authenticate_with_command_config(broker):
+    """Eddy's own tools with Kafka's --command-config (the same file Kafka's
+    tools take here): each user sees and may do what the ACLs give it."""
+    def eddy(user, *args, stdin=b""):
+        r = subprocess.run([broker.bin, args[0], "--bootstrap-server", sasl_bootstrap(broker), "--command-config",
+                            command_config(broker, user)] + list(args[1:]), input=stdin,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+    rc, out, err = eddy("admin", "topics", "--list")
+    assert rc == 0 and {"orders", "secret-plans"} <= set(out.split()), out + err
+    rc, out, err = eddy("alice", "topics", "--list")
+    assert rc == 0 and "orders" in out.split() and "secret-plans" not in out.split(), out + err
+    rc, out, err = eddy("alice", "consume", "--topic", "orders", "--from-beginning", "--max-messages", "1")
+    assert rc == 0 and out.splitlines()[:1] == ["first"], out + err
+    # Credentials: alice may not add a user (ALTER on the cluster), admin may.
+    past_refusal_log_window()
+    rc, out, err = eddy("alice", "users", "--add", "carol", stdin=b"carol-secret\n")
+    assert rc == 1 and "CLUSTER_AUTHORIZATION_FAILED" in err, out + err
+    rc, out, err = eddy("admin", "users", "--add", "carol", "--mechanism", "SCRAM-SHA-512", stdin=b"carol-secret\n")
+    assert rc == 0, out + err
+    carol = KafkaConsumer(**dict(client_conf(broker, "alice"), sasl_plain_username="carol",
+                                 sasl_plain_password="carol-secret"))
+    try:
+        assert carol.topics() == set()  # logged in; no ACL lets carol describe anything
+    finally:
+        carol.close()
+    # A wrong password: the tool says so and exits 1.
+    wrong = command_config(broker, "alice").replace("alice.properties", "wrong.properties")
+    with open(command_config(broker, "alice")) as f:
+        text = f.read().replace(USERS["alice"], "not-the-password")
+    with open(wrong, "w") as f:
+        f.write(text)
+    r = subprocess.run([broker.bin, "topics", "--bootstrap-server", sasl_bootstrap(broker), "--command-config",
+                        wrong, "--list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 1 and "SASL_AUTHENTICATION_FAILED" in r.stderr.decode(), r.stderr.decode()
+    # A keystore type Eddy cannot read is a usage error.
+    jks = os.path.join(broker.tmp, "jks.properties")
+    with open(jks, "w") as f:
+        f.write("security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/x.jks\n")
+    r = subprocess.run([broker.bin, "topics", "--bootstrap-server", sasl_bootstrap(broker), "--command-config",
+                        jks, "--list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 2 and "only PEM files are read (not 'JKS')" in r.stderr.decode(), r.stderr.decode()
 
 
 def test_acls_survive_a_restart(broker):

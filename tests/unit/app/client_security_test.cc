@@ -1,6 +1,6 @@
-// A link's security keys through forward_links_from: what each protocol
-// needs, the credential sources, and the refusals (naming key and file,
-// never the password).
+// The client security keys: a link's through forward_links_from, a tool's
+// through --command-config: what each protocol needs, the credential
+// sources, and the refusals (naming key and file, never the password).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,6 +9,8 @@
 
 #include "../security/test_pem.h"
 #include "app/broker_config.h"
+#include "app/client_security.h"
+#include "app/command_config.h"
 #include "app/forward_config.h"
 #include "client/sasl_client_config.h"
 #include "security/tls_config.h"
@@ -121,6 +123,9 @@ TEST(ForwardSecurity, Refusals) {
        "needs username=\"...\" and password=\"...\""},
       {"eddy.forward.dc.sasl.password=secret\n", "only used with security.protocol SASL_PLAINTEXT or SASL_SSL"},
       {sasl + "eddy.forward.dc.ssl.truststore.location=" + ca + "\n", "only used with security.protocol SSL or"},
+      {sasl + "eddy.forward.dc.sasl.username=gw\neddy.forward.dc.sasl.password.file=" +
+           temp_file("huge-password", std::string(5000, 'x')) + "\n",
+       "larger than 4096 bytes: not a password file"},
   };
   for (const auto& [text, expected] : cases) {
     std::vector<forward::LinkOptions> out;
@@ -129,6 +134,62 @@ TEST(ForwardSecurity, Refusals) {
     EXPECT_NE(error.find(expected), std::string::npos) << text << "\n-> " << error;
     EXPECT_EQ(error.find("secret"), std::string::npos) << error;
   }
+}
+
+TEST(CommandConfig, EveryClientSecurityKeyIsALinkKey) {
+  for (const std::string& suffix : client_security_keys()) {
+    EXPECT_NE(broker_schema().find("eddy.forward.<link>." + suffix), nullptr) << suffix;
+  }
+}
+
+TEST(CommandConfig, SaslSslFromAKafkaClientFile) {
+  const std::string ca = temp_file("cmd-ca.pem", pem::kCa);
+  const std::string file = temp_file("admin.properties",
+                                     "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"
+                                     "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
+                                     "required username=\"admin\" password=\"pw\";\n"
+                                     "ssl.truststore.type=PEM\nssl.truststore.location=" + ca + "\n"
+                                     "client.id=ops\n");
+  client::ClientOptions options;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(apply_command_config(file, &options, &warnings).ok());
+  ASSERT_NE(options.connection.sasl, nullptr);
+  EXPECT_EQ(options.connection.sasl->mechanism, "SCRAM-SHA-256");
+  EXPECT_EQ(options.connection.sasl->username, "admin");
+  EXPECT_TRUE(static_cast<bool>(options.transport_factory));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("admin.properties:6: client.id"), std::string::npos) << warnings[0];
+}
+
+TEST(CommandConfig, PlaintextLeavesTheClientAsItIs) {
+  const std::string file = temp_file("plain.properties", "security.protocol=PLAINTEXT\n");
+  client::ClientOptions options;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(apply_command_config(file, &options, &warnings).ok());
+  EXPECT_EQ(options.connection.sasl, nullptr);
+  EXPECT_FALSE(static_cast<bool>(options.transport_factory));
+}
+
+TEST(CommandConfig, Refusals) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"security.protocol=SSL\nssl.truststore.type=JKS\n", "only PEM files are read (not 'JKS')"},
+      {"security.protocol=TLS\n", "security.protocol"},
+      {"security.protocol=SSL\n", "bad.properties:1: security.protocol: a TLS client needs ssl.truststore.location"},
+      {"sasl.password=secret\n", "only used with security.protocol SASL_PLAINTEXT or SASL_SSL"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const std::string file = temp_file("bad.properties", text);
+    client::ClientOptions options;
+    std::vector<std::string> warnings;
+    Status s = apply_command_config(file, &options, &warnings);
+    EXPECT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.message().find(expected), std::string::npos) << text << "\n-> " << s.message();
+    EXPECT_EQ(s.message().find("secret"), std::string::npos) << s.message();
+  }
+  client::ClientOptions options;
+  std::vector<std::string> warnings;
+  Status missing = apply_command_config(::testing::TempDir() + "/no-such.properties", &options, &warnings);
+  EXPECT_NE(missing.message().find("--command-config"), std::string::npos) << missing.message();
 }
 
 }  // namespace

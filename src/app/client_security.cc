@@ -1,10 +1,10 @@
-#include "app/forward_security.h"
+#include "app/client_security.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <sstream>
+#include <iterator>
 
 #include "app/jaas_config.h"
 #include "client/sasl_client_config.h"
@@ -29,11 +29,14 @@ Status unused_keys_unset(const Config& config, const std::string& k, const char*
   for (const char* key : keys) {
     if (config.is_set(k + key)) {
       return Status::invalid_argument(where(config, k + key) + ": only used with security.protocol " + needs +
-                                      " (this link's is " + protocol + ")");
+                                      " (this one is " + protocol + ")");
     }
   }
   return Status();
 }
+
+// A password file larger than this is not a password file.
+constexpr size_t kMaxPasswordFileBytes = 4096;
 
 // The password in a file: its whole content without the trailing newline.
 Status read_password_file(const Config& config, const std::string& key, std::string* password) {
@@ -42,10 +45,15 @@ Status read_password_file(const Config& config, const std::string& key, std::str
   if (!in) {
     return Status::invalid_argument(where(config, key) + " " + path + ": cannot open: " + std::strerror(errno));
   }
-  std::ostringstream content;
-  content << in.rdbuf();
+  password->assign(kMaxPasswordFileBytes + 1, '\0');
+  in.read(password->data(), static_cast<std::streamsize>(password->size()));
   if (in.bad()) return Status::invalid_argument(where(config, key) + " " + path + ": cannot read");
-  *password = content.str();
+  password->resize(static_cast<size_t>(in.gcount()));
+  if (password->size() > kMaxPasswordFileBytes) {
+    password->clear();
+    return Status::invalid_argument(where(config, key) + " " + path + ": larger than " +
+                                    std::to_string(kMaxPasswordFileBytes) + " bytes: not a password file");
+  }
   while (!password->empty() && (password->back() == '\n' || password->back() == '\r')) password->pop_back();
   if (password->empty()) return Status::invalid_argument(where(config, key) + " " + path + ": the file is empty");
   return Status();
@@ -83,7 +91,7 @@ Status credentials_from_jaas(const Config& config, const std::string& k, client:
 Status credentials_from_keys(const Config& config, const std::string& k, client::SaslClientConfig* sasl) {
   sasl->username = config.get_string(k + "sasl.username");
   if (sasl->username.empty()) {
-    return Status::invalid_argument(where(config, k + "security.protocol") + ": a SASL link needs " + k +
+    return Status::invalid_argument(where(config, k + "security.protocol") + ": a SASL client needs " + k +
                                     "sasl.jaas.config or " + k + "sasl.username with " + k + "sasl.password[.file]");
   }
   const bool inline_password = config.is_set(k + "sasl.password");
@@ -101,7 +109,7 @@ Status credentials_from_keys(const Config& config, const std::string& k, client:
   return Status();
 }
 
-Status sasl_for(const Config& config, const std::string& k, forward::LinkOptions* o) {
+Status sasl_for(const Config& config, const std::string& k, ClientSecurity* o) {
   auto sasl = std::make_shared<client::SaslClientConfig>();
   sasl->mechanism = config.get_string(k + "sasl.mechanism");  // the schema checked it
   Status s = config.is_set(k + "sasl.jaas.config") ? credentials_from_jaas(config, k, sasl.get())
@@ -111,12 +119,12 @@ Status sasl_for(const Config& config, const std::string& k, forward::LinkOptions
   return Status();
 }
 
-Status tls_for(const Config& config, const std::string& k, forward::LinkOptions* o) {
+Status tls_for(const Config& config, const std::string& k, const std::string& owner, ClientSecurity* o) {
   security::TlsSettings settings;
   settings.truststore_location = config.get_string(k + "ssl.truststore.location");
   if (settings.truststore_location.empty()) {
-    return Status::invalid_argument(where(config, k + "security.protocol") + ": a TLS link needs " + k +
-                                    "ssl.truststore.location (the CA bundle that verifies the central cluster)");
+    return Status::invalid_argument(where(config, k + "security.protocol") + ": a TLS client needs " + k +
+                                    "ssl.truststore.location (the CA bundle that verifies the brokers)");
   }
   settings.endpoint_identification_algorithm = config.get_string(k + "ssl.endpoint.identification.algorithm");
   settings.keystore_location = config.get_string(k + "ssl.keystore.location");
@@ -126,8 +134,8 @@ Status tls_for(const Config& config, const std::string& k, forward::LinkOptions*
   settings.key_prefix = k;
   std::shared_ptr<const security::TlsContext> tls;
   if (Status s = security::TlsContext::create_client(settings, &tls); !s.ok()) {
-    // The message names the key and the file; the origin says where the link is configured.
-    return Status::invalid_argument(config.origin(k + "security.protocol") + ": link '" + o->name + "': " +
+    // The message names the key and the file; the origin says where the client is configured.
+    return Status::invalid_argument(config.origin(k + "security.protocol") + ": " + owner + ": " +
                                     s.message());
   }
   o->tls = std::move(tls);
@@ -136,11 +144,21 @@ Status tls_for(const Config& config, const std::string& k, forward::LinkOptions*
 
 }  // namespace
 
-Status link_security(const Config& config, const std::string& k, forward::LinkOptions* o) {
+const std::vector<std::string>& client_security_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> all = {"security.protocol"};
+    all.insert(all.end(), std::begin(kSaslKeys), std::end(kSaslKeys));
+    all.insert(all.end(), std::begin(kSslKeys), std::end(kSslKeys));
+    return all;
+  }();
+  return keys;
+}
+
+Status client_security(const Config& config, const std::string& k, const std::string& owner, ClientSecurity* o) {
   const std::string protocol = config.get_string(k + "security.protocol");  // the schema checked it
   const bool uses_tls = protocol == "SSL" || protocol == "SASL_SSL";
   const bool uses_sasl = protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL";
-  o->security_protocol = protocol;
+  o->protocol = protocol;
   if (!uses_sasl) {
     if (Status s = unused_keys_unset(config, k, kSaslKeys, protocol, "SASL_PLAINTEXT or SASL_SSL"); !s.ok()) return s;
   }
@@ -151,7 +169,7 @@ Status link_security(const Config& config, const std::string& k, forward::LinkOp
     if (Status s = sasl_for(config, k, o); !s.ok()) return s;
   }
   if (uses_tls) {
-    if (Status s = tls_for(config, k, o); !s.ok()) return s;
+    if (Status s = tls_for(config, k, owner, o); !s.ok()) return s;
   }
   return Status();
 }
