@@ -62,6 +62,10 @@ void add_ssl_keys(std::vector<ConfigKey>* keys) {
                  "Client certificates: none, requested (verified when presented) or required. A verified "
                  "certificate makes the principal User:<subject as RFC 2253>, e.g. User:CN=sensor,O=Plant."),
              {"none", "requested", "required"}),
+      key("ssl.principal.mapping.rules", T::kString, "DEFAULT",
+          "How a client certificate's subject becomes the principal's name, as Kafka: rules tried in order, "
+          "DEFAULT (the whole subject) or RULE:pattern/replacement/ (then L or U to lower or upper case it), e.g. "
+          "RULE:^CN=(.*?),OU=Sensors.*$/$1/L,DEFAULT. A certificate no rule maps is refused."),
       key("ssl.enabled.protocols", T::kList, "TLSv1.2,TLSv1.3",
           "TLS versions offered. mbedTLS 2.28 (Debian 12) has TLSv1.2 only: TLSv1.3 is skipped, a list of "
           "TLSv1.3 alone is an error."),

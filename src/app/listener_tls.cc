@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "port/log.h"
+#include "security/ssl_principal_mapper.h"
 #include "security/tls_config.h"
 
 namespace eddy::app {
@@ -78,6 +79,7 @@ security::TlsSettings settings_for(const ListenerKeys& keys) {
   (void)security::parse_client_auth(keys.text("ssl.client.auth"), &s.client_auth);  // the schema checked it
   s.enabled_protocols = keys.list("ssl.enabled.protocols");
   s.cipher_suites = keys.list("ssl.cipher.suites");
+  s.principal_mapping_rules = keys.text("ssl.principal.mapping.rules");
   if (keys.any_overridden()) s.key_prefix = keys.prefix();
   return s;
 }
@@ -102,6 +104,11 @@ Status tls_for_listeners(const Config& config, std::vector<net::ListenerConfig>*
     if (!net::uses_tls(listener.security_protocol)) continue;
     ListenerKeys keys(config, listener.name);
     const security::TlsSettings settings = settings_for(keys);
+    security::SslPrincipalMapper mapper;
+    if (Status s = security::SslPrincipalMapper::parse(settings.principal_mapping_rules, &mapper); !s.ok()) {
+      const std::string key = keys.name("ssl.principal.mapping.rules");
+      return Status::invalid_argument(config.origin(key) + ": " + key + ": " + s.message());
+    }
     std::shared_ptr<const security::TlsContext> tls;
     if (Status s = security::TlsContext::create_server(settings, &tls); !s.ok()) {
       const std::string where = keys.name(settings.keystore_location.empty() && !settings.keystore_key.empty()

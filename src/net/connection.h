@@ -41,6 +41,7 @@
 #include "net/write_queue.h"
 #include "port/log.h"
 #include "port/port.h"
+#include "port/status.h"
 #include "protocol/big_endian.h"
 
 namespace eddy::net {
@@ -415,7 +416,13 @@ class Connection final : public ConnectionCore {
       return;
     }
     last_activity_ms_ = port::monotonic_millis();
-    std::string principal = stream_->peer_principal();
+    std::string principal;
+    if (Status s = stream_->peer_principal(&principal); !s.ok()) {
+      EDDY_LOG_WARN("connection from {} (listener {}): {}; closing it", context().peer(), context().listener(),
+                    s.message());
+      close();
+      return;
+    }
     EDDY_LOG_DEBUG("connection from {} (listener {}): {} as {}", context().peer(), context().listener(),
                    stream_->description(), principal.empty() ? context().principal() : principal);
     if (!principal.empty()) context().set_principal(std::move(principal));

@@ -7,7 +7,8 @@
 //       std::errc::timed_out when it has not finished within the timeout
 //       given at construction, with a "tls" error (security/tls_error.h)
 //       when mbedTLS refuses the peer
-//   std::string peer_principal();  // after the handshake; "" when none
+//   Status peer_principal(std::string*);  // after the handshake; "" when
+//       none; an error when no ssl.principal.mapping.rules rule applies
 //
 // A security::TlsSession does the TLS work; its transport (SocketTransport)
 // does non-blocking reads and writes on the socket, and "would block"
@@ -79,7 +80,7 @@ class TlsStream {
 
   executor_type get_executor() { return state_->socket.get_executor(); }
   asio::ip::tcp::socket& socket() { return state_->socket; }
-  std::string peer_principal() const { return state_->session.peer_principal(); }
+  Status peer_principal(std::string* principal) const { return state_->session.peer_principal(principal); }
   std::string description() const { return state_->session.description(); }
 
   template <class Handler>

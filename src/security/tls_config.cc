@@ -15,6 +15,7 @@
 
 #include "port/log.h"
 #include "security/random.h"
+#include "security/ssl_principal_mapper.h"
 #include "security/tls_error.h"
 
 namespace eddy::security {
@@ -41,6 +42,7 @@ struct TlsContext::Impl {
   mbedtls_pk_context key;
   std::vector<int> suites;  // 0-terminated, for mbedtls_ssl_conf_ciphersuites
   ClientAuth client_auth = ClientAuth::kNone;
+  SslPrincipalMapper principal_mapper;
   bool verify_hostname = true;
   std::string description;
 };
@@ -370,6 +372,9 @@ Status TlsContext::create_server(const TlsSettings& settings, std::shared_ptr<co
   if (have_ca) mbedtls_ssl_conf_ca_chain(&impl->conf, &impl->ca, nullptr);
   mbedtls_ssl_conf_authmode(&impl->conf, authmode_for(settings.client_auth));
   impl->client_auth = settings.client_auth;
+  if (Status st = SslPrincipalMapper::parse(settings.principal_mapping_rules, &impl->principal_mapper); !st.ok()) {
+    return Status::invalid_argument(settings.key_prefix + "ssl.principal.mapping.rules: " + st.message());
+  }
   // No session cache and no tickets (their structs hold time_t; see the
   // header): every connection makes a full handshake. Renegotiation stays
   // off (mbedTLS's default).
@@ -436,6 +441,7 @@ TlsContext::~TlsContext() = default;
 const mbedtls_ssl_config* TlsContext::ssl_config() const { return &impl_->conf; }
 ClientAuth TlsContext::client_auth() const { return impl_->client_auth; }
 bool TlsContext::verifies_hostname() const { return impl_->verify_hostname; }
+const SslPrincipalMapper& TlsContext::principal_mapper() const { return impl_->principal_mapper; }
 const std::string& TlsContext::description() const { return impl_->description; }
 
 }  // namespace eddy::security

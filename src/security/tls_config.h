@@ -71,6 +71,9 @@ struct TlsSettings {
   // to; "" turns that off (the chain is still verified against the
   // truststore). Ignored by create_server.
   std::string endpoint_identification_algorithm = "https";
+  // ssl.principal.mapping.rules (a server's): how a client certificate's
+  // subject becomes the principal's name (ssl_principal_mapper.h).
+  std::string principal_mapping_rules = "DEFAULT";
   // Prefix for the key names in messages, e.g. "listener.name.ssl." when
   // the value came from a listener override; "" for the plain keys.
   std::string key_prefix;
@@ -90,6 +93,8 @@ bool tls13_available();
 // An mbedtls_ssl_config with the certificates, key and CA chain it points
 // to. Immutable once built; shared (shared_ptr) by the sessions using it,
 // from the reactor thread.
+class SslPrincipalMapper;
+
 class TlsContext {
  public:
   // Loads and checks everything (files readable, PEM valid, key matches the
@@ -112,6 +117,8 @@ class TlsContext {
   ClientAuth client_auth() const;
   // A client context: whether the server certificate must name the host.
   bool verifies_hostname() const;
+  // A server context: ssl.principal.mapping.rules, parsed.
+  const SslPrincipalMapper& principal_mapper() const;
   // "TLSv1.2", the enabled versions, for the startup log.
   const std::string& description() const;
 

@@ -1,11 +1,13 @@
 #include "security/tls_session.h"
 
 #include <climits>
+#include <optional>
 
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509.h>
 
+#include "security/ssl_principal_mapper.h"
 #include "security/tls_error.h"
 #include "security/x509_principal.h"
 
@@ -150,12 +152,17 @@ bool TlsSession::has_buffered_input() const {
   return mbedtls_ssl_get_bytes_avail(ssl) > 0 || mbedtls_ssl_check_pending(ssl) != 0;
 }
 
-std::string TlsSession::peer_principal() const {
+Status TlsSession::peer_principal(std::string* principal) const {
+  principal->clear();
   // Needs MBEDTLS_SSL_KEEP_PEER_CERTIFICATE (Debian's default); without it
   // there is no certificate to name and the principal stays anonymous.
   const mbedtls_x509_crt* cert = mbedtls_ssl_get_peer_cert(&impl_->ssl);
-  if (cert == nullptr) return std::string();
-  return "User:" + rfc2253_name(&cert->subject);
+  if (cert == nullptr) return Status();
+  const std::string subject = rfc2253_name(&cert->subject);
+  std::optional<std::string> name = context_->principal_mapper().name_for(subject);
+  if (!name) return Status::invalid_argument("no ssl.principal.mapping.rules rule applies to " + subject);
+  *principal = "User:" + *name;
+  return Status();
 }
 
 std::string TlsSession::description() const {

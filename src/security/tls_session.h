@@ -71,10 +71,12 @@ class TlsSession {
   // succeed without the socket becoming readable.
   bool has_buffered_input() const;
 
-  // After a successful handshake: "User:CN=client,O=Example" for a verified
-  // client certificate (Kafka's default principal: the subject as RFC 2253
-  // prints it), empty when the client presented none.
-  std::string peer_principal() const;
+  // After a successful handshake, *principal is "User:<name>" for a verified
+  // client certificate, the name being its subject as RFC 2253 prints it
+  // ("CN=client,O=Example") mapped by the context's ssl.principal.mapping.rules;
+  // empty when the client presented none. kInvalidArgument naming the
+  // subject when no mapping rule applies (Kafka refuses the client then).
+  Status peer_principal(std::string* principal) const;
   // The negotiated version and suite, "TLSv1.2 TLS-ECDHE-RSA-WITH-...".
   std::string description() const;
 

@@ -24,7 +24,9 @@ expired in 2020. One eddy listens on PLAINTEXT and SSL side by side:
      4.4, PEM truststore, hostname verification on) over SSL, mutual TLS,
      and SASL_SSL with SCRAM-SHA-512 and PLAIN; a wrong password reported
      by the Java producer and nothing stored;
-  8. Eddy's own tools (eddy produce / consume / topics) with Kafka's
+  8. ssl.principal.mapping.rules maps a certificate to User:client, an
+     unmapped one is refused;
+  9. Eddy's own tools (eddy produce / consume / topics) with Kafka's
      --command-config over SASL_SSL and mutual TLS.
 """
 
@@ -338,6 +340,27 @@ def test_client_certificate_principal_under_acls(eddy_factory, pki):
     assert b"refused" not in c.stdout and c.stdout.count(b"\n") == 20, c.stdout
 
 
+def test_principal_mapping_rules(eddy_factory, pki):
+    """ssl.principal.mapping.rules (per listener, as Kafka allows): the client
+    certificate CN=client,O=Eddy Test becomes User:client, which super.users
+    names; a certificate no rule maps (reader) is refused at once, and eddy
+    says why."""
+    broker = eddy_factory(tls_overrides(pki, **{
+        "ssl.client.auth": "required", "ssl.truststore.location": pki["ca.pem"],
+        "listener.name.ssl.ssl.principal.mapping.rules": "RULE:^CN=(client),O=Eddy Test$/$1/L",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:client", "eddy.log.level": "debug"}))
+    port = ssl_port(broker)
+    kcat_roundtrip(kcat_ssl(pki, port, "client"), "tls-mapped", count=20)
+    assert b"as User:client" in broker.log_bytes(), broker.log_text()[-2000:]
+    p = kcat(kcat_ssl(pki, port, "reader") + ["-L", "-m", "5"])
+    assert p.returncode != 0 or b"brokers" not in p.stdout, p.stdout
+    eddy_fixture.wait_until(
+        lambda: b"no ssl.principal.mapping.rules rule applies to CN=reader,O=Eddy Test; closing it" in
+        broker.log_bytes(), 10, "the refusal of an unmapped certificate")
+    assert broker.alive()
+
+
 def test_mtls_requested_accepts_no_certificate(eddy_factory, pki):
     broker = eddy_factory(tls_overrides(pki, **{"ssl.client.auth": "requested",
                                                 "ssl.truststore.location": pki["ca.pem"]}))
@@ -502,3 +525,5 @@ def test_bad_keystore_exits_2(pki, tmp_path):
     assert p.returncode == 2 and "TLSv1.3" in p.stderr, p.stderr
     p = serve_fails(pki, str(tmp_path), {"ssl.cipher.suites": "TLS_NO_SUCH_SUITE"})
     assert p.returncode == 2 and "TLS_NO_SUCH_SUITE" in p.stderr, p.stderr
+    p = serve_fails(pki, str(tmp_path), {"ssl.principal.mapping.rules": "RULE:^CN=(.*?)/$1/LU"})
+    assert p.returncode == 2 and "ssl.principal.mapping.rules: Invalid rule" in p.stderr, p.stderr
