@@ -7,13 +7,17 @@ matches no IP address SANs, so they are advertised as localhost):
   SASLSSL  SASL_SSL with SCRAM-SHA-512 only (users made with kafka-configs)
   SSL      TLS, no client certificates
   MTLS     TLS with ssl.client.auth=required (the test CA verifies them)
+  SASLPLAIN  SASL_PLAINTEXT with PLAIN only (no TLS)
 
 One edge eddy runs one link per case, each forwarding its own local topic:
 
   scram      SASL_SSL + SCRAM-SHA-512 (sasl.jaas.config): every numbered
              message arrives exactly once, in order (Java NumberedCheck)
   tls        SSL only, hostname verification on
+  plain      SASL_PLAINTEXT + PLAIN (sasl.username, sasl.password) to the
+             SASLPLAIN listener (PLAIN users in Kafka's JAAS text)
   mtls       SSL with a client certificate (ssl.keystore.location)
+  mtlsenc    the same with the key encrypted (ssl.key.password)
   late       SASL_SSL with a password (in sasl.password.file) Kafka does
              not accept: backing-off with the authentication failure in
              `eddy forward status`, retried with the backoff (a few
@@ -49,7 +53,9 @@ PARTITIONS = 2
 CONFIGS = "org.apache.kafka.tools.ConfigCommand"
 SCRAM_PASSWORD = "scram-Secret-1"
 LATE_PASSWORD = "late-secret-2"
-LINKS = ("scram", "tls", "mtls", "late", "mechanism", "untrusted", "wrongname")
+PLAIN_PASSWORD = "plain-Secret-3"
+KEY_PASSWORD = "key-Secret-4"
+LINKS = ("scram", "plain", "tls", "mtls", "mtlsenc", "late", "mechanism", "untrusted", "wrongname")
 
 
 def openssl(args, cwd):
@@ -77,7 +83,15 @@ def make_pki(d):
             for part in (name + ".crt", name + ".key"):
                 with open(os.path.join(d, part)) as f:
                     out.write(f.read())
-    return {k: os.path.join(d, k + ".pem") for k in ("ca", "other-ca", "server", "client")}
+    # The client key encrypted as mbedTLS 2.28 reads it (PKCS#8, 3DES,
+    # PBKDF2-HMAC-SHA1), for ssl.key.password.
+    openssl(["pkcs8", "-topk8", "-v2", "des3", "-v2prf", "hmacWithSHA1", "-in", "client.key", "-out",
+             "client-enc.key", "-passout", "pass:" + KEY_PASSWORD], d)
+    with open(os.path.join(d, "client-enc.pem"), "w") as out:
+        for part in ("client.crt", "client-enc.key"):
+            with open(os.path.join(d, part)) as f:
+                out.write(f.read())
+    return {k: os.path.join(d, k + ".pem") for k in ("ca", "other-ca", "server", "client", "client-enc")}
 
 
 class SecuredKafka(kafka_fixture.KafkaCluster):
@@ -85,7 +99,7 @@ class SecuredKafka(kafka_fixture.KafkaCluster):
 
     def __init__(self, pki, tmp):
         super().__init__(1, heap_mb=512, tmp=tmp)
-        self.secure_ports = {name: kafka_fixture.free_port() for name in ("SASLSSL", "SSL", "MTLS")}
+        self.secure_ports = {name: kafka_fixture.free_port() for name in ("SASLSSL", "SSL", "MTLS", "SASLPLAIN")}
         plain, ctrl = self.ports[1], self.controller_ports[1]
         bound = ",".join("%s://127.0.0.1:%d" % (n, p) for n, p in self.secure_ports.items())
         advertised = ",".join("%s://localhost:%d" % (n, p) for n, p in self.secure_ports.items())
@@ -93,7 +107,12 @@ class SecuredKafka(kafka_fixture.KafkaCluster):
             "listeners": "PLAINTEXT://127.0.0.1:%d,%s,CONTROLLER://127.0.0.1:%d" % (plain, bound, ctrl),
             "advertised.listeners": "PLAINTEXT://127.0.0.1:%d,%s" % (plain, advertised),
             "listener.security.protocol.map":
-                "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASLSSL:SASL_SSL,SSL:SSL,MTLS:SSL",
+                "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASLSSL:SASL_SSL,SSL:SSL,MTLS:SSL,"
+                "SASLPLAIN:SASL_PLAINTEXT",
+            "listener.name.saslplain.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.saslplain.plain.sasl.jaas.config":
+                "org.apache.kafka.common.security.plain.PlainLoginModule required user_gateway=\"%s\";"
+                % PLAIN_PASSWORD,
             "listener.name.saslssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
             "listener.name.saslssl.scram-sha-512.sasl.jaas.config":
                 "org.apache.kafka.common.security.scram.ScramLoginModule required;",
@@ -101,7 +120,7 @@ class SecuredKafka(kafka_fixture.KafkaCluster):
             "listener.name.mtls.ssl.truststore.type": "PEM",
             "listener.name.mtls.ssl.truststore.location": pki["ca"],
         })
-        for name in self.secure_ports:
+        for name in ("SASLSSL", "SSL", "MTLS"):
             prefix = "listener.name.%s." % name.lower()
             self.extra[prefix + "ssl.keystore.type"] = "PEM"
             self.extra[prefix + "ssl.keystore.location"] = pki["server"]
@@ -128,6 +147,11 @@ def link_keys(pki, ports, proxies, password_file):
                   "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
                                       "username=\"gateway\" password=%s;" % jaas_quote(SCRAM_PASSWORD),
                   "ssl.truststore.location": pki["ca"]},
+        "plain": {"bootstrap.servers": "localhost:%d" % ports["SASLPLAIN"], "security.protocol": "SASL_PLAINTEXT",
+                  "sasl.username": "gateway", "sasl.password": PLAIN_PASSWORD},
+        "mtlsenc": {"bootstrap.servers": "localhost:%d" % ports["MTLS"], "security.protocol": "SSL",
+                    "ssl.truststore.location": pki["ca"], "ssl.keystore.location": pki["client-enc"],
+                    "ssl.key.password": KEY_PASSWORD},
         "tls": {"bootstrap.servers": "localhost:%d" % ports["SSL"], "security.protocol": "SSL",
                 "ssl.truststore.location": pki["ca"]},
         "mtls": {"bootstrap.servers": "localhost:%d" % ports["MTLS"], "security.protocol": "SSL",
@@ -211,14 +235,15 @@ def rig(tmp_path_factory):
             proxy.close()
 
 
-@pytest.mark.parametrize("link", ["scram", "tls", "mtls"])
+@pytest.mark.parametrize("link", ["scram", "plain", "tls", "mtls", "mtlsenc"])
 def test_secured_link_delivers_exactly_once(rig, program, link):
     topic = rig.produce(program, link)
     rig.wait_delivered(link)
     status = rig.link(link)
     assert status["state"] == "connected" and status["last_error"] == "", status
     ff.assert_numbers(rig.kafka, topic, COUNT, PARTITIONS, label="central %s via %s" % (topic, link))
-    expected = {"scram": "SASL_SSL SCRAM-SHA-512 as gateway", "tls": "SSL", "mtls": "SSL"}[link]
+    expected = {"scram": "SASL_SSL SCRAM-SHA-512 as gateway", "plain": "SASL_PLAINTEXT PLAIN as gateway",
+                "tls": "SSL", "mtls": "SSL", "mtlsenc": "SSL"}[link]
     assert status["security"] == expected, status
 
 
@@ -275,7 +300,7 @@ def test_hostname_mismatch_backs_off(rig):
 def test_no_password_in_log_or_status(rig):
     shown = rig.edge.log_text() + ff.forward_status(rig.edge, json_output=False) + \
         str(ff.forward_status(rig.edge))
-    for secret in (SCRAM_PASSWORD, LATE_PASSWORD, "scram-Secret"):
+    for secret in (SCRAM_PASSWORD, LATE_PASSWORD, PLAIN_PASSWORD, KEY_PASSWORD, "scram-Secret"):
         assert secret not in shown, "a password appears in the log or the status"
 
 
