@@ -104,6 +104,12 @@ std::vector<ConfigKey> make_keys() {
           "default GSSAPI is not available). Credentials: `eddy users` or kafka-configs --entity-type users."),
       key("listener.name.<listener>.sasl.enabled.mechanisms", T::kList, "",
           "sasl.enabled.mechanisms for one listener (its name in lower case, as in Kafka)."),
+      ranged(key("connections.max.reauth.ms", T::kLong, "0",
+                 "0: a SASL login lasts as long as its connection. Otherwise a client that authenticated with "
+                 "SaslAuthenticate v1+ is told this session lifetime and must re-authenticate on the same "
+                 "connection before it ends (KIP-368: Kafka's Java clients and librdkafka 2.2+ do); a request "
+                 "after it closes the connection."),
+             0, kLongMax),
       // Authorization (README.md, "Authorization (ACLs)")
       key("authorizer.class.name", T::kString, "",
           "Empty: no authorization (every client may do everything; the ACL APIs answer SECURITY_DISABLED). "

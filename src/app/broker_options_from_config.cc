@@ -147,7 +147,7 @@ std::vector<broker::SaslListener> sasl_listeners_from(const Config& config,
   std::vector<broker::SaslListener> out;
   for (const net::ListenerConfig& l : listeners) {
     if (!net::needs_sasl(l.security_protocol)) continue;
-    out.push_back({l.name, config.get_list(mechanisms_key(config, l.name))});
+    out.push_back({l.name, config.get_list(mechanisms_key(config, l.name)), config.get_long("connections.max.reauth.ms")});
   }
   return out;
 }

@@ -65,6 +65,17 @@ struct SaslSession {
   };
   State state = State::kStart;
   std::unique_ptr<security::SaslServer> server;  // between handshake and the end of the exchange
+  // Re-authentication (KIP-368). Once authenticated: the principal and
+  // mechanism of the login, and when its session ends (monotonic ms; -1:
+  // never). A client that authenticated with SaslAuthenticate v1+ may send
+  // SaslHandshake again: the session is then reauthenticating (state
+  // kAuthenticate) until the exchange ends, which must name the same
+  // principal with the same mechanism.
+  std::string principal;
+  std::string mechanism;
+  int64_t expires_ms = -1;
+  bool may_reauthenticate = false;
+  bool reauthenticating = false;
 };
 
 // An API the broker answers: the versions it advertises and its handler
@@ -248,6 +259,9 @@ class Broker {
   // Runs one step of the exchange; counts and logs its end (on success the
   // connection's principal is set).
   security::SaslStep sasl_step(const Request& request, SaslSession& session, std::span<const uint8_t> token);
+  // An authenticated connection whose session ended (connections.max.reauth.ms)
+  // and which does not begin a re-authentication: closed, true.
+  bool session_expired(RequestPtr& request, SaslSession& session);
   Status load_sasl_secret();
   void handle_describe_client_quotas(RequestPtr request);  // client_quotas.cc
 

@@ -23,6 +23,9 @@ struct AdvertisedListener {
 struct SaslListener {
   std::string name;  // "SASL_PLAINTEXT"
   std::vector<std::string> mechanisms;  // implemented ones only, in the configured order
+  // connections.max.reauth.ms: 0, a login lasts the connection; otherwise
+  // the session lifetime told to clients of SaslAuthenticate v1+ (KIP-368).
+  int64_t max_reauth_ms = 0;
 };
 
 // One broker configuration value as DescribeConfigs shows it.

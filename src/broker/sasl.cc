@@ -4,11 +4,20 @@
 // or as bare size-prefixed tokens without request headers (after handshake
 // v0, as kafka-python 2.0 does). A failed exchange answers
 // SASL_AUTHENTICATION_FAILED (v1 handshake) or nothing (v0), then closes
-// the connection. No re-authentication (KIP-368): session_lifetime_ms is 0.
+// the connection.
+//
+// Re-authentication (KIP-368), with connections.max.reauth.ms > 0: every
+// login's session ends after that long (SaslAuthenticate v1+ tells the
+// client session_lifetime_ms); a request after its end closes the
+// connection, as Kafka's SocketServer does. A client that logged in with
+// SaslAuthenticate v1+ may run SaslHandshake + SaslAuthenticate again on
+// the same connection at any time; it must keep its mechanism and its
+// principal, or it is refused and closed.
 #include <algorithm>
 
 #include "broker/broker.h"
 #include "port/log.h"
+#include "port/port.h"
 #include "protocol/big_endian.h"
 #include "protocol/errors.h"
 #include "security/random.h"
@@ -83,7 +92,7 @@ Status Broker::load_sasl_secret() {
 bool Broker::sasl_gate(RequestPtr& request, bool header_parsed) {
   if (options_.sasl_listeners.empty() || sasl_listener(request->client.listener) == nullptr) return false;
   SaslSession& session = sasl_sessions_[request->client.connection_id];
-  if (session.state == State::kAuthenticated) return false;
+  if (session.state == State::kAuthenticated) return !header_parsed ? false : session_expired(request, session);
   if (!header_parsed) {
     if (session.state != State::kRawTokens) return false;
     handle_raw_sasl_token(std::move(request), session);
@@ -99,21 +108,43 @@ bool Broker::sasl_gate(RequestPtr& request, bool header_parsed) {
   return true;
 }
 
+bool Broker::session_expired(RequestPtr& request, SaslSession& session) {
+  if (session.may_reauthenticate && static_cast<ApiKey>(request->api_key()) == ApiKey::kSaslHandshake) return false;
+  if (session.expires_ms < 0 || port::monotonic_millis() < session.expires_ms) return false;
+  EDDY_LOG_INFO("SASL: the session of {} (listener {}, {}) ended without re-authentication; closing",
+                request->client.peer, request->client.listener, session.principal);
+  request->reply->close_connection();
+  return true;
+}
+
 void Broker::handle_sasl_handshake(RequestPtr request) {
   protocol::SaslHandshakeRequest body;
   if (!decode(*request, &body)) return;
   protocol::SaslHandshakeResponse response;
   const SaslListener* listener = sasl_listener(request->client.listener);
   auto it = sasl_sessions_.find(request->client.connection_id);
-  if (listener == nullptr || it == sasl_sessions_.end() || it->second.state != State::kStart) {
+  const bool reauthenticating = it != sasl_sessions_.end() && it->second.state == State::kAuthenticated &&
+                                it->second.may_reauthenticate && request->version() >= 1;
+  if (listener == nullptr || it == sasl_sessions_.end() || (it->second.state != State::kStart && !reauthenticating)) {
     // As Kafka's KafkaApis: a listener without SASL, or a connection
-    // already authenticated (no re-authentication).
+    // already authenticated that may not re-authenticate.
     response.error_code = protocol::to_int(ErrorCode::kIllegalSaslState);
     respond(*request, response);
     return;
   }
   SaslSession& session = it->second;
   response.mechanisms = listener->mechanisms;
+  if (reauthenticating && body.mechanism != session.mechanism) {
+    // Kafka refuses this at the following SaslAuthenticate; Eddy at once.
+    ++sasl_failed_;
+    EDDY_LOG_WARN("SASL: {} (listener {}) asked to re-authenticate {} with '{}', not its mechanism {}; closing",
+                  request->client.peer, request->client.listener, session.principal, body.mechanism.substr(0, 64),
+                  session.mechanism);
+    response.error_code = protocol::to_int(ErrorCode::kUnsupportedSaslMechanism);
+    note_errors(*request, response);
+    request->reply->send_and_close(encode(*request, response));
+    return;
+  }
   if (std::find(listener->mechanisms.begin(), listener->mechanisms.end(), body.mechanism) ==
       listener->mechanisms.end()) {
     ++sasl_failed_;
@@ -127,6 +158,7 @@ void Broker::handle_sasl_handshake(RequestPtr request) {
   }
   session.server = security::make_sasl_server(body.mechanism, credential_lookup(meta_), sasl_secret_);
   session.state = request->version() == 0 ? State::kRawTokens : State::kAuthenticate;
+  session.reauthenticating = reauthenticating;
   respond(*request, response);
 }
 
@@ -134,13 +166,25 @@ security::SaslStep Broker::sasl_step(const Request& request, SaslSession& sessio
   security::SaslStep step = session.server->step(token);
   if (step.kind == security::SaslStep::Kind::kChallenge) return step;
   const std::string mechanism = session.server->mechanism();
+  const std::string principal = "User:" + session.server->user();
+  if (step.kind == security::SaslStep::Kind::kSuccess && session.reauthenticating && principal != session.principal) {
+    step = security::SaslStep::failure("Cannot change principals during re-authentication from " +
+                                           session.principal + ": " + principal,
+                                       "re-authentication as " + principal + " on a connection of " +
+                                           session.principal);
+  }
   if (step.kind == security::SaslStep::Kind::kSuccess) {
     ++sasl_succeeded_;
-    const std::string principal = "User:" + session.server->user();
-    EDDY_LOG_INFO("SASL: {} (listener {}) authenticated as {} with {}", request.client.peer,
-                  request.client.listener, principal, mechanism);
-    request.reply->authenticated(principal);
+    EDDY_LOG_INFO("SASL: {} (listener {}) {} as {} with {}", request.client.peer, request.client.listener,
+                  session.reauthenticating ? "re-authenticated" : "authenticated", principal, mechanism);
+    if (!session.reauthenticating) request.reply->authenticated(principal);
     session.state = State::kAuthenticated;
+    session.principal = principal;
+    session.mechanism = mechanism;
+    session.reauthenticating = false;
+    const SaslListener* listener = sasl_listener(request.client.listener);
+    const int64_t lifetime = listener != nullptr ? listener->max_reauth_ms : 0;
+    session.expires_ms = lifetime > 0 ? port::monotonic_millis() + lifetime : -1;
   } else {
     ++sasl_failed_;
     EDDY_LOG_WARN("SASL: authentication of {} (listener {}) with {} failed: {}; closing", request.client.peer,
@@ -166,6 +210,12 @@ void Broker::handle_sasl_authenticate(RequestPtr request) {
   }
   const security::SaslStep step = sasl_step(*request, it->second, body.auth_bytes);
   response.auth_bytes.assign(step.response.begin(), step.response.end());
+  if (step.kind == security::SaslStep::Kind::kSuccess && request->version() >= 1) {
+    // A client of v1+ can be told the session's end and can re-authenticate.
+    SaslSession& session = it->second;
+    session.may_reauthenticate = true;
+    if (session.expires_ms >= 0) response.session_lifetime_ms = sasl_listener(request->client.listener)->max_reauth_ms;
+  }
   if (step.kind == security::SaslStep::Kind::kFailure) {
     response.error_code = protocol::to_int(ErrorCode::kSaslAuthenticationFailed);
     response.error_message = step.error;

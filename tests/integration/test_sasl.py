@@ -12,7 +12,9 @@ SASL_PLAINTEXT. In file order:
      authentication error, one log line each, other connections unaffected;
   4. a Produce before authentication, and a client without SASL, are
      closed; SaslHandshake on the PLAINTEXT listener is ILLEGAL_SASL_STATE;
-  5. the credentials survive a restart.
+  5. the credentials survive a restart;
+  6. re-authentication (connections.max.reauth.ms, KIP-368) on raw
+     connections and with the newest librdkafka.
 Run alone: EDDY_BIN=build/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 -m pytest
 tests/integration/test_sasl.py"""
 
@@ -269,3 +271,97 @@ def test_metrics_count_authentications(eddy_factory):
     assert 'eddy_sasl_authentications_total{result="succeeded"} 1' in text, text
     failed = re.search(r'eddy_sasl_authentications_total\{result="failed"\} (\d+)', text)
     assert failed and int(failed.group(1)) >= 1, text
+
+
+def plain_login(sock, correlation, user, password, version=1, mechanism=b"PLAIN"):
+    """SaslHandshake v1 + SaslAuthenticate (v0 or v1, PLAIN): (error code,
+    error message, session_lifetime_ms or None for v0)."""
+    sock.sendall(frame(17, 1, correlation, struct.pack(">h", len(mechanism)) + mechanism))
+    answer = read_frame(sock)
+    assert answer is not None, "the handshake was answered"
+    (got, code) = struct.unpack(">ih", answer[:6])
+    if code != 0:
+        return code, None, None
+    token = b"\0" + user.encode() + b"\0" + password.encode()
+    sock.sendall(frame(36, version, correlation + 1, struct.pack(">i", len(token)) + token))
+    answer = read_frame(sock)
+    assert answer is not None, "SaslAuthenticate was answered"
+    (code, length) = struct.unpack(">hh", answer[4:8])
+    message = answer[8:8 + length].decode() if length > 0 else None  # Kafka sends "" on success
+    pos = 8 + max(length, 0)
+    (auth_len,) = struct.unpack(">i", answer[pos:pos + 4])
+    pos += 4 + max(auth_len, 0)
+    lifetime = struct.unpack(">q", answer[pos:pos + 8])[0] if version >= 1 else None
+    return code, message, lifetime
+
+
+def metadata_answered(sock, correlation):
+    """Metadata v1 for no topic: answered (True) or the connection closed (False)."""
+    sock.sendall(frame(3, 1, correlation, struct.pack(">i", 0)))
+    return read_frame(sock) is not None
+
+
+REAUTH_SCRIPT = r"""
+import json, sys, time
+from confluent_kafka import Producer
+bootstrap, user, password, topic, seconds = sys.argv[1:6]
+errors, delivered = [], []
+p = Producer({"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+              "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password,
+              "broker.address.family": "v4", "error_cb": lambda e: errors.append(str(e))})
+deadline = time.time() + float(seconds)
+i = 0
+while time.time() < deadline:
+    p.produce(topic, b"reauth-%d" % i, on_delivery=lambda e, m: delivered.append(e.str() if e else "ok"))
+    i += 1
+    p.poll(0.2)
+p.flush(20)
+print(json.dumps({"result": {"sent": i, "delivered": delivered, "errors": errors}}))
+"""
+
+
+def test_reauthentication(eddy_factory):
+    """connections.max.reauth.ms (KIP-368): SaslAuthenticate v1 tells the
+    session lifetime; a re-authentication on the same connection renews it;
+    a request after the end closes the connection; re-authenticating as
+    someone else or with another mechanism is refused; a v0 client cannot
+    re-authenticate; the newest librdkafka re-authenticates by itself while
+    it produces."""
+    broker = eddy_factory({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+                           "connections.max.reauth.ms": "2000"})
+    for user in ("alice", "bob"):
+        assert eddy_users(broker, "--add", user, password=USERS[user]).returncode == 0
+    port = sasl_port(broker)
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert plain_login(sock, 1, "alice", USERS["alice"]) == (0, None, 2000)
+        assert metadata_answered(sock, 3)
+        import time
+        time.sleep(1.0)
+        assert plain_login(sock, 4, "alice", USERS["alice"]) == (0, None, 2000)
+        time.sleep(1.5)  # past the first login's end, inside the second's
+        assert metadata_answered(sock, 6)
+        time.sleep(2.2)
+        assert not metadata_answered(sock, 7), "a request after the session's end closes the connection"
+    eddy_fixture.wait_until(lambda: "SASL: the session of" in broker.log_text() and
+                            "User:alice) ended without re-authentication" in broker.log_text(), 10,
+                            "eddy to log the expired session")
+    assert "re-authenticated as User:alice with PLAIN" in broker.log_text()
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert plain_login(sock, 1, "alice", USERS["alice"])[0] == 0
+        code, message, _ = plain_login(sock, 3, "bob", USERS["bob"])
+        assert code == 58 and "Cannot change principals during re-authentication" in message, (code, message)
+        assert closed_by_peer(sock)
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert plain_login(sock, 1, "alice", USERS["alice"])[0] == 0
+        assert plain_login(sock, 3, "alice", USERS["alice"], mechanism=b"SCRAM-SHA-512")[0] == 33
+        assert closed_by_peer(sock)
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert plain_login(sock, 1, "alice", USERS["alice"], version=0) == (0, None, None)
+        assert plain_login(sock, 3, "alice", USERS["alice"])[0] == 34, "SaslAuthenticate v0 cannot re-authenticate"
+    python = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
+    before = broker.log_text().count("re-authenticated as User:alice with SCRAM-SHA-512")
+    result, _ = nc.run_for_result([python, "-c", REAUTH_SCRIPT, sasl_bootstrap(broker), "alice", USERS["alice"],
+                                   "reauth-ck", "7"], broker.tmp, "reauth-ck", 120)
+    assert result["delivered"] == ["ok"] * result["sent"] and result["sent"] >= 20, result
+    renewed = broker.log_text().count("re-authenticated as User:alice with SCRAM-SHA-512") - before
+    assert renewed >= 2, "librdkafka re-authenticated %d times in 7 s of 2 s sessions" % renewed
