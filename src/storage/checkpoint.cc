@@ -13,6 +13,7 @@ namespace {
 
 constexpr uint32_t kCleanShutdownMagic = 0x45444353;  // "EDCS"
 constexpr uint32_t kLogStartMagic = 0x45444c53;       // "EDLS"
+constexpr uint32_t kTransactionsMagic = 0x45445458;   // "EDTX"
 
 // magic u32, count u32, fields i64..., crc u32
 std::vector<uint8_t> encode(uint32_t magic, const std::vector<int64_t>& fields) {
@@ -83,6 +84,17 @@ bool read_log_start_offset(const std::string& directory, int64_t* log_start_offs
   std::vector<int64_t> f;
   if (!decode(directory + "/" + kLogStartOffsetFile, kLogStartMagic, 1, &f)) return false;
   *log_start_offset = f[0];
+  return true;
+}
+
+Status write_first_transactional_offset(const std::string& directory, int64_t offset) {
+  return replace_file(directory, kTransactionsFile, encode(kTransactionsMagic, {offset}), /*durable=*/true);
+}
+
+bool read_first_transactional_offset(const std::string& directory, int64_t* offset) {
+  std::vector<int64_t> f;
+  if (!decode(directory + "/" + kTransactionsFile, kTransactionsMagic, 1, &f)) return false;
+  *offset = f[0];
   return true;
 }
 

@@ -6,6 +6,11 @@
 //       scanning. Removed (durably) by open before anything is appended.
 //   log-start-offset.checkpoint  the log start offset set by DeleteRecords
 //       or time retention, when it lies above the first segment's base.
+//   transactions.checkpoint  the offset of the first transactional or
+//       control batch ever appended to the partition, written (durably)
+//       before that batch is: without it, open scans nothing for
+//       transactions; with it, open rebuilds the transaction index from the
+//       batch headers at and after that offset.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +22,7 @@ namespace eddy::storage {
 
 inline constexpr const char* kCleanShutdownFile = "clean-shutdown.checkpoint";
 inline constexpr const char* kLogStartOffsetFile = "log-start-offset.checkpoint";
+inline constexpr const char* kTransactionsFile = "transactions.checkpoint";
 
 struct CleanShutdown {
   int64_t active_base_offset = 0;
@@ -32,5 +38,9 @@ bool read_clean_shutdown(const std::string& directory, CleanShutdown* checkpoint
 
 Status write_log_start_offset(const std::string& directory, int64_t log_start_offset);
 bool read_log_start_offset(const std::string& directory, int64_t* log_start_offset);
+
+// Durable (file and directory synced).
+Status write_first_transactional_offset(const std::string& directory, int64_t offset);
+bool read_first_transactional_offset(const std::string& directory, int64_t* offset);
 
 }  // namespace eddy::storage

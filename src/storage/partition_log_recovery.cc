@@ -167,4 +167,37 @@ Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* 
   return Status();
 }
 
+Status PartitionLog::load_transactions() {
+  int64_t first = -1;
+  if (!read_first_transactional_offset(directory_, &first)) {
+    // Present but unreadable (it is replaced atomically, so only damage
+    // does that): look everywhere rather than miss a transaction.
+    if (!port::path_exists(directory_ + "/" + kTransactionsFile)) return Status();
+    first = 0;
+  }
+  // A power cut took back the batch the checkpoint names (and all after it):
+  // the log holds no transactional batch, and the next one appended
+  // rewrites the checkpoint before it is written.
+  if (first >= log_end_offset()) return Status();
+  first_transactional_offset_ = first;
+  for (const auto& segment : segments_) {
+    if (segment->next_offset() <= first) continue;
+    Status s = scan_transactions(*segment, &transactions_, &recovery_.bytes_scanned_for_transactions);
+    if (!s.ok()) {
+      EDDY_LOG_ERROR("{}: cannot rebuild the transaction index from segment {}: {}", directory_,
+                     segment_file_name(segment->base_offset()), s.to_string());
+      return s;
+    }
+  }
+  transactions_.trim_before(log_start_offset_);
+  // Everything recovery kept is durable: the high watermark is the log end.
+  transactions_.settle(log_end_offset());
+  if (transactions_.ongoing_count() > 0 || transactions_.has_aborted()) {
+    EDDY_LOG_INFO("{}: {} open transactions, {} aborted ones kept ({} bytes of batch headers read)", directory_,
+                  transactions_.ongoing_count(), transactions_.aborted().size(),
+                  recovery_.bytes_scanned_for_transactions);
+  }
+  return Status();
+}
+
 }  // namespace eddy::storage
