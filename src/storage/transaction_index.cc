@@ -63,7 +63,7 @@ int64_t TransactionIndex::ongoing_first_offset(int64_t producer_id) const {
 
 namespace {
 
-constexpr size_t kScanChunk = 64 << 10;
+constexpr size_t kScanChunk = 4 << 10;
 
 // Feeds one control batch, read whole (it holds one small record).
 Status feed_control_batch(const Segment& segment, uint64_t position, size_t size, int64_t producer_id,
