@@ -11,10 +11,16 @@
 //       before that batch is: without it, open scans nothing for
 //       transactions; with it, open rebuilds the transaction index from the
 //       batch headers at and after that offset.
+//   transactions.snapshot  written by a clean close (before
+//       clean-shutdown.checkpoint) in a partition with transactions: the
+//       log end and the transaction index, so that the next open scans
+//       nothing for them. Trusted only with a valid clean-shutdown
+//       checkpoint and the same log end; removed by open.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "port/status.h"
 
@@ -23,6 +29,7 @@ namespace eddy::storage {
 inline constexpr const char* kCleanShutdownFile = "clean-shutdown.checkpoint";
 inline constexpr const char* kLogStartOffsetFile = "log-start-offset.checkpoint";
 inline constexpr const char* kTransactionsFile = "transactions.checkpoint";
+inline constexpr const char* kTransactionsSnapshotFile = "transactions.snapshot";
 
 struct CleanShutdown {
   int64_t active_base_offset = 0;
@@ -42,5 +49,10 @@ bool read_log_start_offset(const std::string& directory, int64_t* log_start_offs
 // Durable (file and directory synced).
 Status write_first_transactional_offset(const std::string& directory, int64_t offset);
 bool read_first_transactional_offset(const std::string& directory, int64_t* offset);
+
+// Durable. payload: TransactionIndex::encode's bytes.
+Status write_transactions_snapshot(const std::string& directory, int64_t log_end_offset,
+                                   const std::vector<uint8_t>& payload);
+bool read_transactions_snapshot(const std::string& directory, int64_t* log_end_offset, std::vector<uint8_t>* payload);
 
 }  // namespace eddy::storage

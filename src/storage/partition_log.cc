@@ -134,6 +134,14 @@ Status PartitionLog::close() {
   if (!s.ok()) return s;
   if (write_failed_) return Status::io_error("an earlier write failed");  // no checkpoint: the next open rescans
   Segment& active = *segments_.back();
+  if (first_transactional_offset_ >= 0) {
+    // Everything is durable: every decided transaction is stable.
+    transactions_.settle(active.next_offset());
+    std::vector<uint8_t> state;
+    transactions_.encode(&state);
+    s = write_transactions_snapshot(directory_, active.next_offset(), state);
+    if (!s.ok()) return s;
+  }
   s = write_index_file(index_path(active.base_offset()), active.index());
   if (!s.ok()) return s;
   return write_clean_shutdown(directory_,

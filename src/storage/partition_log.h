@@ -253,6 +253,8 @@ class PartitionLog {
   // Rebuilds transactions_ from the batch headers, when transactions.checkpoint
   // says transactional batches were ever appended.
   Status load_transactions();
+  // From the clean close's transactions.snapshot, when it can be trusted.
+  bool load_transactions_snapshot();
   // Records a transactional or control batch just appended at base.
   void note_transactional_batch(const protocol::RecordBatchView& view, int64_t base);
   Status ensure_room(uint64_t size);

@@ -167,6 +167,21 @@ Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* 
   return Status();
 }
 
+bool PartitionLog::load_transactions_snapshot() {
+  const std::string path = directory_ + "/" + kTransactionsSnapshotFile;
+  if (!port::path_exists(path)) return false;
+  int64_t end = -1;
+  std::vector<uint8_t> state;
+  // Only a clean close writes it, just before its checkpoint; appends after
+  // this open make it stale: removed (a copy a power cut brings back is
+  // ignored for want of a clean-shutdown checkpoint that matches).
+  const bool usable = recovery_.clean && read_transactions_snapshot(directory_, &end, &state) &&
+                      end == log_end_offset() && transactions_.decode(state);
+  port::remove_file(path);
+  if (usable) transactions_.trim_before(log_start_offset_);
+  return usable;
+}
+
 Status PartitionLog::load_transactions() {
   int64_t first = -1;
   if (!read_first_transactional_offset(directory_, &first)) {
@@ -180,6 +195,7 @@ Status PartitionLog::load_transactions() {
   // rewrites the checkpoint before it is written.
   if (first >= log_end_offset()) return Status();
   first_transactional_offset_ = first;
+  if (load_transactions_snapshot()) return Status();
   for (const auto& segment : segments_) {
     if (segment->next_offset() <= first) continue;
     Status s = scan_transactions(*segment, &transactions_, &recovery_.bytes_scanned_for_transactions);

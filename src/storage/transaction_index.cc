@@ -61,6 +61,63 @@ int64_t TransactionIndex::ongoing_first_offset(int64_t producer_id) const {
   return -1;
 }
 
+void TransactionIndex::encode(std::vector<uint8_t>* out) const {
+  out->resize(4 + ongoing_.size() * 16 + 4 + 8 + aborted_.size() * 24);
+  uint8_t* p = out->data();
+  auto put64 = [&p](int64_t v) {
+    protocol::store_be64(p, static_cast<uint64_t>(v));
+    p += 8;
+  };
+  protocol::store_be32(p, static_cast<uint32_t>(ongoing_.size()));
+  p += 4;
+  for (const Open& open : ongoing_) {
+    put64(open.producer_id);
+    put64(open.first_offset);
+  }
+  protocol::store_be32(p, static_cast<uint32_t>(aborted_.size()));
+  p += 4;
+  put64(max_aborted_span_);
+  for (const AbortedTransaction& a : aborted_) {
+    put64(a.producer_id);
+    put64(a.first_offset);
+    put64(a.last_offset);
+  }
+}
+
+bool TransactionIndex::decode(std::span<const uint8_t> bytes) {
+  size_t at = 0;
+  auto take = [&](size_t n) -> const uint8_t* {
+    if (bytes.size() - at < n) return nullptr;
+    at += n;
+    return bytes.data() + at - n;
+  };
+  auto get64 = [](const uint8_t* p) { return static_cast<int64_t>(protocol::load_be64(p)); };
+  const uint8_t* p = take(4);
+  if (p == nullptr) return false;
+  const uint32_t open_count = protocol::load_be32(p);
+  if (open_count > (bytes.size() - at) / 16) return false;
+  std::vector<Open> ongoing(open_count);
+  for (Open& open : ongoing) {
+    p = take(16);
+    open = Open{get64(p), get64(p + 8)};
+  }
+  p = take(12);
+  if (p == nullptr) return false;
+  const uint32_t aborted_count = protocol::load_be32(p);
+  const int64_t max_span = get64(p + 4);
+  if (aborted_count != (bytes.size() - at) / 24 || (bytes.size() - at) % 24 != 0) return false;
+  std::deque<AbortedTransaction> aborted;
+  for (uint32_t i = 0; i < aborted_count; ++i) {
+    p = take(24);
+    aborted.push_back(AbortedTransaction{get64(p), get64(p + 8), get64(p + 16)});
+  }
+  ongoing_ = std::move(ongoing);
+  decided_.clear();
+  aborted_ = std::move(aborted);
+  max_aborted_span_ = max_span;
+  return true;
+}
+
 namespace {
 
 constexpr size_t kScanChunk = 4 << 10;

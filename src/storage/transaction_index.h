@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <vector>
 
 #include "port/status.h"
@@ -76,6 +77,14 @@ class TransactionIndex {
   // The first offset of producer_id's open transaction, -1 when none.
   int64_t ongoing_first_offset(int64_t producer_id) const;
   const std::deque<AbortedTransaction>& aborted() const { return aborted_; }
+
+  // The open and aborted transactions as bytes (big-endian; the clean
+  // shutdown's transactions.snapshot). REQUIRES nothing is awaiting
+  // stability (everything is durable: settle(log end) was called).
+  void encode(std::vector<uint8_t>* out) const;
+  // Replaces the state with what encode wrote; false (state unchanged) when
+  // bytes are not that.
+  bool decode(std::span<const uint8_t> bytes);
 
  private:
   struct Open {

@@ -208,14 +208,14 @@ TEST_F(TransactionLogTest, ReopeningRebuildsExactlyTheSameState) {
   for (bool clean : {true, false}) {
     SCOPED_TRACE(clean ? "after a clean close" : "after a crash");
     auto log = open_log(testing::small_config(4096));
-    EXPECT_GT(log->recovery_stats().bytes_scanned_for_transactions, 0u);
+    // A clean close left a snapshot: nothing to scan.
+    EXPECT_EQ(log->recovery_stats().bytes_scanned_for_transactions > 0, !clean);
     EXPECT_EQ(log->log_end_offset(), end);
     EXPECT_EQ(log->transactions().ongoing_count(), 1u);
     EXPECT_EQ(log->transactions().ongoing_first_offset(3), open_first);
     EXPECT_EQ(log->last_stable_offset(), lso);
     EXPECT_EQ(aborted(*log, 0, end), expected);
-    if (clean) ASSERT_TRUE(log->close().ok());
-  }
+  }  // no close: the next open follows a crash
   // The open transaction ends after the restart.
   auto log = open_log(testing::small_config(4096));
   append_batch(*log, marker_batch(3, ControlType::kCommit));
@@ -251,8 +251,15 @@ TEST_F(TransactionLogTest, RecyclingTheRingTrimsAbortedTransactions) {
   ASSERT_LT(kept.size(), all.size());
   EXPECT_EQ(aborted(*log, 0, log->log_end_offset()), kept);
   const int64_t start = log->log_start_offset();
+  // A clean close's snapshot keeps the state exactly as it was.
+  ASSERT_TRUE(log->close().ok());
   log.reset();
   log = open_log(ring);
+  EXPECT_EQ(log->recovery_stats().bytes_scanned_for_transactions, 0u);
+  EXPECT_EQ(aborted(*log, 0, log->log_end_offset()), kept);
+  log.reset();  // a crash: rebuilt from the batches
+  log = open_log(ring);
+  EXPECT_GT(log->recovery_stats().bytes_scanned_for_transactions, 0u);
   ASSERT_EQ(log->log_start_offset(), start);
   // The transaction that began in a recycled segment: its first offset is
   // where what is left of it begins (its marker, here: its one data batch
@@ -286,6 +293,51 @@ TEST_F(TransactionLogTest, ACheckpointAheadOfTheLogIsRewrittenByTheNextTransacti
   auto log = open_log(testing::small_config(4096));
   EXPECT_EQ(log->transactions().ongoing_first_offset(5), first);
   EXPECT_EQ(log->last_stable_offset(), first);
+}
+
+TEST_F(TransactionLogTest, ASnapshotIsNotTrustedOnceAppendsFollowedIt) {
+  {
+    auto log = open_log(testing::small_config(4096));
+    append_batch(*log, transactional_batch(1, 2));
+    ASSERT_TRUE(log->close().ok());
+  }
+  EXPECT_TRUE(port::path_exists(dir_.file("t-0") + "/" + kTransactionsSnapshotFile));
+  int64_t abort = -1;
+  {
+    auto log = open_log(testing::small_config(4096));
+    EXPECT_FALSE(port::path_exists(dir_.file("t-0") + "/" + kTransactionsSnapshotFile)) << "removed by open";
+    EXPECT_EQ(log->transactions().ongoing_first_offset(1), 0);
+    abort = append_batch(*log, marker_batch(1, ControlType::kAbort));
+  }  // a crash
+  auto log = open_log(testing::small_config(4096));
+  EXPECT_GT(log->recovery_stats().bytes_scanned_for_transactions, 0u);
+  EXPECT_EQ(log->transactions().ongoing_count(), 0u);
+  EXPECT_EQ(aborted(*log, 0, log->log_end_offset()), (std::vector<AbortedTransaction>{{1, 0, abort}}));
+}
+
+TEST(TransactionIndexTest, EncodesAndDecodesItsState) {
+  TransactionIndex index;
+  index.on_data_batch(1, 5);
+  index.on_data_batch(2, 7);
+  index.on_marker(2, ControlType::kAbort, 9);
+  index.on_data_batch(3, 10);
+  index.on_marker(3, ControlType::kAbort, 40);
+  index.settle(41);
+  std::vector<uint8_t> bytes;
+  index.encode(&bytes);
+  TransactionIndex copy;
+  ASSERT_TRUE(copy.decode(bytes));
+  EXPECT_EQ(copy.ongoing_first_offset(1), 5);
+  EXPECT_EQ(copy.ongoing_count(), 1u);
+  EXPECT_EQ(copy.aborted(), index.aborted());
+  EXPECT_EQ(collect(copy, 20, 21), (std::vector<AbortedTransaction>{{3, 10, 40}}));  // the span came along
+  // Anything else is refused and changes nothing.
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    EXPECT_FALSE(copy.decode(std::span<const uint8_t>(bytes.data(), cut))) << cut;
+  }
+  bytes.push_back(0);
+  EXPECT_FALSE(copy.decode(bytes));
+  EXPECT_EQ(copy.aborted(), index.aborted());
 }
 
 }  // namespace
