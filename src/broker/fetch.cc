@@ -20,6 +20,22 @@ using protocol::ErrorCode;
 using protocol::FetchRequest;
 using protocol::FetchResponse;
 
+namespace {
+
+// read_committed: the aborted transactions overlapping the returned range
+// [from, to), as Kafka's collectAbortedTransactions lists them.
+void add_aborted_transactions(const storage::PartitionLog& log, int64_t from, int64_t to,
+                              FetchResponse::PartitionData* out) {
+  if (!log.has_aborted_transactions()) return;
+  log.transactions().for_each_aborted(from, to, [out](const storage::AbortedTransaction& a) {
+    FetchResponse::AbortedTransaction entry;
+    entry.producer_id = a.producer_id;
+    entry.first_offset = a.first_offset;
+    out->aborted_transactions->push_back(entry);
+  });
+}
+
+}  // namespace
 
 bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
   const FetchRequest& body = waiter.body;
@@ -88,15 +104,7 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
         protocol::Records records;
         records.file_regions = std::move(read.regions);
         out.records = std::move(records);
-        if (read_committed && log->has_aborted_transactions()) {
-          log->transactions().for_each_aborted(
-              fp.fetch_offset, read.next_offset, [&](const storage::AbortedTransaction& a) {
-                FetchResponse::AbortedTransaction entry;
-                entry.producer_id = a.producer_id;
-                entry.first_offset = a.first_offset;
-                out.aborted_transactions->push_back(entry);
-              });
-        }
+        if (read_committed) add_aborted_transactions(*log, fp.fetch_offset, read.next_offset, &out);
       }
       if (!out.records) out.records = protocol::Records{};
       topic_out.partitions.push_back(std::move(out));
