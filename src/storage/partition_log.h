@@ -9,6 +9,9 @@
 //                         page-cache (clamped to >= log start).
 //   log start offset      first readable offset; advanced by recycling the
 //                         oldest segment, by retention.ms, by DeleteRecords.
+//   last stable offset    what read_committed consumers may read: below the
+//                         earliest transaction not yet decided (LSO <= HW);
+//                         see transaction_index.h.
 //
 // Threading: every method except the durability ones marked "any thread"
 // must be called from the single owner thread (the reactor). The flusher
