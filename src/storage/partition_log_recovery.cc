@@ -199,7 +199,13 @@ Status PartitionLog::load_transactions() {
   for (const auto& segment : segments_) {
     if (segment->next_offset() <= first) continue;
     Status s = scan_transactions(*segment, &transactions_, &recovery_.bytes_scanned_for_transactions);
-    if (!s.ok()) {
+    if (s.code() == Status::Code::kCorruption) {
+      // Inside a segment trusted by its index file (recovery checked its
+      // first and last batches only): readers cannot get past that point
+      // either. The rest of the partition still counts.
+      EDDY_LOG_WARN("{}: segment {}: {}: transactions after that point in it are not known",
+                    directory_, segment_file_name(segment->base_offset()), s.message());
+    } else if (!s.ok()) {
       EDDY_LOG_ERROR("{}: cannot rebuild the transaction index from segment {}: {}", directory_,
                      segment_file_name(segment->base_offset()), s.to_string());
       return s;

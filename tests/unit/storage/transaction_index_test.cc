@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "port/port.h"
 #include "storage/checkpoint.h"
 #include "storage/partition_log.h"
+#include "storage/segment.h"
 #include "storage_test_util.h"
 #include "transaction_test_util.h"
 
@@ -313,6 +315,43 @@ TEST_F(TransactionLogTest, ASnapshotIsNotTrustedOnceAppendsFollowedIt) {
   EXPECT_GT(log->recovery_stats().bytes_scanned_for_transactions, 0u);
   EXPECT_EQ(log->transactions().ongoing_count(), 0u);
   EXPECT_EQ(aborted(*log, 0, log->log_end_offset()), (std::vector<AbortedTransaction>{{1, 0, abort}}));
+}
+
+TEST_F(TransactionLogTest, ADamagedHeaderInATrustedSegmentDoesNotStopTheOpen) {
+  std::vector<AbortedTransaction> expected;
+  int64_t victim = -1, lso = -1;
+  size_t segments = 0;
+  {
+    auto log = open_log(testing::small_config(4096));
+    write_transactions(*log, &expected, 40);
+    segments = log->segments().size();
+    ASSERT_GT(segments, 3u);
+    victim = log->segments()[0].base_offset + 12;  // inside the first segment, not its first or last batch
+    BatchLocation at;
+    ASSERT_TRUE(log->lookup(victim, &at).ok());
+    ASSERT_GT(at.batch.position, 0u);
+    ASSERT_LT(at.batch.info.last_offset + 1, log->segments()[0].next_offset);
+    victim = static_cast<int64_t>(at.batch.position);
+    lso = log->last_stable_offset();
+    ASSERT_TRUE(log->close().ok());
+  }
+  // Its batchLength now runs past the segment; the snapshot is gone, so open scans.
+  const std::string dir = dir_.file("t-0");
+  ASSERT_TRUE(std::filesystem::remove(dir + "/" + kTransactionsSnapshotFile));
+  {
+    port::File file;
+    ASSERT_FALSE(port::File::open(dir + "/" + segment_file_name(0), port::OpenMode::kReadWrite, &file));
+    const uint8_t huge[4] = {0x7f, 0xff, 0xff, 0xff};
+    ASSERT_FALSE(file.write_at(static_cast<uint64_t>(victim) + protocol::batch_layout::kBatchLength, huge, 4));
+  }
+  auto log = open_log(testing::small_config(4096));
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->segments().size(), segments);
+  // What the later segments say is known: the open transaction, the aborted
+  // ones whose markers lie there.
+  EXPECT_EQ(log->last_stable_offset(), lso);
+  EXPECT_FALSE(log->transactions().aborted().empty());
+  EXPECT_EQ(log->transactions().aborted().back(), expected.back());
 }
 
 TEST(TransactionIndexTest, EncodesAndDecodesItsState) {
