@@ -143,6 +143,10 @@ void render_topics(const MetricsSources& src, PrometheusText& out) {
        [](const storage::PartitionLog& l) { return l.log_end_offset(); }},
       {"eddy_partition_high_watermark", "Offset below which consumers may read.",
        [](const storage::PartitionLog& l) { return l.high_watermark(); }},
+      {"eddy_partition_last_stable_offset",
+       "Offset below which read_committed consumers may read: the first offset of the earliest open transaction, "
+       "else the high watermark.",
+       [](const storage::PartitionLog& l) { return l.last_stable_offset(); }},
   };
   for (const Offset& o : kOffsets) {
     out.family(o.name, "gauge", o.help);

@@ -1,7 +1,8 @@
 // /status.json: what the status page draws, for scripts too.
 //   {"broker":{version,node_id,started_ms,uptime_seconds,connections,...},
 //    "disk_budget":{limit_bytes,used_bytes,free_bytes},
-//    "topics":[{name,partitions,bytes_in,messages_in,bytes_out,messages_out,log_end_offset}],
+//    "topics":[{name,partitions,bytes_in,messages_in,bytes_out,messages_out,log_end_offset,
+//               high_watermark,last_stable_offset}],  (offsets: sums over partitions)
 //    "groups":[{group,lag,partitions:[{topic,partition,committed,end_offset,lag}]}],
 //    "links":[{name,bootstrap,security,state,last_error,backlog_messages,backlog_bytes,rate_*,
 //              dropped_messages,paused_partitions,producer_resets,partitions:[...],
@@ -60,9 +61,15 @@ void write_topics(const MetricsSources& src, JsonWriter& j) {
     j.field("messages_in", t->traffic.messages_in);
     j.field("bytes_out", t->traffic.bytes_out);
     j.field("messages_out", t->traffic.messages_out);
-    int64_t end = 0;
-    for (const storage::PartitionLog* log : t->partitions) end += log->log_end_offset();
-    j.field("log_end_offset", end);  // sum over partitions
+    int64_t end = 0, hw = 0, lso = 0;
+    for (const storage::PartitionLog* log : t->partitions) {
+      end += log->log_end_offset();
+      hw += log->high_watermark();
+      lso += log->last_stable_offset();
+    }
+    j.field("log_end_offset", end);  // sums over partitions
+    j.field("high_watermark", hw);
+    j.field("last_stable_offset", lso);
     j.end_object();
   }
   j.end_array();

@@ -166,6 +166,14 @@ void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage:
   std::weak_ptr<bool> alive = alive_;
   std::string name = topic.name;
   port::Executor* executor = &executor_;
+  // A marker appended may move the LSO alone (page-cache mode): wake
+  // read_committed fetches, after the append that called this.
+  log->set_stable_offset_listener([this, alive, name, partition, executor] {
+    executor->post([this, alive, name, partition] {
+      auto a = alive.lock();
+      if (a && *a) wake_fetch_waiters(name, partition);
+    });
+  });
   log->set_durability_listener([this, alive, name, partition, executor](int64_t durable, Status status) {
     // Flusher thread: hand over to the reactor.
     executor->post([this, alive, name, partition, durable] {

@@ -2,6 +2,14 @@
 // (sent with sendfile on plaintext connections), never copied by the broker.
 // A fetch that finds fewer than min_bytes is parked, without a thread, until
 // data arrives on one of its partitions or max_wait_ms passes.
+//
+// Isolation (v4+): read_uncommitted reads up to the high watermark;
+// read_committed up to the last stable offset, with the aborted transactions
+// overlapping the returned range ([fetch offset, next offset), as Kafka's
+// collectAbortedTransactions) so that the client drops their batches. A
+// parked read_committed fetch is woken when the LSO moves: by the durability
+// listener (the HW moved) or the stable offset listener (a marker was
+// appended), see Broker::on_partition_opened.
 #include "broker/broker.h"
 #include "port/log.h"
 #include "protocol/errors.h"
@@ -12,10 +20,27 @@ using protocol::ErrorCode;
 using protocol::FetchRequest;
 using protocol::FetchResponse;
 
+namespace {
+
+// read_committed: the aborted transactions overlapping the returned range
+// [from, to), as Kafka's collectAbortedTransactions lists them.
+void add_aborted_transactions(const storage::PartitionLog& log, int64_t from, int64_t to,
+                              FetchResponse::PartitionData* out) {
+  if (!log.has_aborted_transactions()) return;
+  log.transactions().for_each_aborted(from, to, [out](const storage::AbortedTransaction& a) {
+    FetchResponse::AbortedTransaction entry;
+    entry.producer_id = a.producer_id;
+    entry.first_offset = a.first_offset;
+    out->aborted_transactions->push_back(entry);
+  });
+}
+
+}  // namespace
 
 bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
   const FetchRequest& body = waiter.body;
   const int16_t version = waiter.request->version();
+  const bool read_committed = version >= 4 && body.isolation_level == 1;
   FetchResponse response;
   if (version >= 7 && body.session_id != 0) {
     // Eddy keeps no fetch sessions: every fetch is a full fetch, and the
@@ -49,13 +74,16 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
       }
       storage::PartitionLog* log = topic->partitions[static_cast<size_t>(fp.partition)];
       out.high_watermark = log->high_watermark();
-      out.last_stable_offset = out.high_watermark;
+      out.last_stable_offset = log->last_stable_offset();
       out.log_start_offset = log->log_start_offset();
+      // Kafka answers read_committed with a list (maybe empty), else null.
+      if (read_committed) out.aborted_transactions.emplace();
       size_t limit = static_cast<size_t>(std::max<int32_t>(fp.partition_max_bytes, 0));
       if (!first_data) limit = std::min<size_t>(limit, static_cast<size_t>(std::max<int64_t>(budget, 0)));
       storage::ReadResult read;
       Status s;
-      if (limit > 0 || first_data) s = log->read(fp.fetch_offset, std::max<size_t>(limit, 1), -1, &read);
+      const int64_t upper = read_committed ? out.last_stable_offset : -1;
+      if (limit > 0 || first_data) s = log->read(fp.fetch_offset, std::max<size_t>(limit, 1), upper, &read);
       if (s.code() == Status::Code::kOutOfRange) {
         out.error_code = protocol::to_int(ErrorCode::kOffsetOutOfRange);
         errors = true;
@@ -76,6 +104,7 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
         protocol::Records records;
         records.file_regions = std::move(read.regions);
         out.records = std::move(records);
+        if (read_committed) add_aborted_transactions(*log, fp.fetch_offset, read.next_offset, &out);
       }
       if (!out.records) out.records = protocol::Records{};
       topic_out.partitions.push_back(std::move(out));

@@ -32,6 +32,9 @@ void Broker::handle_list_offsets(RequestPtr request) {
   protocol::ListOffsetsRequest body;
   if (!decode(*request, &body)) return;
   const int16_t version = request->version();
+  // READ_COMMITTED (v2+): latest is the last stable offset, and lookups by
+  // time stop there.
+  const bool read_committed = version >= 2 && body.isolation_level == 1;
   protocol::ListOffsetsResponse response;
   for (const auto& t : body.topics) {
     protocol::ListOffsetsResponse::ListOffsetsTopicResponse topic_out;
@@ -49,8 +52,11 @@ void Broker::handle_list_offsets(RequestPtr request) {
         continue;
       }
       out.leader_epoch = kLeaderEpoch;
+      // What a consumer of this isolation level may read up to (Kafka's
+      // Partition.fetchOffsetForTimestamp "lastFetchableOffset").
+      const int64_t last_fetchable = read_committed ? log->last_stable_offset() : log->high_watermark();
       if (p.timestamp == kLatest) {
-        out.offset = log->high_watermark();
+        out.offset = last_fetchable;
       } else if (p.timestamp == kEarliest || p.timestamp == kEarliestLocal) {
         out.offset = log->log_start_offset();
       } else if (p.timestamp == kMaxTimestamp) {
@@ -70,6 +76,14 @@ void Broker::handle_list_offsets(RequestPtr request) {
         }
       } else {
         out.error_code = protocol::to_int(ErrorCode::kUnsupportedVersion);
+      }
+      if (p.timestamp >= 0 || p.timestamp == kMaxTimestamp) {
+        // As Kafka's ReplicaManager: a record found at or beyond the last
+        // fetchable offset is not one this consumer may see: none found.
+        if (out.offset >= last_fetchable) {
+          out.offset = -1;
+          out.timestamp = -1;
+        }
       }
       if (version == 0 && out.offset >= 0) out.old_style_offsets = {out.offset};
       topic_out.partitions.push_back(std::move(out));

@@ -134,6 +134,11 @@ bool Link::next_batch(Partition& p, StoredBatch* out) {
     case ReadAhead::Result::kNone: p.high_watermark = p.window.send_offset(); return false;
     case ReadAhead::Result::kDropped: return skip_dropped(p, log_start_offset) && next_batch(p, out);
   }
+  // Transactions (README.md): markers and aborted data stay local; what is
+  // read lies below the last stable offset, so the rest is committed data.
+  if (view.is_control() || p.read_ahead.in_aborted_transaction(view)) {
+    return skip_transactional(p, view) && next_batch(p, out);
+  }
   // The records are walked as on append (structure only: timestamps were
   // judged then): a batch stored before record validation existed, or with
   // eddy.validate.compressed.records=false, that fails is not sent. The
@@ -145,6 +150,12 @@ bool Link::next_batch(Partition& p, StoredBatch* out) {
   protocol::RecordVerdict verdict = protocol::validate_batch_records(view, rules);
   if (verdict.error != ErrorCode::kNone) return skip_malformed(p, view, verdict) && next_batch(p, out);
   out->bytes = p.read_ahead.mutable_bytes(view);
+  if (view.is_transactional()) {
+    // Committed: sent as the link's own idempotent data (the uplink producer
+    // rewrites producer id, epoch, sequence and the CRC).
+    const auto attributes = static_cast<uint16_t>(view.attributes() & ~protocol::batch_attributes::kTransactional);
+    protocol::store_be16(out->bytes.data() + protocol::batch_layout::kAttributes, attributes);
+  }
   out->base_offset = view.base_offset();
   out->next_offset = view.last_offset() + 1;
   return true;
@@ -162,6 +173,15 @@ bool Link::skip_dropped(Partition& p, int64_t log_start_offset) {
                 options_.name, p.topic, p.partition, lost,
                 from, log_start_offset - 1);
   p.window.move_cursor(log_start_offset, lost);
+  return save({&p});
+}
+
+bool Link::skip_transactional(Partition& p, const protocol::RecordBatchView& view) {
+  // As skip_malformed: once what is in flight is settled (the window's
+  // offsets stay consecutive), saved before anything after it is sent.
+  if (!p.window.idle()) return false;
+  p.read_ahead.consume(view.size());
+  p.window.move_cursor(view.next_offset());
   return save({&p});
 }
 

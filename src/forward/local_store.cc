@@ -141,7 +141,7 @@ bool LocalStore::list(const std::string& link, const std::map<TopicPartitionKey,
             p.topic_id = t->id;
             p.partition = static_cast<int32_t>(i);
             p.log_start_offset = log->log_start_offset();
-            p.high_watermark = log->high_watermark();
+            p.high_watermark = log->last_stable_offset();
             p.log_end_offset = log->log_end_offset();
             p.rejected_appends = log->stats().appends_rejected_full;
             auto c = entry->cursors.find(key);
@@ -176,7 +176,11 @@ bool LocalStore::read(const std::string& topic, int32_t partition, int64_t offse
         }
         storage::PartitionLog* log = t->partitions[static_cast<size_t>(partition)];
         result->log_start_offset = log->log_start_offset();
-        result->status = log->read_copy(offset, max_bytes, -1, &result->bytes, &result->next_offset);
+        result->status =
+            log->read_copy(offset, max_bytes, log->last_stable_offset(), &result->bytes, &result->next_offset);
+        if (result->status.ok() && log->has_aborted_transactions()) {
+          log->collect_aborted_transactions(offset, result->next_offset, &result->aborted);
+        }
       },
       out);
 }

@@ -39,7 +39,9 @@ struct LocalPartition {
   protocol::Uuid topic_id;  // tells a re-created topic from the old one
   int32_t partition = 0;
   int64_t log_start_offset = 0;
-  int64_t high_watermark = 0;  // what may be forwarded (durable data in disk mode)
+  // What may be forwarded: below the last stable offset (durable data in
+  // disk mode, and no transaction still open).
+  int64_t high_watermark = 0;
   int64_t log_end_offset = 0;
   // Bytes of batches from the link's cursor to the log end; only measured
   // when list() is asked to (it walks the segment index).
@@ -54,8 +56,12 @@ struct LocalPartition {
 struct LocalRead {
   bool exists = true;  // false: the topic or partition is gone
   Status status;
-  std::vector<uint8_t> bytes;  // whole batches
+  std::vector<uint8_t> bytes;  // whole batches, below the last stable offset
   int64_t next_offset = 0;
+  // The aborted transactions overlapping [offset read, next_offset): their
+  // batches are not forwarded. Empty (no allocation) in a partition that
+  // never held one.
+  std::vector<storage::AbortedTransaction> aborted;
   int64_t log_start_offset = 0;
 };
 

@@ -7,6 +7,7 @@ ReadAhead::Result ReadAhead::next(LocalStore* store, const std::string& topic, i
                                   std::string* error) {
   if (empty()) {
     buffer_.clear();
+    aborted_.clear();
     pos_ = 0;
     LocalRead r;
     if (!store->read(topic, partition, offset, read_bytes, &r)) return Result::kStopping;
@@ -21,6 +22,7 @@ ReadAhead::Result ReadAhead::next(LocalStore* store, const std::string& topic, i
     }
     if (r.bytes.empty()) return Result::kNone;
     buffer_ = std::move(r.bytes);
+    aborted_ = std::move(r.aborted);
   }
   std::span<const uint8_t> rest(buffer_.data() + pos_, buffer_.size() - pos_);
   if (protocol::RecordBatchView::parse(rest, batch) != protocol::BatchError::kOk) {
@@ -41,7 +43,20 @@ std::span<uint8_t> ReadAhead::mutable_bytes(const protocol::RecordBatchView& bat
 void ReadAhead::clear() {
   buffer_.clear();
   buffer_.shrink_to_fit();
+  aborted_.clear();
+  aborted_.shrink_to_fit();
   pos_ = 0;
+}
+
+bool ReadAhead::in_aborted_transaction(const protocol::RecordBatchView& batch) const {
+  if (!batch.is_transactional()) return false;
+  for (const storage::AbortedTransaction& a : aborted_) {
+    if (a.producer_id == batch.producer_id() && a.first_offset <= batch.base_offset() &&
+        batch.base_offset() < a.last_offset) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace eddy::forward

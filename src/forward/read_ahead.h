@@ -43,9 +43,13 @@ class ReadAhead {
   std::span<uint8_t> mutable_bytes(const protocol::RecordBatchView& batch);
   // Drops the buffer and its memory.
   void clear();
+  // Whether batch (from next()) is data of a transaction that was aborted.
+  bool in_aborted_transaction(const protocol::RecordBatchView& batch) const;
 
  private:
   std::vector<uint8_t> buffer_;
+  // The aborted transactions the read that filled buffer_ overlaps.
+  std::vector<storage::AbortedTransaction> aborted_;
   size_t pos_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "storage/checkpoint.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "port/log.h"
@@ -13,6 +14,10 @@ namespace {
 
 constexpr uint32_t kCleanShutdownMagic = 0x45444353;  // "EDCS"
 constexpr uint32_t kLogStartMagic = 0x45444c53;       // "EDLS"
+constexpr uint32_t kTransactionsMagic = 0x45445458;   // "EDTX"
+constexpr uint32_t kSnapshotMagic = 0x45445453;       // "EDTS"
+// A snapshot larger than this is not read (a damaged size field).
+constexpr uint64_t kMaxSnapshotBytes = 256u << 20;
 
 // magic u32, count u32, fields i64..., crc u32
 std::vector<uint8_t> encode(uint32_t magic, const std::vector<int64_t>& fields) {
@@ -83,6 +88,46 @@ bool read_log_start_offset(const std::string& directory, int64_t* log_start_offs
   std::vector<int64_t> f;
   if (!decode(directory + "/" + kLogStartOffsetFile, kLogStartMagic, 1, &f)) return false;
   *log_start_offset = f[0];
+  return true;
+}
+
+Status write_first_transactional_offset(const std::string& directory, int64_t offset) {
+  return replace_file(directory, kTransactionsFile, encode(kTransactionsMagic, {offset}), /*durable=*/true);
+}
+
+bool read_first_transactional_offset(const std::string& directory, int64_t* offset) {
+  std::vector<int64_t> f;
+  if (!decode(directory + "/" + kTransactionsFile, kTransactionsMagic, 1, &f)) return false;
+  *offset = f[0];
+  return true;
+}
+
+// magic u32, log end i64, payload, crc u32 (over everything before it)
+Status write_transactions_snapshot(const std::string& directory, int64_t log_end_offset,
+                                   const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> bytes(12 + payload.size() + 4);
+  protocol::store_be32(bytes.data(), kSnapshotMagic);
+  protocol::store_be64(bytes.data() + 4, static_cast<uint64_t>(log_end_offset));
+  std::copy(payload.begin(), payload.end(), bytes.begin() + 12);
+  protocol::store_be32(bytes.data() + bytes.size() - 4, port::crc32c(0, bytes.data(), bytes.size() - 4));
+  return replace_file(directory, kTransactionsSnapshotFile, bytes, /*durable=*/true);
+}
+
+bool read_transactions_snapshot(const std::string& directory, int64_t* log_end_offset,
+                                std::vector<uint8_t>* payload) {
+  port::File file;
+  if (port::File::open(directory + "/" + kTransactionsSnapshotFile, port::OpenMode::kReadOnly, &file)) return false;
+  uint64_t size = 0;
+  size_t got = 0;
+  if (file.size(&size) || size < 16 || size > kMaxSnapshotBytes) return false;
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  if (file.read_at(0, bytes.data(), bytes.size(), &got) || got != bytes.size()) return false;
+  if (protocol::load_be32(bytes.data()) != kSnapshotMagic ||
+      port::crc32c(0, bytes.data(), bytes.size() - 4) != protocol::load_be32(bytes.data() + bytes.size() - 4)) {
+    return false;
+  }
+  *log_end_offset = static_cast<int64_t>(protocol::load_be64(bytes.data() + 4));
+  payload->assign(bytes.begin() + 12, bytes.end() - 4);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "port/log.h"
 #include "port/port.h"
 #include "protocol/big_endian.h"
+#include "protocol/control_batch.h"
 #include "protocol/record_batch.h"
 #include "storage/checkpoint.h"
 
@@ -107,6 +108,8 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   if (have_clean) persisted_log_start = std::max(persisted_log_start, clean.log_start_offset);
   s = log->recover(have_clean ? &clean : nullptr, persisted_log_start);
   if (!s.ok()) return s;
+  s = log->load_transactions();
+  if (!s.ok()) return s;
   log->recovery_.micros = (port::monotonic_nanos() - started) / 1000;
   log->recharge();
 
@@ -131,6 +134,14 @@ Status PartitionLog::close() {
   if (!s.ok()) return s;
   if (write_failed_) return Status::io_error("an earlier write failed");  // no checkpoint: the next open rescans
   Segment& active = *segments_.back();
+  if (first_transactional_offset_ >= 0) {
+    // Everything is durable: every decided transaction is stable.
+    transactions_.settle(active.next_offset());
+    std::vector<uint8_t> state;
+    transactions_.encode(&state);
+    s = write_transactions_snapshot(directory_, active.next_offset(), state);
+    if (!s.ok()) return s;
+  }
   s = write_index_file(index_path(active.base_offset()), active.index());
   if (!s.ok()) return s;
   return write_clean_shutdown(directory_,
@@ -156,6 +167,15 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
 
   Segment& active = *segments_.back();
   const int64_t base = active.next_offset();
+  const bool transactional =
+      (view.attributes() & (protocol::batch_attributes::kTransactional | protocol::batch_attributes::kControl)) != 0;
+  if (transactional && first_transactional_offset_ < 0) {
+    // Durable before the batch can be: an open after a power cut must know
+    // to look for transactions. Once per partition, on the owner thread.
+    s = write_first_transactional_offset(directory_, base);
+    if (!s.ok()) return s;
+    first_transactional_offset_ = base;
+  }
   BatchInfo info{base, base + view.last_offset_delta(), view.max_timestamp(), static_cast<uint32_t>(batch.size())};
   protocol::set_base_offset(batch, base);
   protocol::set_partition_leader_epoch(batch, options.leader_epoch);
@@ -174,6 +194,9 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
     return s;
   }
 
+  if (transactional) note_transactional_batch(view, base);
+  if (!transactions_.all_stable()) transactions_.settle(high_watermark());
+
   unsynced_records_ += view.record_count();
   bool urgent = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ||
                 unsynced_records_ >= config_.flush_interval_messages;
@@ -184,7 +207,16 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
   result->base_offset = base;
   result->last_offset = info.last_offset;
   result->log_start_offset = log_start_offset_;
+  if (transactional && view.is_control() && stable_offset_listener_) stable_offset_listener_();
   return Status();
+}
+
+void PartitionLog::note_transactional_batch(const RecordBatchView& view, int64_t base) {
+  if (!view.is_control()) {
+    transactions_.on_data_batch(view.producer_id(), base);
+  } else if (auto type = protocol::control_type(view)) {
+    transactions_.on_marker(view.producer_id(), *type, base);
+  }
 }
 
 Status PartitionLog::ensure_room(uint64_t size) {
@@ -296,7 +328,7 @@ Status PartitionLog::recycle_oldest(int64_t new_base, std::unique_ptr<Segment>* 
   }
   segments_.pop_front();
   ++stats_.segments_recycled;
-  log_start_offset_ = std::max(log_start_offset_, segments_.front()->base_offset());
+  advance_log_start(segments_.front()->base_offset());
   return Status();
 }
 
@@ -313,7 +345,7 @@ void PartitionLog::drop_extra_segments() {
     port::remove_file(index_path(oldest.base_offset()));
     port::remove_file(oldest.path());
     segments_.pop_front();
-    log_start_offset_ = std::max(log_start_offset_, segments_.front()->base_offset());
+    advance_log_start(segments_.front()->base_offset());
     sync_->note_directory_changed();
   }
 }
@@ -327,6 +359,13 @@ int64_t PartitionLog::high_watermark() const {
   int64_t end = log_end_offset();
   int64_t hw = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ? std::min(durable_offset(), end) : end;
   return std::max(hw, log_start_offset_);
+}
+
+int64_t PartitionLog::last_stable_offset() const {
+  const int64_t hw = high_watermark();
+  if (transactions_.all_stable()) return hw;
+  const int64_t first = transactions_.first_unstable_offset(hw);
+  return first < 0 ? hw : std::max(std::min(first, hw), log_start_offset_);
 }
 
 size_t PartitionLog::segment_for(int64_t offset) const {
@@ -488,8 +527,14 @@ Status PartitionLog::find_max_timestamp(TimestampLookup* lookup, const RecordsDe
 // Retention, pins, configuration
 // ---------------------------------------------------------------------------
 
+void PartitionLog::advance_log_start(int64_t offset) {
+  log_start_offset_ = std::max(log_start_offset_, offset);
+  transactions_.trim_before(log_start_offset_);
+}
+
 void PartitionLog::set_log_start(int64_t offset) {
   log_start_offset_ = offset;
+  transactions_.trim_before(offset);
   // Losing this file only makes deleted records readable again after a
   // crash (as with Kafka's periodic checkpoint); it is replaced atomically.
   // So a failure to write it is ignored on purpose.

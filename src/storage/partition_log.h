@@ -9,6 +9,9 @@
 //                         page-cache (clamped to >= log start).
 //   log start offset      first readable offset; advanced by recycling the
 //                         oldest segment, by retention.ms, by DeleteRecords.
+//   last stable offset    what read_committed consumers may read: below the
+//                         earliest transaction not yet decided (LSO <= HW);
+//                         see transaction_index.h.
 //
 // Threading: every method except the durability ones marked "any thread"
 // must be called from the single owner thread (the reactor). The flusher
@@ -34,6 +37,7 @@
 #include "storage/flusher.h"
 #include "storage/log_config.h"
 #include "storage/segment.h"
+#include "storage/transaction_index.h"
 
 namespace eddy::storage {
 
@@ -101,6 +105,7 @@ struct RecoveryStats {
   uint64_t bytes_zeroed = 0;        // bytes overwritten with zeros
   uint64_t bytes_dropped = 0;       // extent of non-zero bytes after the end
   uint64_t segments_discarded = 0;  // later segments deleted after a break
+  uint64_t bytes_scanned_for_transactions = 0;  // batch headers read to rebuild the transaction index
   int64_t micros = 0;
 };
 
@@ -204,6 +209,23 @@ class PartitionLog {
   int64_t log_end_offset() const { return segments_.back()->next_offset(); }
   int64_t high_watermark() const;
 
+  // ---- Transactions (transaction_index.h) ----
+  // Last stable offset: the first offset of the earliest transaction not yet
+  // decided below the high watermark, capped by it (and at least the log
+  // start): log start <= LSO <= HW; LSO == HW without open transactions.
+  int64_t last_stable_offset() const;
+  // Whether an aborted transaction ends at or above the log start.
+  bool has_aborted_transactions() const { return transactions_.has_aborted(); }
+  // Appends the aborted transactions overlapping [from, to) to *out.
+  void collect_aborted_transactions(int64_t from, int64_t to, std::vector<AbortedTransaction>* out) const {
+    transactions_.collect_aborted(from, to, out);
+  }
+  // Called on the owner thread after a COMMIT or ABORT marker was appended
+  // (it may have moved the last stable offset without moving the high
+  // watermark); the broker wakes read_committed fetches waiting for it.
+  void set_stable_offset_listener(std::function<void()> listener) { stable_offset_listener_ = std::move(listener); }
+  const TransactionIndex& transactions() const { return transactions_; }
+
   // ---- Durability (any thread) ----
   int64_t durable_offset() const { return sync_->durable_offset(); }
   // See DurabilityListener: called on the flusher thread.
@@ -231,6 +253,13 @@ class PartitionLog {
   Status scan_for_recovery(size_t i, RecoveryWork* work, bool* log_ends_here);
   Status end_log_in(size_t i, const ScanOutcome& outcome, RecoveryWork* work);
   Status finish_recovery(int64_t persisted_log_start, RecoveryWork* work);
+  // Rebuilds transactions_ from the batch headers, when transactions.checkpoint
+  // says transactional batches were ever appended.
+  Status load_transactions();
+  // From the clean close's transactions.snapshot, when it can be trusted.
+  bool load_transactions_snapshot();
+  // Records a transactional or control batch just appended at base.
+  void note_transactional_batch(const protocol::RecordBatchView& view, int64_t base);
   Status ensure_room(uint64_t size);
   Status roll();
   // Whether a new segment file keeps the charge within what it is now, or
@@ -243,6 +272,8 @@ class PartitionLog {
   void drop_extra_segments();
   bool pinned(const Segment& segment) const;
   void set_log_start(int64_t offset);
+  // Moves the log start up to offset (never down) and trims what lies below.
+  void advance_log_start(int64_t offset);
   std::string segment_path(int64_t base) const;
   std::string index_path(int64_t base) const;
   // Index into segments_ of the segment holding offset (the last with
@@ -280,6 +311,12 @@ class PartitionLog {
   };
   ReadHint hints_[4];
   size_t next_hint_ = 0;
+
+  TransactionIndex transactions_;
+  // The offset of the first transactional or control batch ever appended
+  // (transactions.checkpoint); -1: none, and none may be in the log.
+  int64_t first_transactional_offset_ = -1;
+  std::function<void()> stable_offset_listener_;
 
   RecoveryStats recovery_;
   PartitionStats stats_;

@@ -167,4 +167,59 @@ Status PartitionLog::finish_recovery(int64_t persisted_log_start, RecoveryWork* 
   return Status();
 }
 
+bool PartitionLog::load_transactions_snapshot() {
+  const std::string path = directory_ + "/" + kTransactionsSnapshotFile;
+  if (!port::path_exists(path)) return false;
+  int64_t end = -1;
+  std::vector<uint8_t> state;
+  // Only a clean close writes it, just before its checkpoint; appends after
+  // this open make it stale: removed (a copy a power cut brings back is
+  // ignored for want of a clean-shutdown checkpoint that matches).
+  const bool usable = recovery_.clean && read_transactions_snapshot(directory_, &end, &state) &&
+                      end == log_end_offset() && transactions_.decode(state);
+  port::remove_file(path);
+  if (usable) transactions_.trim_before(log_start_offset_);
+  return usable;
+}
+
+Status PartitionLog::load_transactions() {
+  int64_t first = -1;
+  if (!read_first_transactional_offset(directory_, &first)) {
+    // Present but unreadable (it is replaced atomically, so only damage
+    // does that): look everywhere rather than miss a transaction.
+    if (!port::path_exists(directory_ + "/" + kTransactionsFile)) return Status();
+    first = 0;
+  }
+  // A power cut took back the batch the checkpoint names (and all after it):
+  // the log holds no transactional batch, and the next one appended
+  // rewrites the checkpoint before it is written.
+  if (first >= log_end_offset()) return Status();
+  first_transactional_offset_ = first;
+  if (load_transactions_snapshot()) return Status();
+  for (const auto& segment : segments_) {
+    if (segment->next_offset() <= first) continue;
+    Status s = scan_transactions(*segment, &transactions_, &recovery_.bytes_scanned_for_transactions);
+    if (s.code() == Status::Code::kCorruption) {
+      // Inside a segment trusted by its index file (recovery checked its
+      // first and last batches only): readers cannot get past that point
+      // either. The rest of the partition still counts.
+      EDDY_LOG_WARN("{}: segment {}: {}: transactions after that point in it are not known",
+                    directory_, segment_file_name(segment->base_offset()), s.message());
+    } else if (!s.ok()) {
+      EDDY_LOG_ERROR("{}: cannot rebuild the transaction index from segment {}: {}", directory_,
+                     segment_file_name(segment->base_offset()), s.to_string());
+      return s;
+    }
+  }
+  transactions_.trim_before(log_start_offset_);
+  // Everything recovery kept is durable: the high watermark is the log end.
+  transactions_.settle(log_end_offset());
+  if (transactions_.ongoing_count() > 0 || transactions_.has_aborted()) {
+    EDDY_LOG_INFO("{}: {} open transactions, {} aborted ones kept ({} bytes of batch headers read)", directory_,
+                  transactions_.ongoing_count(), transactions_.aborted().size(),
+                  recovery_.bytes_scanned_for_transactions);
+  }
+  return Status();
+}
+
 }  // namespace eddy::storage

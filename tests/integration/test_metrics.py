@@ -52,6 +52,7 @@ def check_families(families):
         "eddy_topic_messages_in": "counter", "eddy_topic_bytes_out": "counter",
         "eddy_topic_messages_out": "counter", "eddy_partition_log_start_offset": "gauge",
         "eddy_partition_log_end_offset": "gauge", "eddy_partition_high_watermark": "gauge",
+        "eddy_partition_last_stable_offset": "gauge",
         "eddy_consumer_group_lag": "gauge", "eddy_consumer_group_committed_offset": "gauge",
         "eddy_link_state": "gauge", "eddy_link_backlog_messages": "gauge", "eddy_link_backlog_bytes": "gauge",
         "eddy_link_dropped_messages": "counter", "eddy_link_paused": "gauge",
@@ -94,6 +95,8 @@ def test_traffic(broker, port):
             "partition %d high watermark" % p
         assert mf.value(after, "eddy_partition_log_end_offset", **labels) == COUNT / PARTITIONS, \
             "partition %d log end" % p
+        assert mf.value(after, "eddy_partition_last_stable_offset", **labels) == COUNT / PARTITIONS, \
+            "partition %d: no transaction, the last stable offset is the high watermark" % p
         assert mf.value(after, "eddy_partition_log_start_offset", **labels) == 0.0, "partition %d log start" % p
         assert mf.value(after, "eddy_consumer_group_lag", group=ODD_GROUP, **labels) == COUNT / PARTITIONS - committed[p], \
             "partition %d: the odd group's lag (label escaped and parsed back)" % p

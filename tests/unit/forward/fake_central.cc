@@ -114,6 +114,9 @@ void FakeCentral::produce(const protocol::ParsedRequestHeader& h, std::span<cons
       }
       Received got{topic.name,           pd.index,          local_offset_of(batch), batch.record_count(),
                    batch.producer_id(), batch.producer_epoch(), batch.base_sequence(), false, answer};
+      got.transactional = batch.is_transactional();
+      got.control = batch.is_control();
+      got.crc_ok = batch.crc_matches();
       int32_t& expected = next_sequence_[{topic.name, pd.index, batch.producer_id()}];
       int64_t& end = log_end_[{topic.name, pd.index}];
       if (refuse_ > 0) {

@@ -38,6 +38,9 @@ class FakeCentral {
     int32_t base_sequence = -1;
     bool written = false;   // appended (false: a duplicate or refused)
     bool answered = false;  // the request was answered
+    bool transactional = false;  // the batch's attribute bits
+    bool control = false;
+    bool crc_ok = false;
   };
 
   FakeCentral();

@@ -14,6 +14,8 @@
 #include "fake_central.h"
 #include "local_side.h"
 #include "port/port.h"
+#include "protocol/control_batch.h"
+#include "protocol/record_batch.h"
 
 namespace eddy::forward {
 namespace {
@@ -208,6 +210,60 @@ TEST_F(LinkTest, ARefusedTopicPausesItsPartitionOnly) {
   }
   EXPECT_EQ(paused, 1);
   EXPECT_EQ(status.connects, 1u) << "a pause is no reason to reconnect";
+}
+
+// Appends a batch straight to sensors-0's log on the reactor (a
+// transactional producer's data, a coordinator's marker); its base offset.
+int64_t append_raw(LocalSide& local, std::vector<uint8_t> batch) {
+  int64_t base = -1;
+  local.reactor().run([&] {
+    storage::PartitionLog* log = local.broker().topics().find("sensors")->partitions[0];
+    storage::AppendResult result;
+    if (log->append(batch, storage::AppendOptions{}, &result).ok()) base = result.base_offset;
+  });
+  return base;
+}
+
+// Values as LocalSide::append writes them (FakeCentral reads the offsets
+// back from them).
+std::vector<uint8_t> transactional(int64_t producer_id, int records, int64_t first_offset) {
+  protocol::RecordBatchBuilder builder;
+  builder.producer(producer_id, 0, 0).attributes(protocol::batch_attributes::kTransactional);
+  for (int i = 0; i < records; ++i) builder.add("k", "sensors-0:" + std::to_string(first_offset + i), 1000 + i);
+  return builder.build();
+}
+
+TEST_F(LinkTest, ForwardsCommittedTransactionalDataOnlyAndNoMarkers) {
+  EXPECT_EQ(local_.append("sensors", 0, 2), 0);
+  EXPECT_EQ(append_raw(local_, transactional(77, 3, 2)), 2);  // aborted below
+  EXPECT_EQ(local_.append("sensors", 0, 1), 5);
+  EXPECT_EQ(append_raw(local_, transactional(78, 2, 6)), 6);  // committed below
+  EXPECT_EQ(append_raw(local_, protocol::build_control_batch(protocol::ControlType::kAbort, 77, 0, 0, 1000)), 8);
+  EXPECT_EQ(append_raw(local_, protocol::build_control_batch(protocol::ControlType::kCommit, 78, 0, 0, 1000)), 9);
+  EXPECT_EQ(local_.append("sensors", 0, 1), 10);
+  EXPECT_EQ(append_raw(local_, transactional(79, 1, 11)), 11);  // open: the LSO stays at 11
+  EXPECT_EQ(local_.append("sensors", 0, 1), 12);
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 11; })) << saved_offset(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // nothing more goes out
+  EXPECT_EQ(central_.written("sensors", 0), (std::vector<int64_t>{0, 5, 6, 10}));
+
+  EXPECT_EQ(append_raw(local_, protocol::build_control_batch(protocol::ControlType::kCommit, 79, 0, 0, 1000)), 13);
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 14; })) << saved_offset(0);
+  stop_link();
+  EXPECT_EQ(central_.written("sensors", 0), (std::vector<int64_t>{0, 5, 6, 10, 11, 12}));
+  std::map<int64_t, int32_t> sequences;
+  for (const FakeCentral::Received& r : central_.received()) {
+    if (r.partition != 0) continue;
+    EXPECT_FALSE(r.transactional) << "offset " << r.local_base_offset << ": sent as the link's idempotent data";
+    EXPECT_FALSE(r.control) << "offset " << r.local_base_offset;
+    EXPECT_TRUE(r.crc_ok) << "offset " << r.local_base_offset;
+    EXPECT_EQ(r.producer_id, 1000);
+    sequences[r.local_base_offset] = r.base_sequence;
+  }
+  // Consecutive sequences over what was sent: skipped batches use none.
+  EXPECT_EQ(sequences, (std::map<int64_t, int32_t>{{0, 0}, {5, 2}, {6, 3}, {10, 5}, {11, 6}, {12, 7}}));
+  EXPECT_EQ(saved(0).next_sequence, 8);
 }
 
 TEST_F(LinkTest, RequestStopEndsALinkThatBacksOff) {
