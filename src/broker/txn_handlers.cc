@@ -199,8 +199,9 @@ void Broker::handle_list_transactions(RequestPtr request) {
     if (m.state == txn::TransactionState::kDead) return;
     if (!producer_ids.empty() && producer_ids.count(m.producer_id) == 0) return;
     if (!body.state_filters.empty() && states.count(m.state) == 0) return;
-    // v1: transactions running longer than duration_filter ms.
-    if (body.duration_filter >= 0 && (m.start_ms < 0 || now - m.start_ms <= body.duration_filter)) return;
+    // v1: transactions running longer than duration_filter ms (Kafka's
+    // test, which an id without a transaction, start -1, also passes).
+    if (body.duration_filter >= 0 && now - m.start_ms <= body.duration_filter) return;
     if (!authorized(*request, AclOperation::kDescribe, ResourceType::kTransactionalId, m.transactional_id, true)) {
       return;
     }

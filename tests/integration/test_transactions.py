@@ -16,6 +16,12 @@
      transaction did not add.
   5. A restart with a transaction in flight: the coordinator's state is in
      eddy.db.
+  6. OffsetFetch with require_stable: UNSTABLE_OFFSET_COMMIT while a
+     transaction has offsets staged.
+  7. Kafka 4.4's kafka-transactions (TransactionsCommand) list and describe.
+  8. ACLs (StandardAuthorizer, allow.everyone.if.no.acl.found): the
+     transactional id, topic and group rules of Kafka, refusals only where
+     ACLs say so.
 read_committed visibility (last stable offset, aborted transactions in
 Fetch) is the partition side's, tested where it is built."""
 
@@ -327,3 +333,107 @@ def test_restart_keeps_an_open_transaction(eddy_factory):
                                 "the abort completes")
     markers, records = control_batches(broker, "tx-restart", 1)
     assert records == 2 and [(o, k) for o, k, _p, _e in markers[0]] == [(2, "ABORT")]
+
+
+def offset_fetch_stable(conn, group, topic, partition):
+    """OffsetFetch v7 with require_stable: (error code, committed offset) of
+    one partition."""
+    body = (w.compact_string(group) + w.uvarint(2) + w.compact_string(topic) + w.uvarint(2) +
+            struct.pack(">i", partition) + b"\x00" + b"\x01" + b"\x00")
+    data = conn.request(9, 7, body, flexible=True)
+    pos = 4 + 1  # throttle, one topic
+    pos += 1 + data[pos] - 1  # its name
+    pos += 1  # one partition
+    _p, offset, _epoch = struct.unpack_from(">iqi", data, pos)
+    pos += 16
+    metadata_len = data[pos] - 1
+    pos += 1 + max(metadata_len, 0)
+    (error,) = struct.unpack_from(">h", data, pos)
+    return error, offset
+
+
+def test_require_stable_sees_staged_offsets(eddy):
+    UNSTABLE_OFFSET_COMMIT = 88
+    nc.ensure_topic(eddy, "tx-stable", 1)
+    with w.Connection(eddy.port) as conn:
+        error, pid, epoch = init_producer_id(conn, "tx-stable-id")
+        assert add_offsets(conn, "tx-stable-id", pid, epoch, "tx-stable-group") == NONE
+        assert txn_offset_commit(conn, "tx-stable-id", "tx-stable-group", pid, epoch, "tx-stable", 0, 7) == NONE
+        assert offset_fetch_stable(conn, "tx-stable-group", "tx-stable", 0) == (UNSTABLE_OFFSET_COMMIT, -1), \
+            "an open transaction's offsets are unstable"
+        assert nc.committed_offsets(eddy, "tx-stable-group") == {}, "and not committed (OffsetFetch v<7)"
+        assert end_txn(conn, "tx-stable-id", pid, epoch, True) == NONE
+        eddy_fixture.wait_until(lambda: offset_fetch_stable(conn, "tx-stable-group", "tx-stable", 0) == (NONE, 7),
+                                10, "the committed offset, stable")
+
+
+def test_kafka_transactions_lists_and_describes(eddy):
+    import kafka_fixture
+    nc.ensure_topic(eddy, "tx-tool", 2)
+    with w.Connection(eddy.port) as conn:
+        error, pid, epoch = init_producer_id(conn, "tx-tool-id")
+        assert add_partitions(conn, 1, "tx-tool-id", pid, epoch, [("tx-tool", [0, 1])]) == \
+            {("tx-tool", 0): NONE, ("tx-tool", 1): NONE}
+
+    def tool(*args):
+        r = kafka_fixture.java_tool("org.apache.kafka.tools.TransactionsCommand",
+                                    ["--bootstrap-server", eddy.bootstrap] + list(args))
+        out = r.stdout.decode()
+        assert r.returncode == 0, "kafka-transactions %s: %s" % (" ".join(args), out + r.stderr.decode()[-3000:])
+        return [line.split() for line in out.splitlines() if line.strip()]
+
+    rows = tool("list")
+    assert rows[0][:4] == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"], rows
+    assert ["tx-tool-id", "1", str(pid), "Ongoing"] in rows, "kafka-transactions list: %r" % rows
+    rows = tool("describe", "--transactional-id", "tx-tool-id")
+    header, row = rows[0], rows[1]
+    described = dict(zip(header, row))
+    assert (described["ProducerId"], described["ProducerEpoch"], described["TransactionState"]) == \
+        (str(pid), str(epoch), "Ongoing"), "kafka-transactions describe: %r" % rows
+    assert sorted(described["TopicPartitions"].split(",")) == ["tx-tool-0", "tx-tool-1"]
+    with w.Connection(eddy.port) as conn:
+        assert end_txn(conn, "tx-tool-id", pid, epoch, False) == NONE
+
+
+def test_transactional_id_acls(eddy_factory):
+    """Kafka's StandardAuthorizer rules with allow.everyone.if.no.acl.found:
+    a transactional id no ACL names is open (TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    only when ACLs say so); DENY ACLs added with kafka-acls refuse the id,
+    a topic (AddPartitionsToTxn) and a group (AddOffsetsToTxn)."""
+    import kafka_fixture
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+    TOPIC_AUTHORIZATION_FAILED = 29
+    GROUP_AUTHORIZATION_FAILED = 30
+    broker = eddy_factory({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                           "allow.everyone.if.no.acl.found": "true"})
+    nc.create_topic(broker, "acl-open", 1)
+    nc.create_topic(broker, "acl-closed", 1)
+
+    def deny(*resource):
+        r = kafka_fixture.java_tool("org.apache.kafka.tools.AclCommand",
+                                    ["--bootstrap-server", broker.bootstrap, "--add", "--deny-principal",
+                                     "User:ANONYMOUS"] + list(resource))
+        assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()[-3000:]
+
+    with w.Connection(broker.port) as conn:
+        error, pid, epoch = init_producer_id(conn, "acl-tx")
+        assert error == NONE, "no ACL names the transactional id: allowed"
+    deny("--operation", "Write", "--transactional-id", "acl-denied")
+    deny("--operation", "Write", "--topic", "acl-closed")
+    deny("--operation", "Read", "--group", "acl-group")
+    with w.Connection(broker.port) as conn:
+        assert init_producer_id(conn, "acl-denied")[0] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        body = conn.request(10, 1, w.string("acl-denied") + b"\x01")
+        assert struct.unpack_from(">h", body, 4)[0] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED, \
+            "FindCoordinator needs DESCRIBE on the transactional id"
+        assert end_txn(conn, "acl-denied", pid, epoch, True) == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        assert add_partitions(conn, 1, "acl-denied", pid, epoch, [("acl-open", [0])]) == \
+            {("acl-open", 0): TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+        assert txn_offset_commit(conn, "acl-denied", "g", pid, epoch, "acl-open", 0, 1) == \
+            TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        assert add_partitions(conn, 1, "acl-tx", pid, epoch, [("acl-open", [0]), ("acl-closed", [0])]) == \
+            {("acl-open", 0): OPERATION_NOT_ATTEMPTED, ("acl-closed", 0): TOPIC_AUTHORIZATION_FAILED}
+        assert add_offsets(conn, "acl-tx", pid, epoch, "acl-group") == GROUP_AUTHORIZATION_FAILED
+        assert add_partitions(conn, 1, "acl-tx", pid, epoch, [("acl-open", [0])]) == {("acl-open", 0): NONE}
+        assert end_txn(conn, "acl-tx", pid, epoch, True) == NONE
+    assert "may not WRITE TRANSACTIONAL_ID 'acl-denied'" in broker.log_text(), broker.log_text()[-3000:]
