@@ -343,7 +343,7 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
 ErrorCode Broker::verify_transactional_batch(const ProduceSlot& slot, const protocol::RecordBatchView& batch,
                                              std::string* message) {
   const ErrorCode code = txn_->verify_produce(batch.producer_id(), batch.producer_epoch(),
-                                              meta::TopicPartition{slot.topic_name, slot.partition});
+                                              txn::PartitionRef{slot.topic_name, slot.partition});
   switch (code) {
     case ErrorCode::kNone: break;
     case ErrorCode::kInvalidProducerIdMapping:

@@ -261,14 +261,14 @@ ErrorCode Coordinator::verify_offset_commit(const std::string& transactional_id,
   return ErrorCode::kNone;
 }
 
-ErrorCode Coordinator::verify_produce(int64_t producer_id, int16_t epoch, const meta::TopicPartition& tp) const {
+ErrorCode Coordinator::verify_produce(int64_t producer_id, int16_t epoch, PartitionRef tp) const {
   auto id = by_producer_id_.find(producer_id);
   if (id == by_producer_id_.end()) return ErrorCode::kInvalidProducerIdMapping;
   const TransactionMetadata* m = find(id->second);
   if (m == nullptr || m->producer_id != producer_id) return ErrorCode::kInvalidProducerIdMapping;
   if (m->producer_epoch != epoch) return ErrorCode::kInvalidProducerEpoch;
   if (m->state == S::kPrepareCommit || m->state == S::kPrepareAbort) return ErrorCode::kNotEnoughReplicas;
-  if (m->state != S::kOngoing || m->partitions.count(tp) == 0) return ErrorCode::kInvalidTxnState;
+  if (m->state != S::kOngoing || m->partitions.find(tp) == m->partitions.end()) return ErrorCode::kInvalidTxnState;
   return ErrorCode::kNone;
 }
 

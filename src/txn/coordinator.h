@@ -113,7 +113,7 @@ class Coordinator {
   // transaction added tp (Kafka's produce verification:
   // INVALID_PRODUCER_ID_MAPPING, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE,
   // NOT_ENOUGH_REPLICAS while its markers are being written).
-  protocol::ErrorCode verify_produce(int64_t producer_id, int16_t epoch, const meta::TopicPartition& tp) const;
+  protocol::ErrorCode verify_produce(int64_t producer_id, int16_t epoch, PartitionRef tp) const;
 
   // A partition's durable offset moved (the broker's flusher report).
   void on_partition_durable();

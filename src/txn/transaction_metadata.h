@@ -11,12 +11,33 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "meta/topic_partition.h"
 #include "meta/transaction_store.h"
 #include "txn/transaction_state.h"
 
 namespace eddy::txn {
+
+// A partition named without owning its topic name (Produce's lookup: no
+// string is built per batch).
+struct PartitionRef {
+  PartitionRef(std::string_view t, int32_t p) : topic(t), partition(p) {}
+  PartitionRef(const meta::TopicPartition& tp) : topic(tp.topic), partition(tp.partition) {}  // NOLINT: implicit
+  std::string_view topic;
+  int32_t partition = 0;
+};
+
+// Orders partitions by topic then partition, and finds one by PartitionRef.
+struct PartitionOrder {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    const int c = std::string_view(a.topic).compare(std::string_view(b.topic));
+    return c < 0 || (c == 0 && a.partition < b.partition);
+  }
+};
+using PartitionSet = std::set<meta::TopicPartition, PartitionOrder>;
 
 struct TransactionMetadata {
   std::string transactional_id;
@@ -26,7 +47,7 @@ struct TransactionMetadata {
   int16_t last_producer_epoch = -1;
   int32_t timeout_ms = 60000;
   TransactionState state = TransactionState::kEmpty;
-  std::set<meta::TopicPartition> partitions;
+  PartitionSet partitions;
   std::set<std::string> groups;  // consumer groups whose offsets the transaction commits
   int64_t start_ms = -1;
   int64_t last_update_ms = 0;
