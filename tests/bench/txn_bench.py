@@ -3,12 +3,14 @@
 figures): confluent-kafka (newest, newest_clients.venv_python()) sends
 COUNT 100-byte messages to 3 partitions of one Eddy, acks=all, as an
 idempotent producer and as a transactional one committing every 1 000 and
-every 100 messages, ROUNDS times each, each run on a fresh topic; reported:
-best and median msg/s per mode and each mode / idempotent, and the
-broker's CPU time per message.
+every 100 messages, ROUNDS times each, each run on a fresh topic; with
+--kafka the same against Apache Kafka (kafka_fixture, one node, its
+defaults) as the peer. Reported: best and median msg/s per mode, each mode
+/ the same broker's idempotent rate, and the broker's CPU time per message.
 
 Not run by ctest. Usage, from the build directory:
   EDDY_BIN=./eddy EDDY_SOURCE_DIR=.. /usr/bin/python3 ../tests/bench/txn_bench.py [--count 200000] [--rounds 3]
+      [--kafka]
 """
 
 import argparse
@@ -64,45 +66,63 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def run_modes(python, args, bootstrap, create_topic, pid, prefix):
+    """{mode: ([msg/s per round], [broker CPU us/msg per round])}."""
+    modes = {"idempotent": 0, "txn/1000": 1000, "txn/100": 100}
+    out = {m: ([], []) for m in modes}
+    run = 0
+    for _ in range(args.rounds):
+        for mode, every in modes.items():
+            run += 1
+            topic = "%s-%d" % (prefix, run)
+            create_topic(topic)
+            c0 = cpu_seconds(pid)
+            r = subprocess.run([python, "-c", CLIENT, bootstrap, topic, str(args.count), str(every)],
+                               capture_output=True, text=True, timeout=900)
+            if r.returncode != 0:
+                raise SystemExit("%s: exit %d\n%s" % (mode, r.returncode, r.stderr[-3000:]))
+            result = json.loads(r.stdout.strip().splitlines()[-1])
+            if result["errors"]:
+                raise SystemExit("%s: delivery errors %r" % (mode, result["errors"]))
+            out[mode][0].append(args.count / result["elapsed"])
+            out[mode][1].append((cpu_seconds(pid) - c0) / args.count * 1e6)
+    return out
+
+
+def report(name, results, base):
+    for mode, (rates, cpu) in results.items():
+        med = statistics.median(rates)
+        print("| %s | %s | %.0f | %.0f | %.2f | %.2f |" % (name, mode, max(rates), med, med / base,
+                                                           statistics.median(cpu)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=200000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--kafka", action="store_true", help="the same against Apache Kafka (kafka_fixture)")
     args = parser.parse_args()
     python = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
-    modes = {"idempotent": 0, "txn/1000": 1000, "txn/100": 100}
-    rates = {m: [] for m in modes}
-    cpu = {m: [] for m in modes}
-    broker = eddy_fixture.Broker(overrides={"log.retention.bytes": 1 << 30})
+    broker = eddy_fixture.Broker(overrides={"log.retention.bytes": 64 << 20})
     try:
         broker.start()
-        run = 0
-        for _ in range(args.rounds):
-            for mode, every in modes.items():
-                run += 1
-                topic = "bench-%d" % run
-                nc.create_topic(broker, topic, 3)
-                c0 = cpu_seconds(broker.proc.pid)
-                r = subprocess.run([python, "-c", CLIENT, broker.bootstrap, topic, str(args.count), str(every)],
-                                   capture_output=True, text=True, timeout=900)
-                if r.returncode != 0:
-                    raise SystemExit("%s: exit %d\n%s" % (mode, r.returncode, r.stderr[-3000:]))
-                out = json.loads(r.stdout.strip().splitlines()[-1])
-                if out["errors"]:
-                    raise SystemExit("%s: delivery errors %r" % (mode, out["errors"]))
-                rates[mode].append(args.count / out["elapsed"])
-                cpu[mode].append((cpu_seconds(broker.proc.pid) - c0) / args.count * 1e6)
+        eddy = run_modes(python, args, broker.bootstrap, lambda t: nc.create_topic(broker, t, 3), broker.proc.pid,
+                         "bench")
     finally:
         if broker.proc is not None:
             broker.stop()
-    base = statistics.median(rates["idempotent"])
+    kafka = None
+    if args.kafka:
+        import kafka_fixture
+        with kafka_fixture.KafkaCluster(1) as cluster:
+            kafka = run_modes(python, args, cluster.bootstrap, lambda t: cluster.create_topic(t, 3),
+                              cluster.procs[1].pid, "bench")
     print("%d messages of 100 bytes, 3 partitions, acks=all, %d rounds" % (args.count, args.rounds))
-    print("| mode | best msg/s | median msg/s | median / idempotent | broker CPU us/msg (median) |")
-    print("|---|---|---|---|---|")
-    for mode in modes:
-        med = statistics.median(rates[mode])
-        print("| %s | %.0f | %.0f | %.2f | %.2f |" % (mode, max(rates[mode]), med, med / base,
-                                                      statistics.median(cpu[mode])))
+    print("| broker | mode | best msg/s | median msg/s | median / its idempotent | broker CPU us/msg (median) |")
+    print("|---|---|---|---|---|---|")
+    report("eddy", eddy, statistics.median(eddy["idempotent"][0]))
+    if kafka is not None:
+        report("kafka " + kafka_fixture.KAFKA_VERSION, kafka, statistics.median(kafka["idempotent"][0]))
 
 
 if __name__ == "__main__":
