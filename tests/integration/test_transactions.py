@@ -24,6 +24,8 @@
      ACLs say so.
   9. A transaction found in PrepareCommit at startup is completed: its
      markers written, its staged offsets applied.
+ 10. Kafka 4.4's Java producer in transactional mode (kafka-producer-perf-test
+     --transactional-id): every transaction committed.
 read_committed visibility (last stable offset, aborted transactions in
 Fetch) is the partition side's, tested where it is built."""
 
@@ -471,3 +473,26 @@ def test_restart_completes_a_transaction_found_prepared(eddy_factory):
     assert [(o, k) for o, k, _p, _e in markers[0]] == [(0, "COMMIT")] and \
         [(o, k) for o, k, _p, _e in markers[1]] == [(3, "COMMIT")], markers
     assert nc.committed_offsets(broker, "tx-prepared-group") == {("tx-prepared", 0): 9}
+
+
+def test_java_transactional_producer(eddy):
+    """Kafka 4.4's Java producer in transactional mode (kafka-producer-perf-test
+    with --transactional-id, a commit every 100 ms): every record is stored
+    in a transactional batch and every transaction ends with COMMIT markers."""
+    import kafka_fixture
+    nc.ensure_topic(eddy, "tx-java", 3)
+    r = kafka_fixture.java_tool("org.apache.kafka.tools.ProducerPerformance",
+                                ["--topic", "tx-java", "--num-records", "20000", "--record-size", "100",
+                                 "--throughput", "-1", "--transactional-id", "tx-java-id",
+                                 "--transaction-duration-ms", "100", "--command-property",
+                                 "bootstrap.servers=" + eddy.bootstrap, "acks=all"],
+                                timeout=180)
+    out = r.stdout.decode()
+    assert r.returncode == 0 and "20000 records sent" in out, out + r.stderr.decode()[-3000:]
+    markers, records = control_batches(eddy, "tx-java", 3)
+    assert records == 20000, "every record stored (in transactional batches)"
+    kinds = {kind for rows in markers.values() for _o, kind, _p, _e in rows}
+    assert kinds == {"COMMIT"} and all(markers[p] for p in range(3)), \
+        "each partition's transactions end with COMMIT markers: %r" % {p: len(m) for p, m in markers.items()}
+    with w.Connection(eddy.port) as conn:
+        assert describe_transaction(conn, "tx-java-id")[1] == "CompleteCommit"
