@@ -195,6 +195,29 @@ def describe_transaction(conn, transactional_id):
     return error, state, pid, epoch, topics
 
 
+def find_coordinators_v4(conn, key_type, keys):
+    """FindCoordinator v4 (batched): [(key, node, port, error)]."""
+    body = conn.request(10, 4, bytes([key_type]) + w.uvarint(len(keys) + 1) +
+                        b"".join(w.compact_string(k) for k in keys) + b"\x00", flexible=True)
+    pos = 4
+    count = body[pos] - 1
+    pos += 1
+    answers = []
+    for _ in range(count):
+        klen = body[pos] - 1
+        key = body[pos + 1:pos + 1 + klen].decode()
+        pos += 1 + klen
+        node = struct.unpack_from(">i", body, pos)[0]
+        hlen = body[pos + 4] - 1
+        pos += 5 + hlen
+        port, err = struct.unpack_from(">ih", body, pos)
+        pos += 6
+        mlen = body[pos]
+        pos += 1 + max(mlen - 1, 0) + 1  # message, tagged fields
+        answers.append((key, node, port, err))
+    return answers
+
+
 # ---------------------------------------------------------------- scenarios
 
 def test_commit_and_abort(eddy, client):
@@ -284,6 +307,9 @@ def test_abandoned_transaction_is_aborted_after_its_timeout(eddy, client):
 def test_bad_input(eddy):
     nc.ensure_topic(eddy, "tx-bad", 2)
     with w.Connection(eddy.port) as conn:
+        assert find_coordinators_v4(conn, 1, ["tx-a", "tx-b"]) == [("tx-a", 1, eddy.port, NONE),
+                                                                  ("tx-b", 1, eddy.port, NONE)], \
+            "FindCoordinator v4 for two transactional ids: this node for both"
         assert init_producer_id(conn, "")[0] == INVALID_REQUEST, "an empty transactional id"
         assert init_producer_id(conn, "tx-bad-id", timeout_ms=120001)[0] == INVALID_TRANSACTION_TIMEOUT
         error, pid, epoch = init_producer_id(conn, "tx-bad-id")
