@@ -204,6 +204,21 @@ std::vector<ConfigKey> make_keys() {
                  "An idempotent producer's sequence state on a partition is forgotten after it has not written "
                  "there for this long."),
              1, kLongMax),
+      ranged(key("transaction.max.timeout.ms", T::kInt, "900000",
+                 "The longest transaction.timeout.ms a transactional producer may ask for "
+                 "(InitProducerId answers INVALID_TRANSACTION_TIMEOUT above it)."),
+             1, kInt32Max),
+      ranged(key("transactional.id.expiration.ms", T::kLong, "604800000",
+                 "A transactional id with no transaction in flight is forgotten after it has not been used for "
+                 "this long."),
+             1, kLongMax),
+      ranged(key("transaction.abort.timed.out.transaction.cleanup.interval.ms", T::kLong, "10000",
+                 "How often transactions open longer than their timeout are looked for and aborted (their "
+                 "producer is fenced)."),
+             1, kLongMax),
+      ranged(key("transaction.remove.expired.transaction.cleanup.interval.ms", T::kLong, "3600000",
+                 "How often transactional ids past transactional.id.expiration.ms are removed."),
+             1, kLongMax),
       // Eddy's own keys
       eddy_key(one_of(key("eddy.acks.all.waits.for", T::kString, "disk",
                           "What an acks=all (acks=-1) Produce waits for: 'disk' (after fdatasync, group commit) or "
@@ -340,8 +355,16 @@ std::vector<ConfigKey> make_keys() {
       ignored("socket.send.buffer.bytes", "Eddy uses the kernel's socket buffer sizes."),
       ignored("socket.receive.buffer.bytes", "Eddy uses the kernel's socket buffer sizes."),
       ignored("offsets.topic.replication.factor", "Eddy keeps group offsets in its metadata database."),
-      ignored("transaction.state.log.replication.factor", "Transactions are not supported."),
-      ignored("transaction.state.log.min.isr", "Transactions are not supported."),
+      ignored("transaction.state.log.replication.factor",
+              "Eddy keeps transaction state in its metadata database, not in a replicated log."),
+      ignored("transaction.state.log.min.isr",
+              "Eddy keeps transaction state in its metadata database, not in a replicated log."),
+      ignored("transaction.state.log.num.partitions",
+              "Eddy keeps transaction state in its metadata database: one coordinator, no log partitions."),
+      ignored("transaction.state.log.segment.bytes",
+              "Eddy keeps transaction state in its metadata database, not in log segments."),
+      ignored("transaction.state.log.load.buffer.size",
+              "Eddy loads transaction state from its metadata database at startup, not from a log."),
       ignored("log.retention.check.interval.ms", "Eddy checks retention when a segment rolls."),
   };
 }

@@ -44,6 +44,12 @@ broker::BrokerOptions broker_options_from(const Config& config) {
   o.default_replication_factor = static_cast<int16_t>(config.get_int("default.replication.factor"));
   o.message_max_bytes = config.get_int("message.max.bytes");
   o.producer_id_expiration_ms = config.get_long("producer.id.expiration.ms");
+  o.transactions.max_timeout_ms = static_cast<int32_t>(config.get_long("transaction.max.timeout.ms"));
+  o.transactions.transactional_id_expiration_ms = config.get_long("transactional.id.expiration.ms");
+  o.transactions.abort_timed_out_interval_ms =
+      config.get_long("transaction.abort.timed.out.transaction.cleanup.interval.ms");
+  o.transactions.remove_expired_interval_ms =
+      config.get_long("transaction.remove.expired.transaction.cleanup.interval.ms");
   o.producer_snapshot_interval_ms = config.get_long("eddy.producer.snapshot.interval.ms");
   o.group_min_session_timeout_ms = config.get_int("group.min.session.timeout.ms");
   o.group_max_session_timeout_ms = config.get_int("group.max.session.timeout.ms");

@@ -30,8 +30,15 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kCreateTopics, 0, 7, &Broker::handle_create_topics},
       {ApiKey::kDeleteTopics, 0, 6, &Broker::handle_delete_topics},
       {ApiKey::kDeleteRecords, 0, 2, &Broker::handle_delete_records},
-      {ApiKey::kInitProducerId, 0, 4, &Broker::handle_init_producer_id},  // no transactions
+      // Transactions: the pre-KIP-890 versions (KIP-98); the KIP-890 ones
+      // (InitProducerId 5, AddPartitionsToTxn 4+, EndTxn / AddOffsetsToTxn /
+      // TxnOffsetCommit 4+) are not offered.
+      {ApiKey::kInitProducerId, 0, 4, &Broker::handle_init_producer_id},
       {ApiKey::kOffsetForLeaderEpoch, 0, 4, &Broker::handle_offset_for_leader_epoch},
+      {ApiKey::kAddPartitionsToTxn, 0, 3, &Broker::handle_add_partitions_to_txn},
+      {ApiKey::kAddOffsetsToTxn, 0, 3, &Broker::handle_add_offsets_to_txn},
+      {ApiKey::kEndTxn, 0, 3, &Broker::handle_end_txn},
+      {ApiKey::kTxnOffsetCommit, 0, 3, &Broker::handle_txn_offset_commit},
       // Always advertised, as Kafka does; SECURITY_DISABLED without an authorizer.
       {ApiKey::kDescribeAcls, 0, 3, &Broker::handle_describe_acls},
       {ApiKey::kCreateAcls, 0, 3, &Broker::handle_create_acls},
@@ -48,6 +55,8 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kDescribeUserScramCredentials, 0, 0, &Broker::handle_describe_user_scram_credentials},
       {ApiKey::kAlterUserScramCredentials, 0, 0, &Broker::handle_alter_user_scram_credentials},
       {ApiKey::kDescribeCluster, 0, 1, &Broker::handle_describe_cluster},
+      {ApiKey::kDescribeTransactions, 0, 0, &Broker::handle_describe_transactions},
+      {ApiKey::kListTransactions, 0, 1, &Broker::handle_list_transactions},
   };
   return kApis;
 }

@@ -42,7 +42,8 @@ Status Broker::start() {
   if (!producer_state_error_.ok()) return producer_state_error_;
   schedule_producer_snapshots();
   started_ = true;
-  return start_groups();
+  if (s = start_groups(); !s.ok()) return s;
+  return start_transactions();
 }
 
 void Broker::note_encode_problem(const Request& request, const Status& status) {
@@ -187,6 +188,7 @@ void Broker::on_partition_durable(const std::string& topic, int32_t partition, i
   EDDY_DCHECK_ON_LOOP(executor_);
   complete_produce_waiters(false);
   wake_fetch_waiters(topic, partition);
+  if (txn_) txn_->on_partition_durable();
 }
 
 }  // namespace eddy::broker

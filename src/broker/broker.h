@@ -32,6 +32,8 @@
 #include "security/acl_authorizer.h"
 #include "security/sasl_server.h"
 #include "storage/log_manager.h"
+#include "txn/coordinator.h"
+#include "txn/state_store.h"
 
 namespace eddy::broker {
 
@@ -243,6 +245,19 @@ class Broker {
       const Request& request, protocol::DeleteGroupsRequest* body);
   void authorize_listed_groups(const Request& request, protocol::ListGroupsResponse* response);
   void drain_groups();
+  // Transactions (txn_handlers.cc; the coordinator is txn/coordinator.h).
+  void handle_add_partitions_to_txn(RequestPtr request);
+  void handle_add_offsets_to_txn(RequestPtr request);
+  void handle_end_txn(RequestPtr request);
+  void handle_txn_offset_commit(RequestPtr request);
+  void handle_describe_transactions(RequestPtr request);
+  void handle_list_transactions(RequestPtr request);
+  protocol::TxnOffsetCommitResponse txn_offset_commit(const Request& request, protocol::TxnOffsetCommitRequest body);
+  // The coordinator and how it writes markers (txn_markers.cc).
+  Status start_transactions();
+  txn::MarkerSink::Outcome write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
+                                            int64_t producer_id, int16_t epoch, int64_t* offset, std::string* why);
+  bool txn_marker_durable(const meta::TopicPartition& tp, int64_t offset);
   void handle_init_producer_id(RequestPtr request);
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
                                       protocol::InitProducerIdResponse* response);
@@ -320,6 +335,9 @@ class Broker {
                                     std::span<const uint8_t> records,
                                     protocol::ProduceResponse::PartitionProduceResponse* out, ProduceWaiter* waiter,
                                     std::string* message);
+  // Produce of a transactional batch: the coordinator's verdict.
+  protocol::ErrorCode verify_transactional_batch(const ProduceSlot& slot, const protocol::RecordBatchView& batch,
+                                                 std::string* message);
   protocol::ErrorCode answer_duplicate(const Request& request, int16_t acks, const ProduceSlot& slot,
                                        const protocol::RecordBatchView& batch, const SequenceCheck& sequence,
                                        protocol::ProduceResponse::PartitionProduceResponse* out,
@@ -356,6 +374,8 @@ class Broker {
   std::list<ProduceWaiter> produce_waiters_;
   std::list<FetchWaiter> fetch_waiters_;
   std::unique_ptr<group::Coordinator> coordinator_;  // created by start()
+  std::unique_ptr<txn::MetaStateStore> txn_store_;     // created by start()
+  std::unique_ptr<txn::Coordinator> txn_;              // created by start()
   // Cleared when the broker is destroyed, so that durability reports posted
   // by the flusher after that are ignored.
   std::shared_ptr<bool> alive_;

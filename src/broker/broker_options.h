@@ -8,6 +8,7 @@
 #include "protocol/record_validator.h"
 #include "storage/log_config.h"
 #include "storage/partition_log.h"
+#include "txn/coordinator.h"
 
 namespace eddy::broker {
 
@@ -71,6 +72,9 @@ struct BrokerOptions {
   int32_t group_initial_rebalance_delay_ms = 3000;
   int64_t offsets_retention_ms = 10080LL * 60 * 1000;
   int64_t offsets_retention_check_interval_ms = 600000;
+  // The transaction coordinator: transaction.max.timeout.ms,
+  // transactional.id.expiration.ms and the sweeper's intervals.
+  txn::CoordinatorOptions transactions;
   // Broker defaults of the topic-level storage configs.
   storage::LogConfig log_defaults;
   // The static broker configuration, for DescribeConfigs.

@@ -55,6 +55,8 @@ Status Broker::start_groups() {
 
 void Broker::drain_groups() {
   if (coordinator_) coordinator_->drain();
+  // Transactions being completed stay Prepare on disk; the next start ends them.
+  if (txn_) txn_->stop();
 }
 
 void Broker::handle_find_coordinator(RequestPtr request) {
@@ -64,18 +66,20 @@ void Broker::handle_find_coordinator(RequestPtr request) {
   const AdvertisedListener* endpoint = endpoint_for(request->client.listener);
   auto answer = [&](const std::string& key, int16_t* error, std::optional<std::string>* message, int32_t* node,
                     std::string* host, int32_t* port) {
-    if (body.key_type == 1) {
-      *error = protocol::to_int(ErrorCode::kCoordinatorNotAvailable);
-      *message = "transactions are not supported by this broker";
-      *node = -1;
-      *port = -1;
-    } else if (body.key_type != 0) {
+    // Key type 0 GROUP, 1 TRANSACTION: this broker coordinates both.
+    if (body.key_type != 0 && body.key_type != 1) {
       *error = protocol::to_int(ErrorCode::kInvalidRequest);
       *message = "unknown coordinator key type " + std::to_string(body.key_type);
       *node = -1;
       *port = -1;
-    } else if (!may_use_group(*request, security::AclOperation::kDescribe, key)) {
+    } else if (body.key_type == 0 && !may_use_group(*request, security::AclOperation::kDescribe, key)) {
       *error = protocol::to_int(ErrorCode::kGroupAuthorizationFailed);
+      *message = std::nullopt;
+      *node = -1;
+      *port = -1;
+    } else if (body.key_type == 1 &&
+               !authorized(*request, security::AclOperation::kDescribe, security::ResourceType::kTransactionalId, key)) {
+      *error = protocol::to_int(ErrorCode::kTransactionalIdAuthorizationFailed);
       *message = std::nullopt;
       *node = -1;
       *port = -1;

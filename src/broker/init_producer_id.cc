@@ -1,8 +1,9 @@
-// InitProducerId (v0-4) for idempotent producers: a new producer id from the
-// meta store's durable allocator (never reused, even after a crash), or,
-// v3+ with a producer id and epoch the broker knows (KIP-360), the same id
-// with the epoch bumped. Transactions are not offered: a transactional id
-// is refused.
+// InitProducerId (v0-4). For idempotent producers: a new producer id from
+// the meta store's durable allocator (never reused, even after a crash),
+// or, v3+ with a producer id and epoch the broker knows (KIP-360), the same
+// id with the epoch bumped. With a transactional id: the transaction
+// coordinator's answer (txn/coordinator.h), after WRITE on the
+// transactional id.
 #include <limits>
 
 #include "broker/broker.h"
@@ -43,11 +44,18 @@ ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitP
     return allocate_producer_id(request, now, response) ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable;
   };
   if (body.transactional_id.has_value()) {
-    if (body.transactional_id->empty()) return ErrorCode::kInvalidRequest;
-    EDDY_LOG_WARN("InitProducerId from {} (client id '{}'): transactional id '{}' refused: Eddy does not support "
-                  "transactions (use enable.idempotence without transactional.id)",
-                  request.client.peer, request.client_id(), *body.transactional_id);
-    return ErrorCode::kTransactionalIdAuthorizationFailed;
+    if (!authorized(request, security::AclOperation::kWrite, security::ResourceType::kTransactionalId,
+                    *body.transactional_id)) {
+      return ErrorCode::kTransactionalIdAuthorizationFailed;
+    }
+    const bool given = request.version() >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
+    if (given && (body.producer_id < 0 || body.producer_epoch < 0)) return ErrorCode::kInvalidRequest;
+    txn::InitResult r = txn_->init_producer_id(*body.transactional_id, body.transaction_timeout_ms,
+                                               given ? body.producer_id : -1, given ? body.producer_epoch : -1);
+    if (r.error == ErrorCode::kProducerFenced && request.version() < 4) return ErrorCode::kInvalidProducerEpoch;
+    response->producer_id = r.producer_id;
+    response->producer_epoch = r.producer_epoch;
+    return r.error;
   }
   // Kafka's rule for an idempotent producer: IDEMPOTENT_WRITE on the
   // cluster, or WRITE on some topic (KIP-679).

@@ -4,7 +4,9 @@
 // is durable as the topic's eddy.acks.all.waits.for says (or timeout_ms).
 // A batch with a producer id is checked against the partition's idempotent
 // producer state first (producer_state.h): a duplicate is answered with its
-// original offsets and not written again.
+// original offsets and not written again. A transactional batch is checked
+// against the transaction coordinator before that; control batches
+// (transaction markers) are refused: only the coordinator writes them.
 #include "broker/broker.h"
 #include "port/log.h"
 #include "port/port.h"
@@ -102,8 +104,13 @@ ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig&
     *message = "Record is corrupt (CRC-32C mismatch)";
     return ErrorCode::kCorruptMessage;
   }
-  if (batch.is_transactional() || batch.is_control()) {
-    *message = "Transactions are not supported by Eddy";
+  if (batch.is_control()) {
+    // As Kafka's LogValidator: markers are the coordinator's to write.
+    *message = "Clients are not allowed to write control records";
+    return ErrorCode::kInvalidRecord;
+  }
+  if (batch.is_transactional() && batch.producer_id() < 0) {
+    *message = "A transactional record batch must carry a producer id";
     return ErrorCode::kInvalidRecord;
   }
   if (batch.producer_id() >= 0 && batch.base_sequence() < 0) {
@@ -167,6 +174,28 @@ void Broker::handle_produce(RequestPtr request) {
   ProduceRequest body;
   if (!decode(*request, &body)) return;
   ProduceResponse response;
+  if (body.transactional_id.has_value() &&
+      !authorized(*request, security::AclOperation::kWrite, security::ResourceType::kTransactionalId,
+                  *body.transactional_id)) {
+    // As Kafka: the whole request is refused.
+    for (const auto& topic_data : body.topic_data) {
+      auto& rt = response.responses.emplace_back();
+      rt.name = topic_data.name;
+      for (const auto& p : topic_data.partition_data) {
+        auto& rp = rt.partition_responses.emplace_back();
+        rp.index = p.index;
+        rp.base_offset = -1;
+        rp.error_code = protocol::to_int(ErrorCode::kTransactionalIdAuthorizationFailed);
+      }
+    }
+    if (body.acks == 0) {
+      note_errors(*request, response);
+      request->reply->send_nothing();
+    } else {
+      respond(*request, response);
+    }
+    return;
+  }
   ProduceWaiter waiter;
   for (size_t t = 0; t < body.topic_data.size(); ++t) {
     auto& topic_data = body.topic_data[t];
@@ -250,6 +279,13 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
     }
     return code;
   }
+  if (batch.is_transactional()) {
+    code = verify_transactional_batch(slot, batch, message);
+    if (code != ErrorCode::kNone) {
+      note_refused_batch(request, slot.topic_name, slot.partition, code, *message);
+      return code;
+    }
+  }
   PartitionProducers* producers = batch.producer_id() >= 0 ? producer_state_.find(slot.log) : nullptr;
   SequenceCheck sequence;
   if (producers != nullptr) {
@@ -298,6 +334,32 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
   wait_for_durability(acks, slot, result.last_offset, waiter);
   wake_fetch_waiters(slot.topic_name, slot.partition);
   return ErrorCode::kNone;
+}
+
+// Kafka's produce verification (KIP-890 part 1, which Kafka 4 applies to
+// every client): the batch's producer id and epoch are the ones the
+// transaction coordinator handed out and its open transaction added this
+// partition. Errors as Kafka maps them for producers.
+ErrorCode Broker::verify_transactional_batch(const ProduceSlot& slot, const protocol::RecordBatchView& batch,
+                                             std::string* message) {
+  const ErrorCode code = txn_->verify_produce(batch.producer_id(), batch.producer_epoch(),
+                                              txn::PartitionRef{slot.topic_name, slot.partition});
+  switch (code) {
+    case ErrorCode::kNone: break;
+    case ErrorCode::kInvalidProducerIdMapping:
+      *message = "Producer " + std::to_string(batch.producer_id()) + " belongs to no transactional id";
+      break;
+    case ErrorCode::kInvalidProducerEpoch:
+      *message = "Producer " + std::to_string(batch.producer_id()) + " epoch " +
+                 std::to_string(batch.producer_epoch()) + " is not the transactional id's current epoch";
+      break;
+    case ErrorCode::kInvalidTxnState: *message = "Partition was not added to the transaction"; break;
+    default:
+      *message = std::string("Unable to verify the partition has been added to the transaction: ") +
+                 protocol::error_name(code);
+      break;
+  }
+  return code;
 }
 
 // Written before: nothing is appended; acks=-1 still waits until the

@@ -111,6 +111,25 @@ void PartitionProducers::record(int64_t producer_id, int16_t epoch, int32_t firs
   e.last_write_ms = std::max(e.last_write_ms, now_ms);
 }
 
+void PartitionProducers::record_marker(int64_t producer_id, int16_t epoch, int64_t offset, int64_t now_ms) {
+  ProducerEntry& e = producers_[producer_id];
+  if (epoch != e.epoch) {
+    e.batch_count = 0;
+    e.next_slot = 0;
+    e.epoch = epoch;
+    e.last_sequence = -1;
+    // The marker stands for the new epoch in snapshots (to_snapshot keeps
+    // the row whose last offset is below the snapshot point).
+    e.last_offset = offset;
+  }
+  e.last_write_ms = std::max(e.last_write_ms, now_ms);
+}
+
+bool PartitionProducers::marker_allowed(int64_t producer_id, int16_t epoch) const {
+  auto it = producers_.find(producer_id);
+  return it == producers_.end() || epoch >= it->second.epoch;
+}
+
 size_t PartitionProducers::expire(int64_t cutoff_ms) {
   size_t removed = 0;
   for (auto it = producers_.begin(); it != producers_.end();) {

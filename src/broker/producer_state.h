@@ -96,6 +96,16 @@ class PartitionProducers {
   void record(int64_t producer_id, int16_t epoch, int32_t first_sequence, int32_t record_count, int64_t first_offset,
               int64_t last_offset, int64_t now_ms);
 
+  // A COMMIT or ABORT marker of producer_id at offset (written by the
+  // transaction coordinator, or replayed): as Kafka's appendEndTxnMarker,
+  // the producer's epoch becomes epoch; a new epoch forgets the old
+  // batches, so the next batch of that epoch starts at sequence 0.
+  // REQUIRES epoch >= the producer's epoch (check_marker).
+  void record_marker(int64_t producer_id, int16_t epoch, int64_t offset, int64_t now_ms);
+  // Whether a marker with epoch may be written: not older than the
+  // producer's epoch on this partition.
+  bool marker_allowed(int64_t producer_id, int16_t epoch) const;
+
   // Drops producers whose last write is older than cutoff_ms. Returns how many.
   size_t expire(int64_t cutoff_ms);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "port/log.h"
+#include "protocol/control_batch.h"
 #include "protocol/record_batch.h"
 
 namespace eddy::broker {
@@ -101,7 +102,16 @@ Status ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t n
         ++stats->batches_replayed;
         stats->bytes_replayed += batch.size();
       }
-      if (batch.producer_id() < 0 || batch.is_control() || batch.next_offset() <= from) continue;
+      if (batch.producer_id() < 0 || batch.next_offset() <= from) continue;
+      if (batch.is_control()) {
+        // A transaction marker: the producer's epoch as of the marker.
+        if (protocol::control_type(batch).has_value() &&
+            state.producers.marker_allowed(batch.producer_id(), batch.producer_epoch())) {
+          state.producers.record_marker(batch.producer_id(), batch.producer_epoch(), batch.base_offset(), now_ms);
+          saw_producer(batch.producer_id(), batch.producer_epoch(), now_ms);
+        }
+        continue;
+      }
       state.producers.record(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(), batch.record_count(),
                              batch.base_offset(), batch.last_offset(), now_ms);
       saw_producer(batch.producer_id(), batch.producer_epoch(), now_ms);

@@ -88,6 +88,13 @@ class Coordinator {
   protocol::OffsetCommitResponse commit_offsets(const protocol::OffsetCommitRequest& request, int16_t version);
   protocol::OffsetFetchResponse fetch_offsets(const protocol::OffsetFetchRequest& request, int16_t version);
   protocol::OffsetDeleteResponse delete_offsets(const protocol::OffsetDeleteRequest& request);
+  // TxnOffsetCommit: txn_verdict is the transaction coordinator's answer
+  // for the producer; the group's (v3+: member and generation, as
+  // OffsetCommit) comes after it. Offsets are staged until
+  // complete_transaction.
+  protocol::TxnOffsetCommitResponse commit_transactional_offsets(const protocol::TxnOffsetCommitRequest& request,
+                                                                 int16_t version, protocol::ErrorCode txn_verdict);
+  Status complete_transaction(const std::string& group_id, int64_t producer_id, bool commit);
 
   protocol::ListGroupsResponse list_groups(const protocol::ListGroupsRequest& request);
   protocol::DescribeGroupsResponse describe_groups(const protocol::DescribeGroupsRequest& request);
@@ -182,6 +189,7 @@ class Coordinator {
   // OffsetCommit's group-level answer for the sender (NONE: it may commit);
   // a member's commit restarts its session timeout.
   protocol::ErrorCode commit_verdict(const protocol::OffsetCommitRequest& req, int16_t version);
+  protocol::ErrorCode txn_commit_verdict(const protocol::TxnOffsetCommitRequest& req, int16_t version);
   static SubscribedTopics subscribed_topics(const Group* g);
   void schedule_expiry();
   // The offsets sweep: empty groups without committed offsets go.

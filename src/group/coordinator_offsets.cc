@@ -39,6 +39,33 @@ ErrorCode Coordinator::commit_verdict(const protocol::OffsetCommitRequest& req, 
   return ErrorCode::kNone;
 }
 
+protocol::TxnOffsetCommitResponse Coordinator::commit_transactional_offsets(
+    const protocol::TxnOffsetCommitRequest& req, int16_t version, ErrorCode txn_verdict) {
+  EDDY_DCHECK_ON_LOOP(executor_);
+  const ErrorCode verdict = txn_verdict != ErrorCode::kNone ? txn_verdict : txn_commit_verdict(req, version);
+  return offsets_.commit_transactional(req, version, verdict, executor_.now_ms());
+}
+
+Status Coordinator::complete_transaction(const std::string& group_id, int64_t producer_id, bool commit) {
+  EDDY_DCHECK_ON_LOOP(executor_);
+  return offsets_.complete_transaction(group_id, producer_id, commit);
+}
+
+// Kafka's validateTransactionalOffsetCommit: a commit naming a member (v3+)
+// must come from a current member of the group's generation; one that names
+// none (or a group without members) is accepted.
+ErrorCode Coordinator::txn_commit_verdict(const protocol::TxnOffsetCommitRequest& req, int16_t version) {
+  if (draining_) return ErrorCode::kCoordinatorNotAvailable;
+  if (req.group_id.empty()) return ErrorCode::kInvalidGroupId;
+  Group* g = find_group(req.group_id);
+  if (version < 3 || g == nullptr) return ErrorCode::kNone;
+  if (is_fenced(*g, req.group_instance_id, req.member_id)) return ErrorCode::kFencedInstanceId;
+  if (req.generation_id < 0 && req.member_id.empty()) return ErrorCode::kNone;
+  if (g->members.find(req.member_id) == g->members.end()) return ErrorCode::kUnknownMemberId;
+  if (req.generation_id != g->generation) return ErrorCode::kIllegalGeneration;
+  return ErrorCode::kNone;
+}
+
 protocol::OffsetFetchResponse Coordinator::fetch_offsets(const protocol::OffsetFetchRequest& req, int16_t version) {
   EDDY_DCHECK_ON_LOOP(executor_);
   return offsets_.fetch(req, version);

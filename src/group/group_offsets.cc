@@ -149,6 +149,7 @@ protocol::OffsetFetchResponse GroupOffsets::fetch(const protocol::OffsetFetchReq
       } else {
         rg.topics = fetch_group<protocol::OffsetFetchResponse::OffsetFetchResponseTopics>(
             meta_->offsets(), group.group_id, group.topics, &e);
+        if (req.require_stable && e == ErrorCode::kNone) mark_unstable(group.group_id, &rg.topics, &e);
       }
       rg.error_code = to_int(e);
       r.groups.push_back(std::move(rg));
@@ -161,6 +162,7 @@ protocol::OffsetFetchResponse GroupOffsets::fetch(const protocol::OffsetFetchReq
   } else {
     r.topics = fetch_group<protocol::OffsetFetchResponse::OffsetFetchResponseTopic>(meta_->offsets(), req.group_id,
                                                                                      req.topics, &e);
+    if (version >= 7 && req.require_stable && e == ErrorCode::kNone) mark_unstable(req.group_id, &r.topics, &e);
   }
   r.error_code = to_int(e);
   if (version < 2 && e != ErrorCode::kNone) {

@@ -51,7 +51,21 @@ class GroupOffsets {
   // now_ms: the commit timestamp (what expiry measures from).
   protocol::OffsetCommitResponse commit(const protocol::OffsetCommitRequest& request, int16_t version,
                                         protocol::ErrorCode group_verdict, int64_t now_ms);
+  // OffsetFetch. With require_stable (v7+) a partition with offsets staged
+  // by an open transaction answers UNSTABLE_OFFSET_COMMIT (offset -1).
   protocol::OffsetFetchResponse fetch(const protocol::OffsetFetchRequest& request, int16_t version);
+
+  // TxnOffsetCommit (group_txn_offsets.cc): stages the offsets for the
+  // transaction of request.producer_id (applied or dropped by
+  // complete_transaction). txn_verdict: the transaction coordinator's and
+  // the group's answer for the sender; when not NONE it is every
+  // partition's answer and nothing is staged.
+  protocol::TxnOffsetCommitResponse commit_transactional(const protocol::TxnOffsetCommitRequest& request,
+                                                         int16_t version, protocol::ErrorCode txn_verdict,
+                                                         int64_t now_ms);
+  // The transaction of producer_id ended: its staged offsets in group
+  // become the committed ones (commit) or are dropped.
+  Status complete_transaction(const std::string& group, int64_t producer_id, bool commit);
   // OffsetDelete. group_is_live: the coordinator holds the group (a group
   // with neither members nor offsets is GROUP_ID_NOT_FOUND). Partitions of
   // subscribed topics are refused with GROUP_SUBSCRIBED_TO_TOPIC.
@@ -73,6 +87,10 @@ class GroupOffsets {
   // The answer to one partition of a commit the group verdict allows.
   protocol::ErrorCode check_partition(const std::string& topic,
                                       const protocol::OffsetCommitRequest::OffsetCommitRequestPartition& p) const;
+  // require_stable: marks the partitions of one group's answer that have
+  // staged offsets (UNSTABLE_OFFSET_COMMIT). *error on a storage failure.
+  template <typename Topic>
+  void mark_unstable(const std::string& group, std::vector<Topic>* topics, protocol::ErrorCode* error);
   // Stores batch; on failure every partition answered NONE in *response
   // becomes COORDINATOR_NOT_AVAILABLE.
   void store(const std::string& group, const std::vector<meta::CommittedOffset>& batch,

@@ -15,7 +15,9 @@ MetaStore::MetaStore(std::unique_ptr<Database> db, const Options& options)
       producer_ids_(db_.get(), options.producer_id_block_size),
       producer_snapshots_(db_.get()),
       scram_credentials_(db_.get()),
-      acls_(db_.get()) {}
+      acls_(db_.get()),
+      transactions_(db_.get()),
+      pending_offsets_(db_.get()) {}
 
 MetaStore::~MetaStore() {
   Status s = close();

@@ -35,12 +35,14 @@
 #include "meta/acl_store.h"
 #include "meta/broker_config_store.h"
 #include "meta/offset_store.h"
+#include "meta/pending_offset_store.h"
 #include "meta/producer_id_allocator.h"
 #include "meta/producer_snapshot_store.h"
 #include "meta/scram_credential_store.h"
 #include "meta/sqlite_db.h"
 #include "meta/static_member_store.h"
 #include "meta/topic_store.h"
+#include "meta/transaction_store.h"
 #include "port/status.h"
 
 namespace eddy::meta {
@@ -79,6 +81,8 @@ class MetaStore {
   ProducerSnapshotStore& producer_snapshots() { return producer_snapshots_; }
   ScramCredentialStore& scram_credentials() { return scram_credentials_; }
   AclStore& acls() { return acls_; }
+  TransactionStore& transactions() { return transactions_; }
+  PendingOffsetStore& pending_offsets() { return pending_offsets_; }
 
   // The raw connection, for tests and diagnostics. Writing through it
   // bypasses the room's invariants.
@@ -103,6 +107,8 @@ class MetaStore {
   ProducerSnapshotStore producer_snapshots_;
   ScramCredentialStore scram_credentials_;
   AclStore acls_;
+  TransactionStore transactions_;
+  PendingOffsetStore pending_offsets_;
 };
 
 }  // namespace eddy::meta

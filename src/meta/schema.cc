@@ -142,12 +142,56 @@ Status migrate_to_v4(Database* db) {
   )sql");
 }
 
+// Schema version 5: transactions (meta/transaction_store.h: one row per
+// transactional id, Kafka's TransactionState ids, the partitions and groups
+// of its current transaction) and the transactional offsets staged until
+// their transaction ends (meta/pending_offset_store.h).
+Status migrate_to_v5(Database* db) {
+  return db->exec(R"sql(
+    CREATE TABLE transactions (
+      transactional_id TEXT PRIMARY KEY CHECK (length(transactional_id) > 0),
+      producer_id INTEGER NOT NULL,
+      last_producer_id INTEGER NOT NULL,
+      producer_epoch INTEGER NOT NULL,
+      last_producer_epoch INTEGER NOT NULL,
+      timeout_ms INTEGER NOT NULL CHECK (timeout_ms > 0),
+      state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 7),
+      start_ms INTEGER NOT NULL,
+      last_update_ms INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE transaction_partitions (
+      transactional_id TEXT NOT NULL REFERENCES transactions (transactional_id) ON DELETE CASCADE,
+      topic TEXT NOT NULL,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      PRIMARY KEY (transactional_id, topic, partition)
+    ) WITHOUT ROWID;
+    CREATE TABLE transaction_groups (
+      transactional_id TEXT NOT NULL REFERENCES transactions (transactional_id) ON DELETE CASCADE,
+      group_id TEXT NOT NULL,
+      PRIMARY KEY (transactional_id, group_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE pending_offsets (
+      group_id TEXT NOT NULL,
+      producer_id INTEGER NOT NULL,
+      topic TEXT NOT NULL,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      committed_offset INTEGER NOT NULL,
+      leader_epoch INTEGER NOT NULL,
+      metadata TEXT NOT NULL,
+      commit_timestamp_ms INTEGER NOT NULL,
+      PRIMARY KEY (group_id, producer_id, topic, partition)
+    ) WITHOUT ROWID;
+    CREATE INDEX pending_offsets_by_topic ON pending_offsets (topic);
+  )sql");
+}
+
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
     {1, create_schema_v1},
     {2, migrate_to_v2},
     {3, migrate_to_v3},
     {4, migrate_to_v4},
+    {5, migrate_to_v5},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

@@ -182,6 +182,7 @@ Status TopicStore::remove(const std::string& name) {
       "DELETE FROM topics WHERE name = ?",
       "DELETE FROM committed_offsets WHERE topic = ?",
       "DELETE FROM producer_snapshots WHERE topic = ?",
+      "DELETE FROM pending_offsets WHERE topic = ?",
   };
   for (const char* sql : kDeletes) {
     Statement st;

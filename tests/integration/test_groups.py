@@ -405,10 +405,10 @@ def st_topic(broker):
 def test_raw_bad_input(broker, g1_committed):
     s = kafka_wire.string
     with kafka_wire.Connection(broker.port) as conn:
-        # FindCoordinator v1 for a transactional id.
+        # FindCoordinator v1 for a transactional id: this broker.
         body = conn.request(10, 1, s("tx") + b"\x01")
-        assert struct.unpack_from(">h", body, 4)[0] == 15, \
-            "FindCoordinator for a transaction: COORDINATOR_NOT_AVAILABLE"
+        assert struct.unpack_from(">hhi", body, 4) == (0, -1, 1), \
+            "FindCoordinator for a transaction: no error, no message, node 1"
         body = conn.request(10, 1, s("g1") + b"\x00")
         assert struct.unpack_from(">h", body, 4)[0] == 0, "FindCoordinator for a group: no error"
         # FindCoordinator v4 (flexible): batched keys, each answered.

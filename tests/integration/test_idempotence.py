@@ -22,7 +22,6 @@ INVALID_REQUEST = 42
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 DUPLICATE_SEQUENCE_NUMBER = 46
 INVALID_PRODUCER_EPOCH = 47
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
 UNKNOWN_PRODUCER_ID = 59
 PRODUCER_FENCED = 90
 
@@ -72,13 +71,14 @@ def sequences_and_epochs(broker, state):
         from kafka.protocol.admin import CreateTopicsResponse
         conn.request(19, 1, w.create_topics_v1(TOPIC, 1), response_class=CreateTopicsResponse[1])
 
-        # InitProducerId: fresh ids, increasing; transactions refused.
+        # InitProducerId: fresh ids, increasing.
         e1, pid, ep = init_producer_id(conn, 0)
         e2, pid2, ep2 = init_producer_id(conn, 2)
         assert (e1, pid >= 0, ep) == (NONE, True, 0), "InitProducerId v0 answers a producer id with epoch 0"
         assert e2 == NONE and pid2 > pid, "a second InitProducerId gets a greater id: %r" % ((e2, pid, pid2),)
-        assert init_producer_id(conn, 3, transactional_id="tx-1") == (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1), \
-            "a transactional id is refused"
+        e3, tpid, tep = init_producer_id(conn, 3, transactional_id="tx-1")
+        assert (e3, tpid > pid2, tep) == (NONE, True, 0), \
+            "a transactional id gets a producer id of its own (test_transactions.py covers transactions)"
         assert init_producer_id(conn, 1, transactional_id="") == (INVALID_REQUEST, -1, -1), \
             "an empty transactional id is an invalid request"
 

@@ -61,6 +61,10 @@ APIS = [
     ("delete_topics", "DeleteTopics"),
     ("delete_records", "DeleteRecords"),
     ("init_producer_id", "InitProducerId"),
+    ("add_partitions_to_txn", "AddPartitionsToTxn"),
+    ("add_offsets_to_txn", "AddOffsetsToTxn"),
+    ("end_txn", "EndTxn"),
+    ("txn_offset_commit", "TxnOffsetCommit"),
     ("offset_for_leader_epoch", "OffsetForLeaderEpoch"),
     ("describe_acls", "DescribeAcls"),
     ("create_acls", "CreateAcls"),
@@ -77,6 +81,8 @@ APIS = [
     ("describe_user_scram_credentials", "DescribeUserScramCredentials"),
     ("alter_user_scram_credentials", "AlterUserScramCredentials"),
     ("describe_cluster", "DescribeCluster"),
+    ("describe_transactions", "DescribeTransactions"),
+    ("list_transactions", "ListTransactions"),
 ]
 HEADERS = ("header", ["RequestHeader", "ResponseHeader"])
 DATA_TYPES = ("consumer_protocol", ["ConsumerProtocolSubscription", "ConsumerProtocolAssignment"])

@@ -27,6 +27,10 @@ enum class ApiKey : int16_t {
   kDeleteRecords = 21,
   kInitProducerId = 22,
   kOffsetForLeaderEpoch = 23,
+  kAddPartitionsToTxn = 24,
+  kAddOffsetsToTxn = 25,
+  kEndTxn = 26,
+  kTxnOffsetCommit = 28,
   kDescribeAcls = 29,
   kCreateAcls = 30,
   kDeleteAcls = 31,
@@ -42,6 +46,8 @@ enum class ApiKey : int16_t {
   kDescribeUserScramCredentials = 50,
   kAlterUserScramCredentials = 51,
   kDescribeCluster = 60,
+  kDescribeTransactions = 65,
+  kListTransactions = 66,
 };
 
 // What the codec implements for one API.
@@ -77,6 +83,10 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {21, "DeleteRecords", 0, 2, 2, 2},
     {22, "InitProducerId", 0, 5, 2, 2},
     {23, "OffsetForLeaderEpoch", 0, 4, 4, 4},
+    {24, "AddPartitionsToTxn", 0, 5, 3, 3},
+    {25, "AddOffsetsToTxn", 0, 4, 3, 3},
+    {26, "EndTxn", 0, 4, 3, 3},
+    {28, "TxnOffsetCommit", 0, 4, 3, 3},
     {29, "DescribeAcls", 0, 3, 2, 2},
     {30, "CreateAcls", 0, 3, 2, 2},
     {31, "DeleteAcls", 0, 3, 2, 2},
@@ -92,6 +102,8 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {50, "DescribeUserScramCredentials", 0, 0, 0, 0},
     {51, "AlterUserScramCredentials", 0, 0, 0, 0},
     {60, "DescribeCluster", 0, 1, 0, 0},
+    {65, "DescribeTransactions", 0, 0, 0, 0},
+    {66, "ListTransactions", 0, 1, 0, 0},
 };
 
 // X(Request, Response) for every generated API.
@@ -116,6 +128,10 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(DeleteRecordsRequest, DeleteRecordsResponse) \
   X(InitProducerIdRequest, InitProducerIdResponse) \
   X(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse) \
+  X(AddPartitionsToTxnRequest, AddPartitionsToTxnResponse) \
+  X(AddOffsetsToTxnRequest, AddOffsetsToTxnResponse) \
+  X(EndTxnRequest, EndTxnResponse) \
+  X(TxnOffsetCommitRequest, TxnOffsetCommitResponse) \
   X(DescribeAclsRequest, DescribeAclsResponse) \
   X(CreateAclsRequest, CreateAclsResponse) \
   X(DeleteAclsRequest, DeleteAclsResponse) \
@@ -130,6 +146,8 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(DescribeClientQuotasRequest, DescribeClientQuotasResponse) \
   X(DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse) \
   X(AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse) \
-  X(DescribeClusterRequest, DescribeClusterResponse)
+  X(DescribeClusterRequest, DescribeClusterResponse) \
+  X(DescribeTransactionsRequest, DescribeTransactionsResponse) \
+  X(ListTransactionsRequest, ListTransactionsResponse)
 
 }  // namespace eddy::protocol

@@ -19,6 +19,10 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/delete_topics.cc
   ${CMAKE_CURRENT_LIST_DIR}/delete_records.cc
   ${CMAKE_CURRENT_LIST_DIR}/init_producer_id.cc
+  ${CMAKE_CURRENT_LIST_DIR}/add_partitions_to_txn.cc
+  ${CMAKE_CURRENT_LIST_DIR}/add_offsets_to_txn.cc
+  ${CMAKE_CURRENT_LIST_DIR}/end_txn.cc
+  ${CMAKE_CURRENT_LIST_DIR}/txn_offset_commit.cc
   ${CMAKE_CURRENT_LIST_DIR}/offset_for_leader_epoch.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_acls.cc
   ${CMAKE_CURRENT_LIST_DIR}/create_acls.cc
@@ -35,6 +39,8 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/describe_user_scram_credentials.cc
   ${CMAKE_CURRENT_LIST_DIR}/alter_user_scram_credentials.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_cluster.cc
+  ${CMAKE_CURRENT_LIST_DIR}/describe_transactions.cc
+  ${CMAKE_CURRENT_LIST_DIR}/list_transactions.cc
   ${CMAKE_CURRENT_LIST_DIR}/header.cc
   ${CMAKE_CURRENT_LIST_DIR}/consumer_protocol.cc
 )

@@ -35,6 +35,24 @@ TEST(ProducerState, NewProducerStartsAtZeroAndContinuesInSequence) {
   EXPECT_EQ(p.state.check(kPid, 0, 5, 1).action, Action::kAppend);
 }
 
+TEST(ProducerState, MarkerWithABumpedEpochFencesTheOldOneAndRestartsSequences) {
+  Partition p;
+  p.append(kPid, 0, 0, 3);
+  // The transaction coordinator's ABORT with the fenced epoch 1.
+  ASSERT_TRUE(p.state.marker_allowed(kPid, 1));
+  p.state.record_marker(kPid, 1, p.next_offset++, 2000);
+  EXPECT_EQ(p.state.find(kPid)->epoch, 1);
+  EXPECT_EQ(p.state.check(kPid, 0, 3, 1).error, ErrorCode::kInvalidProducerEpoch) << "the zombie is fenced";
+  EXPECT_EQ(p.state.check(kPid, 1, 3, 1).error, ErrorCode::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(p.append(kPid, 1, 0, 2), 4) << "the new epoch starts at sequence 0";
+  // A marker of the same epoch keeps the sequences (the next transaction
+  // goes on from them), an older epoch's marker is not allowed.
+  p.state.record_marker(kPid, 1, p.next_offset++, 3000);
+  EXPECT_EQ(p.state.check(kPid, 1, 2, 1).action, Action::kAppend);
+  EXPECT_FALSE(p.state.marker_allowed(kPid, 0));
+  EXPECT_TRUE(p.state.marker_allowed(kPid + 1, 0)) << "a producer the partition does not know";
+}
+
 TEST(ProducerState, DuplicateOfEachOfTheLastFiveBatchesReturnsItsOffset) {
   Partition p;
   int64_t bases[7];

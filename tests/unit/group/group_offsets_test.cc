@@ -232,3 +232,67 @@ TEST_F(GroupOffsetsTest, ExpiryRemovesOnlyOldOffsetsOfTheGroupsGiven) {
 
 }  // namespace
 }  // namespace eddy::group
+
+namespace eddy::group {
+namespace {
+
+class GroupTxnOffsetsTest : public GroupOffsetsTest {
+ protected:
+  protocol::TxnOffsetCommitResponse stage(const std::string& group, int64_t producer_id,
+                                          const std::vector<std::pair<int32_t, int64_t>>& offsets,
+                                          ErrorCode verdict = ErrorCode::kNone) {
+    protocol::TxnOffsetCommitRequest r;
+    r.transactional_id = "tx";
+    r.group_id = group;
+    r.producer_id = producer_id;
+    auto& t = r.topics.emplace_back();
+    t.name = "t";
+    for (const auto& [p, o] : offsets) {
+      auto& rp = t.partitions.emplace_back();
+      rp.partition_index = p;
+      rp.committed_offset = o;
+    }
+    return offsets_->commit_transactional(r, 3, verdict, kNow);
+  }
+
+  // OffsetFetch v7 with require_stable.
+  protocol::OffsetFetchResponse::OffsetFetchResponsePartition stable(const std::string& group, int32_t partition) {
+    protocol::OffsetFetchRequest r;
+    r.group_id = group;
+    r.require_stable = true;
+    auto& t = r.topics->emplace_back();
+    t.name = "t";
+    t.partition_indexes = {partition};
+    return offsets_->fetch(r, 7).topics.at(0).partitions.at(0);
+  }
+};
+
+TEST_F(GroupTxnOffsetsTest, StagedUntilCommitThenApplied) {
+  commit("g", {{"t", 0, 5}});
+  auto r = stage("g", 42, {{0, 50}, {1, 60}, {9, 1}});
+  EXPECT_EQ(r.topics.at(0).partitions.at(0).error_code, 0);
+  EXPECT_EQ(r.topics.at(0).partitions.at(2).error_code, code(ErrorCode::kUnknownTopicOrPartition));
+  EXPECT_EQ(fetched("g", 0).committed_offset, 5) << "staged offsets are not committed yet";
+  EXPECT_EQ(stable("g", 0).error_code, code(ErrorCode::kUnstableOffsetCommit));
+  EXPECT_EQ(stable("g", 0).committed_offset, -1);
+  EXPECT_EQ(stable("g", 2).error_code, 0) << "a partition without staged offsets is stable";
+  open();  // staged offsets survive a restart
+  ASSERT_TRUE(offsets_->complete_transaction("g", 42, true).ok());
+  EXPECT_EQ(fetched("g", 0).committed_offset, 50);
+  EXPECT_EQ(fetched("g", 1).committed_offset, 60);
+  EXPECT_EQ(stable("g", 0).error_code, 0);
+}
+
+TEST_F(GroupTxnOffsetsTest, AbortDropsAndAVerdictRefusesEverything) {
+  commit("g", {{"t", 0, 5}});
+  stage("g", 42, {{0, 50}});
+  ASSERT_TRUE(offsets_->complete_transaction("g", 42, false).ok());
+  EXPECT_EQ(fetched("g", 0).committed_offset, 5);
+  EXPECT_EQ(stable("g", 0).error_code, 0);
+  auto r = stage("g", 43, {{0, 70}}, ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(r.topics.at(0).partitions.at(0).error_code, code(ErrorCode::kInvalidTxnState));
+  EXPECT_EQ(stable("g", 0).error_code, 0) << "nothing staged";
+}
+
+}  // namespace
+}  // namespace eddy::group

@@ -128,6 +128,8 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   }
   // Turn the file back into a version 1 database (as Eddy 0.1 wrote it).
   run_sql(path,
+          "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
+          "DROP TABLE transactions;"
           "DROP TABLE acls; DROP TABLE scram_credentials; DROP TABLE security_secrets;"
           "CREATE TABLE forward_cursors (link TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, "
           "next_offset INTEGER NOT NULL, PRIMARY KEY (link, topic, partition)) WITHOUT ROWID;"
@@ -156,7 +158,9 @@ TEST(MetaStoreOpen, VersionThreeIsMigratedKeepingCredentials) {
     ASSERT_TRUE(store->close().ok());
   }
   // Turn the file back into a version 3 database (as Eddy with SASL wrote it).
-  run_sql(path, "DROP TABLE acls; PRAGMA user_version = 3;");
+  run_sql(path,
+          "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
+          "DROP TABLE transactions; DROP TABLE acls; PRAGMA user_version = 3;");
   auto store = open_or_die(path);
   EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(query(store->database(), "SELECT count(*) FROM scram_credentials"), 1);
@@ -167,6 +171,35 @@ TEST(MetaStoreOpen, VersionThreeIsMigratedKeepingCredentials) {
   ASSERT_TRUE(store->acls().add({acl}).ok());
   ASSERT_TRUE(store->acls().list(&acls).ok());
   EXPECT_EQ(acls, std::vector<AclRow>{acl});
+}
+
+TEST(MetaStoreOpen, VersionFourIsMigratedKeepingOffsetsAndAcls) {
+  eddy::testing::TempDir dir;
+  const std::string path = dir.file("eddy.db");
+  AclRow acl{2, "sensors", 3, "User:alice", "*", 4, 3};
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store->acls().add({acl}).ok());
+    ASSERT_TRUE(store->offsets().commit("g", {{"t", 0, 42, -1, "", 1}}).ok());
+    ASSERT_TRUE(store->close().ok());
+  }
+  // Turn the file back into a version 4 database (as Eddy with ACLs wrote it).
+  run_sql(path,
+          "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
+          "DROP TABLE transactions; PRAGMA user_version = 4;");
+  auto store = open_or_die(path);
+  EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
+  std::vector<AclRow> acls;
+  ASSERT_TRUE(store->acls().list(&acls).ok());
+  EXPECT_EQ(acls, std::vector<AclRow>{acl});
+  std::vector<CommittedOffset> offsets;
+  ASSERT_TRUE(store->offsets().fetch_all("g", &offsets).ok());
+  ASSERT_EQ(offsets.size(), 1u);
+  EXPECT_EQ(offsets[0].offset, 42);
+  // Version 5 added the transaction tables, empty.
+  std::vector<TransactionRow> transactions;
+  ASSERT_TRUE(store->transactions().load_all(&transactions).ok());
+  EXPECT_TRUE(transactions.empty());
 }
 
 TEST(MetaStoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {

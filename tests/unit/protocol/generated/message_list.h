@@ -42,6 +42,14 @@
   X(DeleteRecordsResponse) \
   X(InitProducerIdRequest) \
   X(InitProducerIdResponse) \
+  X(AddPartitionsToTxnRequest) \
+  X(AddPartitionsToTxnResponse) \
+  X(AddOffsetsToTxnRequest) \
+  X(AddOffsetsToTxnResponse) \
+  X(EndTxnRequest) \
+  X(EndTxnResponse) \
+  X(TxnOffsetCommitRequest) \
+  X(TxnOffsetCommitResponse) \
   X(OffsetForLeaderEpochRequest) \
   X(OffsetForLeaderEpochResponse) \
   X(DescribeAclsRequest) \
@@ -74,6 +82,10 @@
   X(AlterUserScramCredentialsResponse) \
   X(DescribeClusterRequest) \
   X(DescribeClusterResponse) \
+  X(DescribeTransactionsRequest) \
+  X(DescribeTransactionsResponse) \
+  X(ListTransactionsRequest) \
+  X(ListTransactionsResponse) \
   X(RequestHeader) \
   X(ResponseHeader) \
   X(ConsumerProtocolSubscription) \

@@ -1205,6 +1205,155 @@ void fill_test_values(InitProducerIdResponse& m, int16_t version, Filler& f) {
   m.producer_epoch = f.next_int<int16_t>(0);
 }
 
+void fill_test_values(AddPartitionsToTxnRequest::AddPartitionsToTxnTopic& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(AddPartitionsToTxnRequest::AddPartitionsToTxnTransaction& m, int16_t version, Filler& f) {
+  m.transactional_id = f.next_string();
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int16_t>(0);
+  m.verify_only = !false;
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(AddPartitionsToTxnRequest& m, int16_t version, Filler& f) {
+  if (version >= 4) {
+    m.transactions.resize(f.array_size());
+    for (auto& e : m.transactions) fill_test_values(e, version, f);
+  }
+  if (version <= 3) {
+    m.v3_and_below_transactional_id = f.next_string();
+  }
+  if (version <= 3) {
+    m.v3_and_below_producer_id = f.next_int<int64_t>(0);
+  }
+  if (version <= 3) {
+    m.v3_and_below_producer_epoch = f.next_int<int16_t>(0);
+  }
+  if (version <= 3) {
+    m.v3_and_below_topics.resize(f.array_size());
+    for (auto& e : m.v3_and_below_topics) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(AddPartitionsToTxnResponse::AddPartitionsToTxnPartitionResult& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.partition_error_code = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(AddPartitionsToTxnResponse::AddPartitionsToTxnTopicResult& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.results_by_partition.resize(f.array_size());
+  for (auto& e : m.results_by_partition) fill_test_values(e, version, f);
+}
+
+void fill_test_values(AddPartitionsToTxnResponse::AddPartitionsToTxnResult& m, int16_t version, Filler& f) {
+  m.transactional_id = f.next_string();
+  m.topic_results.resize(f.array_size());
+  for (auto& e : m.topic_results) fill_test_values(e, version, f);
+}
+
+void fill_test_values(AddPartitionsToTxnResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  if (version >= 4) {
+    m.error_code = f.next_int<int16_t>(0);
+  }
+  if (version >= 4) {
+    m.results_by_transaction.resize(f.array_size());
+    for (auto& e : m.results_by_transaction) fill_test_values(e, version, f);
+  }
+  if (version <= 3) {
+    m.results_by_topic_v3_and_below.resize(f.array_size());
+    for (auto& e : m.results_by_topic_v3_and_below) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(AddOffsetsToTxnRequest& m, int16_t version, Filler& f) {
+  m.transactional_id = f.next_string();
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int16_t>(0);
+  m.group_id = f.next_string();
+}
+
+void fill_test_values(AddOffsetsToTxnResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(EndTxnRequest& m, int16_t version, Filler& f) {
+  m.transactional_id = f.next_string();
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int16_t>(0);
+  m.committed = !false;
+}
+
+void fill_test_values(EndTxnResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(TxnOffsetCommitRequest::TxnOffsetCommitRequestPartition& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.committed_offset = f.next_int<int64_t>(0);
+  if (version >= 2) {
+    m.committed_leader_epoch = f.next_int<int32_t>(-1);
+  }
+  if (f.make_null()) {
+    m.committed_metadata.reset();
+  } else {
+    m.committed_metadata = f.next_string();
+  }
+}
+
+void fill_test_values(TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(TxnOffsetCommitRequest& m, int16_t version, Filler& f) {
+  m.transactional_id = f.next_string();
+  m.group_id = f.next_string();
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int16_t>(0);
+  if (version >= 3) {
+    m.generation_id = f.next_int<int32_t>(-1);
+  }
+  if (version >= 3) {
+    m.member_id = f.next_string();
+  }
+  if (version >= 3) {
+    if (f.make_null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id = f.next_string();
+    }
+  }
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(TxnOffsetCommitResponse::TxnOffsetCommitResponsePartition& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(TxnOffsetCommitResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
 void fill_test_values(OffsetForLeaderEpochRequest::OffsetForLeaderPartition& m, int16_t version, Filler& f) {
   m.partition = f.next_int<int32_t>(0);
   if (version >= 2) {
@@ -1888,6 +2037,60 @@ void fill_test_values(DescribeClusterResponse& m, int16_t version, Filler& f) {
   m.cluster_authorized_operations = f.next_int<int32_t>(std::numeric_limits<int32_t>::min());
 }
 
+void fill_test_values(DescribeTransactionsRequest& m, int16_t version, Filler& f) {
+  m.transactional_ids.resize(f.array_size());
+  for (auto& e : m.transactional_ids) e = f.next_string();
+}
+
+void fill_test_values(DescribeTransactionsResponse::TopicData& m, int16_t version, Filler& f) {
+  m.topic = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(DescribeTransactionsResponse::TransactionState& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  m.transactional_id = f.next_string();
+  m.transaction_state = f.next_string();
+  m.transaction_timeout_ms = f.next_int<int32_t>(0);
+  m.transaction_start_time_ms = f.next_int<int64_t>(0);
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int16_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeTransactionsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.transaction_states.resize(f.array_size());
+  for (auto& e : m.transaction_states) fill_test_values(e, version, f);
+}
+
+void fill_test_values(ListTransactionsRequest& m, int16_t version, Filler& f) {
+  m.state_filters.resize(f.array_size());
+  for (auto& e : m.state_filters) e = f.next_string();
+  m.producer_id_filters.resize(f.array_size());
+  for (auto& e : m.producer_id_filters) e = f.next_int<int64_t>(0);
+  if (version >= 1) {
+    m.duration_filter = f.next_int<int64_t>(-1);
+  }
+}
+
+void fill_test_values(ListTransactionsResponse::TransactionState& m, int16_t version, Filler& f) {
+  m.transactional_id = f.next_string();
+  m.producer_id = f.next_int<int64_t>(0);
+  m.transaction_state = f.next_string();
+}
+
+void fill_test_values(ListTransactionsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  m.unknown_state_filters.resize(f.array_size());
+  for (auto& e : m.unknown_state_filters) e = f.next_string();
+  m.transaction_states.resize(f.array_size());
+  for (auto& e : m.transaction_states) fill_test_values(e, version, f);
+}
+
 void fill_test_values(RequestHeader& m, int16_t version, Filler& f) {
   m.request_api_key = f.next_int<int16_t>(0);
   m.request_api_version = f.next_int<int16_t>(0);
@@ -2020,6 +2223,14 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<InitProducerIdRequest>(version, body, reencode_ok);
     case OffsetForLeaderEpochRequest::kApiKey:
       return decode_and_check<OffsetForLeaderEpochRequest>(version, body, reencode_ok);
+    case AddPartitionsToTxnRequest::kApiKey:
+      return decode_and_check<AddPartitionsToTxnRequest>(version, body, reencode_ok);
+    case AddOffsetsToTxnRequest::kApiKey:
+      return decode_and_check<AddOffsetsToTxnRequest>(version, body, reencode_ok);
+    case EndTxnRequest::kApiKey:
+      return decode_and_check<EndTxnRequest>(version, body, reencode_ok);
+    case TxnOffsetCommitRequest::kApiKey:
+      return decode_and_check<TxnOffsetCommitRequest>(version, body, reencode_ok);
     case DescribeAclsRequest::kApiKey:
       return decode_and_check<DescribeAclsRequest>(version, body, reencode_ok);
     case CreateAclsRequest::kApiKey:
@@ -2050,6 +2261,10 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<AlterUserScramCredentialsRequest>(version, body, reencode_ok);
     case DescribeClusterRequest::kApiKey:
       return decode_and_check<DescribeClusterRequest>(version, body, reencode_ok);
+    case DescribeTransactionsRequest::kApiKey:
+      return decode_and_check<DescribeTransactionsRequest>(version, body, reencode_ok);
+    case ListTransactionsRequest::kApiKey:
+      return decode_and_check<ListTransactionsRequest>(version, body, reencode_ok);
     default:
       *reencode_ok = true;
       return Status::protocol_error("unknown api key " + std::to_string(api_key));
@@ -2099,6 +2314,14 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<InitProducerIdResponse>(version, body, reencode_ok);
     case OffsetForLeaderEpochResponse::kApiKey:
       return decode_and_check<OffsetForLeaderEpochResponse>(version, body, reencode_ok);
+    case AddPartitionsToTxnResponse::kApiKey:
+      return decode_and_check<AddPartitionsToTxnResponse>(version, body, reencode_ok);
+    case AddOffsetsToTxnResponse::kApiKey:
+      return decode_and_check<AddOffsetsToTxnResponse>(version, body, reencode_ok);
+    case EndTxnResponse::kApiKey:
+      return decode_and_check<EndTxnResponse>(version, body, reencode_ok);
+    case TxnOffsetCommitResponse::kApiKey:
+      return decode_and_check<TxnOffsetCommitResponse>(version, body, reencode_ok);
     case DescribeAclsResponse::kApiKey:
       return decode_and_check<DescribeAclsResponse>(version, body, reencode_ok);
     case CreateAclsResponse::kApiKey:
@@ -2129,6 +2352,10 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<AlterUserScramCredentialsResponse>(version, body, reencode_ok);
     case DescribeClusterResponse::kApiKey:
       return decode_and_check<DescribeClusterResponse>(version, body, reencode_ok);
+    case DescribeTransactionsResponse::kApiKey:
+      return decode_and_check<DescribeTransactionsResponse>(version, body, reencode_ok);
+    case ListTransactionsResponse::kApiKey:
+      return decode_and_check<ListTransactionsResponse>(version, body, reencode_ok);
     default:
       *reencode_ok = true;
       return Status::protocol_error("unknown api key " + std::to_string(api_key));

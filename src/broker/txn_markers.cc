@@ -1,0 +1,78 @@
+// The transaction coordinator's hands in the broker: it is created at
+// start (after the partitions are open, so that transactions found in a
+// Prepare state can be completed), and writes its COMMIT / ABORT markers
+// through the same PartitionLog::append as produced batches, updating the
+// partition's producer state as Kafka's ProducerStateManager does.
+#include "broker/broker.h"
+#include "port/log.h"
+#include "port/port.h"
+#include "protocol/control_batch.h"
+
+namespace eddy::broker {
+
+namespace {
+
+// Single node: the coordinator's epoch never changes.
+constexpr int32_t kCoordinatorEpoch = 0;
+
+}  // namespace
+
+Status Broker::start_transactions() {
+  txn_store_ = std::make_unique<txn::MetaStateStore>(meta_);
+  txn::MarkerSink sink;
+  sink.write = [this](const meta::TopicPartition& tp, protocol::ControlType type, int64_t producer_id, int16_t epoch,
+                      int64_t* offset, std::string* why) {
+    return write_txn_marker(tp, type, producer_id, epoch, offset, why);
+  };
+  sink.durable = [this](const meta::TopicPartition& tp, int64_t offset) { return txn_marker_durable(tp, offset); };
+  sink.complete_offsets = [this](const std::string& group, int64_t producer_id, bool commit) {
+    return coordinator_->complete_transaction(group, producer_id, commit);
+  };
+  txn_ = std::make_unique<txn::Coordinator>(
+      executor_, txn_store_.get(), [this](int64_t* id) { return meta_->producer_ids().next(id); }, std::move(sink),
+      options_.transactions);
+  return txn_->start().with_context("transaction coordinator");
+}
+
+txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
+                                                  int64_t producer_id, int16_t epoch, int64_t* offset,
+                                                  std::string* why) {
+  Topic* topic = topics_.find(tp.topic);
+  if (topic == nullptr || tp.partition < 0 || tp.partition >= static_cast<int32_t>(topic->partitions.size())) {
+    return txn::MarkerSink::Outcome::kPartitionGone;
+  }
+  storage::PartitionLog* log = topic->partitions[static_cast<size_t>(tp.partition)];
+  PartitionProducers* producers = producer_state_.find(log);
+  if (producers != nullptr && !producers->marker_allowed(producer_id, epoch)) {
+    // A newer epoch already wrote here: this marker is stale (Kafka's
+    // checkProducerEpoch); the transaction it ends cannot be open here.
+    EDDY_LOG_WARN("transactions: marker of producer {} epoch {} for {}-{} skipped: the partition has a newer epoch",
+                  producer_id, epoch, tp.topic, tp.partition);
+    return txn::MarkerSink::Outcome::kPartitionGone;
+  }
+  const int64_t now = port::wall_clock_millis();
+  std::vector<uint8_t> batch = protocol::build_control_batch(type, producer_id, epoch, kCoordinatorEpoch, now);
+  storage::AppendResult result;
+  storage::AppendOptions append;
+  Status s = log->append(batch, append, &result);
+  if (!s.ok()) {
+    *why = s.to_string();
+    return txn::MarkerSink::Outcome::kFailed;
+  }
+  if (producers != nullptr) producers->record_marker(producer_id, epoch, result.base_offset, now);
+  producer_state_.saw_producer(producer_id, epoch, now);
+  log->request_sync();
+  *offset = result.last_offset;
+  wake_fetch_waiters(tp.topic, tp.partition);
+  return txn::MarkerSink::Outcome::kWritten;
+}
+
+bool Broker::txn_marker_durable(const meta::TopicPartition& tp, int64_t offset) {
+  Topic* topic = topics_.find(tp.topic);
+  if (topic == nullptr || tp.partition < 0 || tp.partition >= static_cast<int32_t>(topic->partitions.size())) {
+    return true;
+  }
+  return topic->partitions[static_cast<size_t>(tp.partition)]->durable_offset() > offset;
+}
+
+}  // namespace eddy::broker

@@ -1,0 +1,346 @@
+// The transaction coordinator against a real meta store (MetaStateStore in
+// a temp dir), a fake clock and a fake marker sink that records every
+// marker and decides when it is durable.
+#include "txn/coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "meta/meta_store.h"
+#include "tests/unit/group/coordinator_fixture.h"
+#include "tests/unit/port/test_dir.h"
+
+namespace eddy::txn {
+namespace {
+
+using protocol::ControlType;
+using protocol::ErrorCode;
+using S = TransactionState;
+
+struct Marker {
+  meta::TopicPartition tp;
+  ControlType type;
+  int64_t producer_id;
+  int16_t epoch;
+  int64_t offset;
+};
+
+class TxnCoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(meta::MetaStore::open(dir_.file("eddy.db"), &meta_).ok());
+    options_.max_timeout_ms = 900000;
+    options_.abort_timed_out_interval_ms = 1000;
+    options_.remove_expired_interval_ms = 60000;
+    options_.transactional_id_expiration_ms = 3600000;
+    options_.marker_retry_ms = 500;
+    start();
+  }
+
+  void start() {
+    store_ = std::make_unique<MetaStateStore>(meta_.get());
+    MarkerSink sink;
+    sink.write = [this](const meta::TopicPartition& tp, ControlType type, int64_t pid, int16_t epoch,
+                        int64_t* offset, std::string* why) {
+      if (gone_.count(tp)) return MarkerSink::Outcome::kPartitionGone;
+      if (refuse_.count(tp)) {
+        *why = "disk budget full";
+        return MarkerSink::Outcome::kFailed;
+      }
+      *offset = next_offset_++;
+      markers_.push_back({tp, type, pid, epoch, *offset});
+      return MarkerSink::Outcome::kWritten;
+    };
+    sink.durable = [this](const meta::TopicPartition&, int64_t offset) { return offset < durable_below_; };
+    sink.complete_offsets = [this](const std::string& group, int64_t pid, bool commit) {
+      completed_groups_.push_back({group, pid, commit});
+      return Status();
+    };
+    coordinator_ = std::make_unique<Coordinator>(
+        executor_, store_.get(), [this](int64_t* id) { return meta_->producer_ids().next(id); }, std::move(sink),
+        options_);
+    ASSERT_TRUE(coordinator_->start().ok());
+  }
+
+  // A crash: the coordinator goes without completing anything.
+  void restart() {
+    coordinator_.reset();
+    start();
+  }
+
+  void make_durable() {
+    durable_below_ = next_offset_;
+    coordinator_->on_partition_durable();
+  }
+
+  S state(const std::string& id) const {
+    const TransactionMetadata* m = coordinator_->find(id);
+    return m == nullptr ? S::kDead : m->state;
+  }
+
+  InitResult init(const std::string& id, int32_t timeout_ms = 60000) {
+    return coordinator_->init_producer_id(id, timeout_ms, -1, -1);
+  }
+
+  struct GroupCompletion {
+    std::string group;
+    int64_t producer_id;
+    bool commit;
+  };
+
+  testing::TempDir dir_;
+  std::unique_ptr<meta::MetaStore> meta_;
+  group::FakeExecutor executor_;
+  CoordinatorOptions options_;
+  std::unique_ptr<MetaStateStore> store_;
+  std::unique_ptr<Coordinator> coordinator_;
+  std::vector<Marker> markers_;
+  std::vector<GroupCompletion> completed_groups_;
+  std::set<meta::TopicPartition> gone_;
+  std::set<meta::TopicPartition> refuse_;
+  int64_t next_offset_ = 100;
+  int64_t durable_below_ = 0;
+};
+
+const meta::TopicPartition kA{"a", 0};
+const meta::TopicPartition kB{"a", 1};
+const meta::TopicPartition kC{"b", 0};
+
+TEST_F(TxnCoordinatorTest, InitProducerIdHandsOutIdsAndBumpsEpochs) {
+  InitResult first = init("tx");
+  ASSERT_EQ(first.error, ErrorCode::kNone);
+  EXPECT_GE(first.producer_id, 0);
+  EXPECT_EQ(first.producer_epoch, 0);
+  InitResult second = init("tx");
+  EXPECT_EQ(second.error, ErrorCode::kNone);
+  EXPECT_EQ(second.producer_id, first.producer_id);
+  EXPECT_EQ(second.producer_epoch, 1);
+  InitResult other = init("other");
+  EXPECT_NE(other.producer_id, first.producer_id);
+  EXPECT_EQ(state("tx"), S::kEmpty);
+
+  EXPECT_EQ(init("").error, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(init("tx", 0).error, ErrorCode::kInvalidTransactionTimeout);
+  EXPECT_EQ(init("tx", 900001).error, ErrorCode::kInvalidTransactionTimeout);
+  EXPECT_EQ(init("tx", 900000).error, ErrorCode::kNone);
+}
+
+TEST_F(TxnCoordinatorTest, InitWithAnExpectedEpoch) {
+  InitResult r = init("tx");
+  // KIP-360: the producer's own epoch bumps; a retry of that bump answers
+  // the same epoch; an older one is fenced; another producer id too.
+  InitResult bumped = coordinator_->init_producer_id("tx", 60000, r.producer_id, 0);
+  EXPECT_EQ(bumped.error, ErrorCode::kNone);
+  EXPECT_EQ(bumped.producer_epoch, 1);
+  InitResult retried = coordinator_->init_producer_id("tx", 60000, r.producer_id, 0);
+  EXPECT_EQ(retried.error, ErrorCode::kNone);
+  EXPECT_EQ(retried.producer_epoch, 1);
+  EXPECT_EQ(coordinator_->init_producer_id("tx", 60000, r.producer_id + 100, 1).error, ErrorCode::kProducerFenced);
+  init("tx");  // epoch 2, last epoch forgotten
+  EXPECT_EQ(coordinator_->init_producer_id("tx", 60000, r.producer_id, 0).error, ErrorCode::kProducerFenced);
+}
+
+TEST_F(TxnCoordinatorTest, CommitWritesMarkersThenCompletes) {
+  InitResult p = init("tx");
+  ASSERT_EQ(coordinator_->add_partitions("tx", p.producer_id, 0, {kA, kB}), ErrorCode::kNone);
+  EXPECT_EQ(state("tx"), S::kOngoing);
+  ASSERT_EQ(coordinator_->add_partitions("tx", p.producer_id, 0, {kC}), ErrorCode::kNone);
+  ASSERT_EQ(coordinator_->add_offsets("tx", p.producer_id, 0, "g"), ErrorCode::kNone);
+  EXPECT_EQ(coordinator_->verify_offset_commit("tx", p.producer_id, 0, "g"), ErrorCode::kNone);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 0, kB), ErrorCode::kNone);
+
+  ASSERT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kNone);
+  EXPECT_EQ(state("tx"), S::kPrepareCommit);
+  ASSERT_EQ(markers_.size(), 3u);
+  std::set<meta::TopicPartition> marked;
+  for (const Marker& m : markers_) {
+    EXPECT_EQ(m.type, ControlType::kCommit);
+    EXPECT_EQ(m.producer_id, p.producer_id);
+    EXPECT_EQ(m.epoch, 0);
+    marked.insert(m.tp);
+  }
+  EXPECT_EQ(marked, (std::set<meta::TopicPartition>{kA, kB, kC}));
+  // Until the markers are on disk: retries wait, nothing else may start.
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kConcurrentTransactions);
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, false), ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(coordinator_->add_partitions("tx", p.producer_id, 0, {kA}), ErrorCode::kConcurrentTransactions);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 0, kA), ErrorCode::kNotEnoughReplicas);
+  EXPECT_EQ(init("tx").error, ErrorCode::kConcurrentTransactions);
+  EXPECT_TRUE(completed_groups_.empty()) << "offsets applied before the markers are durable";
+
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kCompleteCommit);
+  ASSERT_EQ(completed_groups_.size(), 1u);
+  EXPECT_EQ(completed_groups_[0].group, "g");
+  EXPECT_TRUE(completed_groups_[0].commit);
+  EXPECT_TRUE(coordinator_->find("tx")->partitions.empty());
+  // A retried EndTxn(COMMIT) after completion succeeds; ABORT does not.
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kNone);
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, false), ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 0, kA), ErrorCode::kInvalidTxnState);
+}
+
+TEST_F(TxnCoordinatorTest, AbortDropsTheGroupsOffsets) {
+  InitResult p = init("tx");
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kA});
+  coordinator_->add_offsets("tx", p.producer_id, 0, "g");
+  ASSERT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, false), ErrorCode::kNone);
+  ASSERT_EQ(markers_.size(), 1u);
+  EXPECT_EQ(markers_[0].type, ControlType::kAbort);
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kCompleteAbort);
+  ASSERT_EQ(completed_groups_.size(), 1u);
+  EXPECT_FALSE(completed_groups_[0].commit);
+}
+
+TEST_F(TxnCoordinatorTest, BadRequestsGetKafkasErrors) {
+  InitResult p = init("tx");
+  // EndTxn without a transaction.
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, false), ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(coordinator_->end_transaction("", p.producer_id, 0, true), ErrorCode::kInvalidRequest);
+  EXPECT_EQ(coordinator_->end_transaction("unknown", p.producer_id, 0, true), ErrorCode::kInvalidProducerIdMapping);
+  // A wrong epoch or producer id.
+  EXPECT_EQ(coordinator_->add_partitions("tx", p.producer_id, 1, {kA}), ErrorCode::kProducerFenced);
+  EXPECT_EQ(coordinator_->add_partitions("tx", p.producer_id + 1, 0, {kA}), ErrorCode::kInvalidProducerIdMapping);
+  EXPECT_EQ(coordinator_->add_offsets("", p.producer_id, 0, "g"), ErrorCode::kInvalidRequest);
+  // TxnOffsetCommit for a group the transaction never added.
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kA});
+  EXPECT_EQ(coordinator_->verify_offset_commit("tx", p.producer_id, 0, "g"), ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(coordinator_->verify_offset_commit("tx", p.producer_id, 1, "g"), ErrorCode::kInvalidProducerEpoch);
+  EXPECT_EQ(coordinator_->verify_offset_commit("nope", p.producer_id, 0, "g"),
+            ErrorCode::kInvalidProducerIdMapping);
+  // Produce: a partition not added, a stale epoch, an unknown producer.
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 0, kB), ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 1, kA), ErrorCode::kInvalidProducerEpoch);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id + 50, 0, kA), ErrorCode::kInvalidProducerIdMapping);
+  EXPECT_TRUE(markers_.empty());
+}
+
+TEST_F(TxnCoordinatorTest, ReInitAbortsTheOpenTransactionAndFencesTheOldEpoch) {
+  InitResult p = init("tx");
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kA, kB});
+  EXPECT_EQ(init("tx").error, ErrorCode::kConcurrentTransactions);
+  EXPECT_EQ(state("tx"), S::kPrepareAbort);
+  ASSERT_EQ(markers_.size(), 2u);
+  for (const Marker& m : markers_) {
+    EXPECT_EQ(m.type, ControlType::kAbort);
+    EXPECT_EQ(m.epoch, 1) << "the abort carries the fenced epoch";
+  }
+  EXPECT_EQ(init("tx").error, ErrorCode::kConcurrentTransactions) << "while the markers are written";
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kCompleteAbort);
+  InitResult again = init("tx");
+  ASSERT_EQ(again.error, ErrorCode::kNone);
+  EXPECT_EQ(again.producer_id, p.producer_id);
+  EXPECT_EQ(again.producer_epoch, 2);
+  // The zombie with epoch 0.
+  EXPECT_EQ(coordinator_->add_partitions("tx", p.producer_id, 0, {kA}), ErrorCode::kProducerFenced);
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kProducerFenced);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 0, kA), ErrorCode::kInvalidProducerEpoch);
+}
+
+TEST_F(TxnCoordinatorTest, TimedOutTransactionIsAbortedWithTheEpochBumped) {
+  InitResult p = init("tx", 5000);
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kA});
+  executor_.advance(4000);
+  EXPECT_EQ(state("tx"), S::kOngoing) << "not yet past its timeout";
+  executor_.advance(2000);
+  EXPECT_EQ(state("tx"), S::kPrepareAbort);
+  ASSERT_EQ(markers_.size(), 1u);
+  EXPECT_EQ(markers_[0].type, ControlType::kAbort);
+  EXPECT_EQ(markers_[0].epoch, 1);
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kCompleteAbort);
+  EXPECT_EQ(coordinator_->find("tx")->producer_epoch, 1);
+  EXPECT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kProducerFenced);
+  executor_.advance(60000);
+  EXPECT_EQ(markers_.size(), 1u) << "an ended transaction is not aborted again";
+}
+
+TEST_F(TxnCoordinatorTest, IdleTransactionalIdsExpire) {
+  InitResult p = init("tx");
+  executor_.advance(options_.transactional_id_expiration_ms / 2);
+  EXPECT_NE(coordinator_->find("tx"), nullptr);
+  executor_.advance(options_.transactional_id_expiration_ms + options_.remove_expired_interval_ms);
+  EXPECT_EQ(coordinator_->find("tx"), nullptr);
+  restart();
+  EXPECT_EQ(coordinator_->find("tx"), nullptr) << "removed from the store too";
+  InitResult fresh = init("tx");
+  EXPECT_NE(fresh.producer_id, p.producer_id) << "an expired id starts over with a new producer id";
+  EXPECT_EQ(fresh.producer_epoch, 0);
+}
+
+TEST_F(TxnCoordinatorTest, RestartMidCommitWritesTheMarkersAgainAndCompletes) {
+  InitResult p = init("tx");
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kA, kC});
+  coordinator_->add_offsets("tx", p.producer_id, 0, "g");
+  ASSERT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kNone);
+  ASSERT_EQ(markers_.size(), 2u);
+  restart();  // before the markers were durable
+  EXPECT_EQ(state("tx"), S::kPrepareCommit);
+  ASSERT_EQ(markers_.size(), 4u) << "the markers are written again at startup";
+  EXPECT_EQ(markers_[2].type, ControlType::kCommit);
+  EXPECT_EQ(markers_[3].type, ControlType::kCommit);
+  EXPECT_TRUE(completed_groups_.empty());
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kCompleteCommit);
+  ASSERT_EQ(completed_groups_.size(), 1u);
+  EXPECT_TRUE(completed_groups_[0].commit);
+  restart();
+  EXPECT_EQ(state("tx"), S::kCompleteCommit);
+  EXPECT_EQ(markers_.size(), 4u) << "a completed transaction writes nothing at startup";
+  EXPECT_EQ(coordinator_->find("tx")->producer_id, p.producer_id);
+}
+
+TEST_F(TxnCoordinatorTest, OngoingTransactionSurvivesARestartAndTimesOut) {
+  InitResult p = init("tx", 3000);
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kA});
+  restart();
+  EXPECT_EQ(state("tx"), S::kOngoing);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 0, kA), ErrorCode::kNone);
+  executor_.advance(5000);
+  EXPECT_EQ(state("tx"), S::kPrepareAbort);
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kCompleteAbort);
+}
+
+TEST_F(TxnCoordinatorTest, RefusedMarkerIsRetriedAndGonePartitionSkipped) {
+  InitResult p = init("tx");
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kA, kB, kC});
+  refuse_.insert(kB);
+  gone_.insert(kC);
+  ASSERT_EQ(coordinator_->end_transaction("tx", p.producer_id, 0, true), ErrorCode::kNone);
+  ASSERT_EQ(markers_.size(), 1u);
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kPrepareCommit) << "kB has no marker yet";
+  executor_.advance(options_.marker_retry_ms);
+  EXPECT_EQ(markers_.size(), 1u) << "still refused";
+  refuse_.clear();
+  executor_.advance(options_.marker_retry_ms);
+  ASSERT_EQ(markers_.size(), 2u);
+  EXPECT_EQ(markers_[1].tp, kB);
+  make_durable();
+  EXPECT_EQ(state("tx"), S::kCompleteCommit);
+}
+
+TEST_F(TxnCoordinatorTest, ExhaustedEpochRotatesTheProducerId) {
+  InitResult p = init("tx");
+  TransactionMetadata m = *coordinator_->find("tx");
+  m.producer_epoch = 32766;
+  ASSERT_TRUE(store_->save(m).ok());
+  restart();
+  InitResult r = init("tx");
+  ASSERT_EQ(r.error, ErrorCode::kNone);
+  EXPECT_NE(r.producer_id, p.producer_id);
+  EXPECT_EQ(r.producer_epoch, 0);
+  EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 32766, kA), ErrorCode::kInvalidProducerIdMapping);
+}
+
+}  // namespace
+}  // namespace eddy::txn
