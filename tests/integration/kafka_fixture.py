@@ -455,19 +455,19 @@ def _last_json(proc, what):
     return result
 
 
-def numbered_check(bootstrap, topic, count, partitions, dump=None, timeout_ms=60000):
+def numbered_check(bootstrap, topic, count, partitions, dump=None, timeout_ms=60000, isolation="read_uncommitted"):
     """Reads topic from the beginning to its end offsets with Kafka's Java
     consumer (NumberedCheck.java) and returns its findings about the numbers
     of rdkafka_idempotence.c: a dict with count, distinct, missing,
     missing_examples, records, ok and, per partition, start/end offsets,
     records, duplicates, out_of_order, gaps, misplaced and examples. The
     consumer's report is in result["text"]. dump: a file to receive
-    "partition offset number" lines."""
+    "partition offset number" lines. isolation: the consumer's isolation.level."""
     args = ["numbers", bootstrap, topic, str(count), str(partitions)]
     if dump:
         args += ["--dump", dump]
     proc = run_java_program("NumberedCheck", args, timeout=timeout_ms / 1000 + 120,
-                            env={"EDDY_CHECK_TIMEOUT_MS": str(timeout_ms)})
+                            env={"EDDY_CHECK_TIMEOUT_MS": str(timeout_ms), "EDDY_CHECK_ISOLATION": isolation})
     result = _last_json(proc, "NumberedCheck %s" % topic)
     result["text"] = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("{"))
     return result

@@ -26,6 +26,8 @@
 // when everything is as expected (numbers: every number exactly once, in
 // order, in its partition), 1 when not, 2 on a usage or consumer error.
 // Waits at most EDDY_CHECK_TIMEOUT_MS (default 60000) for the end offsets.
+// EDDY_CHECK_ISOLATION=read_committed reads as a read_committed consumer
+// (to the last stable offset, aborted transactions left out).
 
 import java.io.BufferedWriter;
 import java.io.FileWriter;
@@ -108,7 +110,8 @@ public final class NumberedCheck {
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "eddy-numbered-check");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+              System.getenv().getOrDefault("EDDY_CHECK_ISOLATION", "read_uncommitted"));
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
         p.put(ConsumerConfig.CHECK_CRCS_CONFIG, "true");
         return new KafkaConsumer<>(p);
