@@ -285,6 +285,14 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
       note_refused_batch(request, slot.topic_name, slot.partition, code, *message);
       return code;
     }
+  } else if (batch.producer_id() >= 0 && slot.log->transactions().ongoing_count() != 0 &&
+             slot.log->transactions().ongoing_first_offset(batch.producer_id()) >= 0) {
+    // Kafka's ProducerAppendInfo: a producer with a transaction open in this
+    // partition may not write outside it.
+    *message = "Expected transactional write from producer " + std::to_string(batch.producer_id()) +
+               ", which has a transaction open in this partition";
+    note_refused_batch(request, slot.topic_name, slot.partition, ErrorCode::kInvalidTxnState, *message);
+    return ErrorCode::kInvalidTxnState;
   }
   PartitionProducers* producers = batch.producer_id() >= 0 ? producer_state_.find(slot.log) : nullptr;
   SequenceCheck sequence;

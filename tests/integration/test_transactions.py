@@ -138,8 +138,8 @@ def produce_batch(conn, topic, partition, batch):
     return w.produce(conn, topic, partition, batch)[0]
 
 
-def transactional_batch(pid, epoch, sequence, count=1, control=False):
-    attributes = 0x10 | (0x20 if control else 0)
+def transactional_batch(pid, epoch, sequence, count=1, control=False, transactional=True):
+    attributes = (0x10 if transactional else 0) | (0x20 if control else 0)
     if control:
         records = w.record(0, struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 0))
         count = 1
@@ -336,6 +336,9 @@ def test_bad_input(eddy):
         assert produce_batch(conn, "tx-bad", 1, transactional_batch(pid, epoch, 0)) == INVALID_TXN_STATE
         assert produce_batch(conn, "tx-bad", 0, transactional_batch(pid, epoch + 1, 0)) == INVALID_PRODUCER_EPOCH
         assert produce_batch(conn, "tx-bad", 0, transactional_batch(pid, epoch, 0, count=2)) == NONE
+        # The same producer outside its open transaction (Kafka's ProducerAppendInfo).
+        assert produce_batch(conn, "tx-bad", 0, transactional_batch(pid, epoch, 2, transactional=False)) == \
+            INVALID_TXN_STATE
         assert end_txn(conn, "tx-bad-id", pid, epoch, True) == NONE
         eddy_fixture.wait_until(lambda: describe_transaction(conn, "tx-bad-id")[1] == "CompleteCommit", 10,
                                 "the commit completes")
