@@ -335,6 +335,11 @@ class Broker {
                                     std::span<const uint8_t> records,
                                     protocol::ProduceResponse::PartitionProduceResponse* out, ProduceWaiter* waiter,
                                     std::string* message);
+  // The transaction checks of a produced batch: a transactional one is
+  // verified against the coordinator; another from a producer with a
+  // transaction open in the partition is INVALID_TXN_STATE.
+  protocol::ErrorCode check_transaction_of(const ProduceSlot& slot, const protocol::RecordBatchView& batch,
+                                           std::string* message);
   // Produce of a transactional batch: the coordinator's verdict.
   protocol::ErrorCode verify_transactional_batch(const ProduceSlot& slot, const protocol::RecordBatchView& batch,
                                                  std::string* message);

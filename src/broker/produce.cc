@@ -279,20 +279,10 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
     }
     return code;
   }
-  if (batch.is_transactional()) {
-    code = verify_transactional_batch(slot, batch, message);
-    if (code != ErrorCode::kNone) {
-      note_refused_batch(request, slot.topic_name, slot.partition, code, *message);
-      return code;
-    }
-  } else if (batch.producer_id() >= 0 && slot.log->transactions().ongoing_count() != 0 &&
-             slot.log->transactions().ongoing_first_offset(batch.producer_id()) >= 0) {
-    // Kafka's ProducerAppendInfo: a producer with a transaction open in this
-    // partition may not write outside it.
-    *message = "Expected transactional write from producer " + std::to_string(batch.producer_id()) +
-               ", which has a transaction open in this partition";
-    note_refused_batch(request, slot.topic_name, slot.partition, ErrorCode::kInvalidTxnState, *message);
-    return ErrorCode::kInvalidTxnState;
+  code = check_transaction_of(slot, batch, message);
+  if (code != ErrorCode::kNone) {
+    note_refused_batch(request, slot.topic_name, slot.partition, code, *message);
+    return code;
   }
   PartitionProducers* producers = batch.producer_id() >= 0 ? producer_state_.find(slot.log) : nullptr;
   SequenceCheck sequence;
@@ -342,6 +332,20 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
   wait_for_durability(acks, slot, result.last_offset, waiter);
   wake_fetch_waiters(slot.topic_name, slot.partition);
   return ErrorCode::kNone;
+}
+
+ErrorCode Broker::check_transaction_of(const ProduceSlot& slot, const protocol::RecordBatchView& batch,
+                                       std::string* message) {
+  if (batch.is_transactional()) return verify_transactional_batch(slot, batch, message);
+  if (batch.producer_id() < 0 || slot.log->transactions().ongoing_count() == 0 ||
+      slot.log->transactions().ongoing_first_offset(batch.producer_id()) < 0) {
+    return ErrorCode::kNone;
+  }
+  // Kafka's ProducerAppendInfo: a producer with a transaction open in this
+  // partition may not write outside it.
+  *message = "Expected transactional write from producer " + std::to_string(batch.producer_id()) +
+             ", which has a transaction open in this partition";
+  return ErrorCode::kInvalidTxnState;
 }
 
 // Kafka's produce verification (KIP-890 part 1, which Kafka 4 applies to
