@@ -51,7 +51,7 @@ void BrokerFrameHandler::on_connection_opened(net::ConnectionContext& connection
   }
 }
 
-void BrokerFrameHandler::on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame,
+void BrokerFrameHandler::on_frame(net::ConnectionContext& connection, protocol::FrameBytes frame,
                                   net::ResponseSlot slot) {
   broker::ClientInfo client{connection.id(), connection.peer(), connection.listener(), connection.principal()};
   broker::RequestMetrics& metrics = (*broker_)->request_metrics();

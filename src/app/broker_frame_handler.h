@@ -26,7 +26,7 @@ class BrokerFrameHandler final : public net::FrameHandler {
       : broker_(broker), sasl_max_receive_bytes_(sasl_max_receive_bytes) {}
 
   void on_connection_opened(net::ConnectionContext& connection) override;
-  void on_frame(net::ConnectionContext& connection, std::vector<uint8_t> frame, net::ResponseSlot slot) override;
+  void on_frame(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot) override;
   void on_connection_closed(net::ConnectionContext& connection) override;
 
  private:

@@ -83,7 +83,7 @@ void Broker::note_refused_batch(const Request& request, const std::string& topic
   refused_batches_unlogged_ = 0;
 }
 
-void Broker::handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply) {
+void Broker::handle(const ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<Reply> reply) {
   EDDY_DCHECK_ON_LOOP(executor_);
   auto request = std::make_unique<Request>();
   request->client = client;

@@ -26,6 +26,7 @@
 #include "meta/meta_store.h"
 #include "port/executor.h"
 #include "protocol/codec.h"
+#include "protocol/frame_bytes.h"
 #include "protocol/generated/messages.h"
 #include "protocol/headers.h"
 #include "protocol/record_batch.h"
@@ -42,7 +43,7 @@ namespace eddy::broker {
 struct Request {
   ClientInfo client;
   protocol::ParsedRequestHeader parsed;
-  std::vector<uint8_t> frame;
+  protocol::FrameBytes frame;
   std::unique_ptr<Reply> reply;
 
   int16_t api_key() const { return parsed.header.request_api_key; }
@@ -102,7 +103,7 @@ class Broker {
   Status start();
 
   // A request frame (without its size prefix) from a client.
-  void handle(const ClientInfo& client, std::vector<uint8_t> frame, std::unique_ptr<Reply> reply);
+  void handle(const ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<Reply> reply);
   // Drops requests parked for this connection.
   void on_connection_closed(uint64_t connection_id);
   // Answers every parked request now (fetches with what they have, produces

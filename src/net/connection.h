@@ -248,7 +248,7 @@ class Connection final : public ConnectionCore {
       return Step::kStop;
     }
     if (available - 4 >= frame_size) {
-      std::vector<uint8_t> frame(p + 4, p + 4 + frame_size);
+      protocol::FrameBytes frame(p + 4, p + 4 + frame_size);
       staging_begin_ += 4 + frame_size;
       dispatch(std::move(frame));
       return Step::kNextFrame;
@@ -337,7 +337,8 @@ class Connection final : public ConnectionCore {
   }
 
   // Exactly `size` bytes, no more capacity (a vector left to grow itself
-  // would keep up to twice the frame while the request waits).
+  // would keep up to twice the frame while the request waits). The new
+  // bytes are not zeroed (FrameBytes): the socket overwrites them next.
   void grow_large_frame(size_t size) {
     large_frame_.reserve(size);
     large_frame_.resize(size);
@@ -367,8 +368,8 @@ class Connection final : public ConnectionCore {
       read_large_frame();
       return;
     }
-    std::vector<uint8_t> frame = std::move(large_frame_);
-    large_frame_ = std::vector<uint8_t>();
+    protocol::FrameBytes frame = std::move(large_frame_);
+    large_frame_ = protocol::FrameBytes();
     large_have_ = 0;
     large_target_ = 0;
     const uint64_t reserved = large_reserved_;
@@ -393,7 +394,7 @@ class Connection final : public ConnectionCore {
     close();
   }
 
-  void dispatch(std::vector<uint8_t> frame, uint64_t reserved = 0) {
+  void dispatch(protocol::FrameBytes frame, uint64_t reserved = 0) {
     stop_frame_clock();  // this frame is whole; the next one's clock starts with its first bytes
     uint64_t sequence = first_pending_seq_ + pending_.size();
     pending_.emplace_back();
@@ -586,7 +587,7 @@ class Connection final : public ConnectionCore {
   std::vector<uint8_t> staging_;
   size_t staging_begin_ = 0;
   size_t staging_end_ = 0;
-  std::vector<uint8_t> large_frame_;
+  protocol::FrameBytes large_frame_;
   size_t large_have_ = 0;
   size_t large_target_ = 0;  // the frame size its prefix gave
   bool reading_ = false;

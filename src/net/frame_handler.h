@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/frame_bytes.h"
 #include "protocol/output_buffer.h"
 
 namespace eddy::net {
@@ -111,7 +112,7 @@ class FrameHandler {
 
   // A complete request frame (the body, without the size prefix). The
   // handler completes slot now or later.
-  virtual void on_frame(ConnectionContext& connection, std::vector<uint8_t> frame, ResponseSlot slot) = 0;
+  virtual void on_frame(ConnectionContext& connection, protocol::FrameBytes frame, ResponseSlot slot) = 0;
 
   // Bracket the life of a connection, e.g. to keep per-connection state or
   // drop parked requests. on_connection_closed runs once, after which no

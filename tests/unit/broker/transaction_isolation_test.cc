@@ -82,7 +82,7 @@ class TransactionIsolationTest : public ::testing::Test {
   std::shared_ptr<Answer> send(const Req& request, int16_t version) {
     protocol::OutputBuffer out;
     EXPECT_TRUE(protocol::encode_request_frame(request, version, 7, std::string("test"), &out).ok());
-    std::vector<uint8_t> frame(out.memory() + 4, out.memory() + out.memory_size());
+    protocol::FrameBytes frame(out.memory() + 4, out.memory() + out.memory_size());
     auto answer = std::make_shared<Answer>();
     side_.reactor().post([this, frame = std::move(frame), answer]() mutable {
       side_.broker().handle(ClientInfo{}, std::move(frame), std::make_unique<CapturingReply>(answer));

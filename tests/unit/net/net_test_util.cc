@@ -32,7 +32,7 @@ std::vector<uint8_t> framed(std::span<const uint8_t> body) {
 
 std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
 
-std::string text_of(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+std::string text_of(std::span<const uint8_t> bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 protocol::OutputBuffer response_with(std::span<const uint8_t> body) {
   protocol::OutputBuffer out;

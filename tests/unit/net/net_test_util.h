@@ -34,7 +34,7 @@ bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds dea
 // The body with its 4-byte big-endian size prefix.
 std::vector<uint8_t> framed(std::span<const uint8_t> body);
 std::vector<uint8_t> bytes_of(const std::string& text);
-std::string text_of(const std::vector<uint8_t>& bytes);
+std::string text_of(std::span<const uint8_t> bytes);
 // A framed response whose body is body.
 protocol::OutputBuffer response_with(std::span<const uint8_t> body);
 
@@ -68,9 +68,9 @@ class TestClient {
 // Default behaviour: echo the frame body back.
 class TestHandler : public FrameHandler {
  public:
-  using OnFrame = std::function<void(ConnectionContext&, std::vector<uint8_t>, ResponseSlot)>;
+  using OnFrame = std::function<void(ConnectionContext&, protocol::FrameBytes, ResponseSlot)>;
 
-  void on_frame(ConnectionContext& connection, std::vector<uint8_t> frame, ResponseSlot slot) override {
+  void on_frame(ConnectionContext& connection, protocol::FrameBytes frame, ResponseSlot slot) override {
     frames.fetch_add(1);
     if (on_frame_fn) {
       on_frame_fn(connection, std::move(frame), std::move(slot));

@@ -70,8 +70,8 @@ TEST(Server, FramesSplitAcrossManyReads) {
 TEST(Server, PipelinedFramesAnsweredInRequestOrderWhenCompletedInReverse) {
   constexpr int kRequests = 60;
   std::vector<ResponseSlot> slots;  // reactor thread only
-  std::vector<std::vector<uint8_t>> frames;
-  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  std::vector<protocol::FrameBytes> frames;
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     frames.push_back(std::move(frame));
     slots.push_back(std::move(slot));
     if (slots.size() == kRequests) {
@@ -95,7 +95,7 @@ TEST(Server, PipelinedFramesAnsweredInRequestOrderWhenCompletedInReverse) {
 }
 
 TEST(Server, NoResponseAndCloseCompletionsKeepTheOrder) {
-  ServerFixture fx(ServerOptions(), [](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  ServerFixture fx(ServerOptions(), [](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     std::string text = text_of(frame);
     if (text == "skip") {
       slot.respond_nothing();
@@ -132,7 +132,7 @@ TEST(Server, CloseBehindAParkedRequestDispatchesNothingMore) {
   ResponseSlot parked;  // reactor thread only
   std::atomic<int> after_bad{0};
   bool bad_seen = false;  // reactor thread only
-  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     std::string text = text_of(frame);
     if (text == "park") {
       parked = std::move(slot);
@@ -165,7 +165,7 @@ TEST(Server, CloseBehindAParkedRequestDispatchesNothingMore) {
 }
 
 TEST(Server, DroppedSlotClosesTheConnection) {
-  ServerFixture fx(ServerOptions(), [](ConnectionContext&, std::vector<uint8_t>, ResponseSlot) {});
+  ServerFixture fx(ServerOptions(), [](ConnectionContext&, protocol::FrameBytes, ResponseSlot) {});
   TestClient client;
   ASSERT_TRUE(client.connect(fx.port()));
   ASSERT_TRUE(client.write_frame(bytes_of("x")));
@@ -245,7 +245,7 @@ TEST(Server, BackpressureOnQueuedResponseBytes) {
   ServerOptions options;
   options.max_queued_response_bytes = 256 * 1024;
   options.socket_send_buffer_bytes = 64 * 1024;
-  ServerFixture fx(options, [](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  ServerFixture fx(options, [](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     std::vector<uint8_t> body(kResponseBytes, frame.empty() ? 0 : frame[0]);
     std::copy(frame.begin(), frame.end(), body.begin());
     slot.respond(response_with(body));
@@ -292,10 +292,10 @@ TEST(Server, BackpressureOnQueuedResponseBytes) {
 TEST(Server, BackpressureOnRequestsInFlight) {
   constexpr int kRequests = 150;
   std::deque<ResponseSlot> slots;  // reactor thread only
-  std::deque<std::vector<uint8_t>> frames;
+  std::deque<protocol::FrameBytes> frames;
   ServerOptions options;
   options.max_in_flight_requests = 100;
-  ServerFixture fx(options, [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  ServerFixture fx(options, [&](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     frames.push_back(std::move(frame));
     slots.push_back(std::move(slot));
   });
@@ -334,7 +334,7 @@ TEST(Server, IdleConnectionsAreClosedButNotWhileARequestIsParked) {
   ServerOptions options;
   options.connections_max_idle_ms = 200;
   std::vector<ResponseSlot> parked;  // reactor thread only
-  ServerFixture fx(options, [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  ServerFixture fx(options, [&](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     if (text_of(frame) == "park") {
       parked.push_back(std::move(slot));
     } else {
@@ -364,7 +364,7 @@ TEST(Server, IdleConnectionsAreClosedButNotWhileARequestIsParked) {
 
 TEST(Server, GracefulStopLetsInFlightRequestsFinish) {
   std::vector<ResponseSlot> parked;  // reactor thread only
-  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     parked.push_back(std::move(slot));
   });
   fx.at_teardown([&] { parked.clear(); });
@@ -392,7 +392,7 @@ TEST(Server, GracefulStopLetsInFlightRequestsFinish) {
 
 TEST(Server, GracefulStopClosesStragglersAtTheDeadline) {
   std::vector<ResponseSlot> parked;  // reactor thread only
-  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t>, ResponseSlot slot) {
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, protocol::FrameBytes, ResponseSlot slot) {
     parked.push_back(std::move(slot));
   });
   fx.at_teardown([&] { parked.clear(); });

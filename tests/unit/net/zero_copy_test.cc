@@ -90,7 +90,7 @@ TEST(ZeroCopy, FileRegionIsSentWithoutCopying) {
   std::vector<Piece> pieces = {{false, "head", 0, 0}, {true, "", 1000, 100000}, {false, "tail", 0, 0}};
   std::vector<uint8_t> expected;
   build(data, pieces, &expected);
-  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t>, ResponseSlot slot) {
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, protocol::FrameBytes, ResponseSlot slot) {
     std::vector<uint8_t> ignored;
     slot.respond(build(data, pieces, &ignored));
   });
@@ -117,7 +117,7 @@ TEST(ZeroCopy, LargeRegionsAcrossPartialSends) {
   ServerOptions options;
   options.socket_send_buffer_bytes = 64 * 1024;
   int next = 0;  // reactor thread only
-  ServerFixture fx(options, [&](ConnectionContext&, std::vector<uint8_t>, ResponseSlot slot) {
+  ServerFixture fx(options, [&](ConnectionContext&, protocol::FrameBytes, ResponseSlot slot) {
     std::vector<uint8_t> ignored;
     slot.respond(build(data, responses[next++ % 2], &ignored));
   });
@@ -153,7 +153,7 @@ TEST(ZeroCopy, MixedChunksAcrossPipelinedResponses) {
     }
     return pieces;
   };
-  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, std::vector<uint8_t> frame, ResponseSlot slot) {
+  ServerFixture fx(ServerOptions(), [&](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
     std::vector<uint8_t> ignored;
     slot.respond(build(data, pieces_for(std::stoi(text_of(frame))), &ignored));
   });
@@ -175,7 +175,7 @@ TEST(ZeroCopy, MixedChunksAcrossPipelinedResponses) {
 }
 
 TEST(ZeroCopy, UnframedResponseClosesTheConnection) {
-  ServerFixture fx(ServerOptions(), [](ConnectionContext&, std::vector<uint8_t>, ResponseSlot slot) {
+  ServerFixture fx(ServerOptions(), [](ConnectionContext&, protocol::FrameBytes, ResponseSlot slot) {
     protocol::OutputBuffer wrong;
     uint8_t bytes[] = {0, 0, 0, 9, 'x'};  // claims 9 bytes, has 1
     wrong.append(bytes, sizeof(bytes));
