@@ -1,5 +1,6 @@
 #include "security/ssl_principal_mapper.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace eddy::security {
@@ -28,7 +29,9 @@ std::string format_from_java(const std::string& replacement, size_t groups) {
     size_t end = i + 1;
     while (end < replacement.size() && std::isdigit(static_cast<unsigned char>(replacement[end]))) ++end;
     std::string digits = replacement.substr(i + 1, end - i - 1);
-    size_t used = digits.size();
+    // A regex has fewer than 10^9 groups: longer numbers lose digits first
+    // (and never overflow the conversion).
+    size_t used = std::min<size_t>(digits.size(), 9);
     while (used > 1 && std::stoul(digits.substr(0, used)) > groups) --used;
     const size_t group = std::stoul(digits.substr(0, used));
     if (group == 0) {
@@ -90,8 +93,13 @@ Status SslPrincipalMapper::parse(const std::string& text, SslPrincipalMapper* ou
 std::optional<std::string> SslPrincipalMapper::name_for(const std::string& subject) const {
   for (const Rule& rule : rules_) {
     if (rule.is_default) return subject;
-    if (!std::regex_match(subject, rule.pattern)) continue;
-    std::string name = std::regex_replace(subject, rule.pattern, rule.format);
+    std::string name;
+    try {
+      if (!std::regex_match(subject, rule.pattern)) continue;
+      name = std::regex_replace(subject, rule.pattern, rule.format);
+    } catch (const std::regex_error&) {
+      continue;  // too complex for this subject (error_complexity / error_stack): not a match
+    }
     for (char& c : name) {
       if (rule.letter_case == Case::kLower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       if (rule.letter_case == Case::kUpper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

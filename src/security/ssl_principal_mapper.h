@@ -32,7 +32,8 @@ class SslPrincipalMapper {
   static Status parse(const std::string& rules, SslPrincipalMapper* out);
 
   // The name for a subject; nullopt when no rule applies (Kafka then
-  // refuses the connection).
+  // refuses the connection). A rule whose pattern is too complex to run on
+  // the subject does not apply. Never throws.
   std::optional<std::string> name_for(const std::string& subject) const;
 
  private:

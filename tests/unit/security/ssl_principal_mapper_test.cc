@@ -52,6 +52,8 @@ TEST(SslPrincipalMapper, ReferencesBeyondTheGroupsStayLiteral) {
   // with one group is group 1 followed by "2".
   EXPECT_EQ(name(mapper("RULE:^CN=(.*),OU=(.*),O=(.*)$/$1-$4/"), "CN=a,OU=b,O=c"), "a-$4");
   EXPECT_EQ(name(mapper("RULE:^CN=(.*)$/$12/"), "CN=a"), "a2");
+  // A reference far beyond any int: group 1 and the remaining digits.
+  EXPECT_EQ(name(mapper("RULE:^CN=(.*)$/$123456789012345678901234/"), "CN=a"), "a23456789012345678901234");
 }
 
 TEST(SslPrincipalMapper, InvalidRulesAreRefused) {
