@@ -107,10 +107,20 @@ def classpath():
         return f.read().strip()
 
 
+_HANDED_OUT_PORTS = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now and not handed out before by this process:
+    the kernel may give a just-closed ephemeral port again, and two
+    listeners of one Kafka node on the same port stop it from starting."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT_PORTS:
+            _HANDED_OUT_PORTS.add(port)
+            return port
 
 
 # What bin/kafka-run-class.sh gives Kafka's tools and clients
