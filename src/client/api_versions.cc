@@ -41,6 +41,12 @@ constexpr ClientApi kClientApis[] = {
     {ApiKey::kDescribeUserScramCredentials, {0, 0}},
     {ApiKey::kAlterUserScramCredentials, {0, 0}},
     {ApiKey::kInitProducerId, {0, 4}},
+    // KRaft's RPCs, for the Raft runtime (raft/kafka_wire.h fills every field
+    // of these versions; no broker handler answers them yet).
+    {ApiKey::kVote, {0, 1}},
+    {ApiKey::kBeginQuorumEpoch, {0, 1}},
+    {ApiKey::kEndQuorumEpoch, {0, 1}},
+    {ApiKey::kDescribeQuorum, {0, 2}},
 };
 
 }  // namespace

@@ -6,13 +6,15 @@ Usage (from the repository root):
     python3 src/protocol/codegen/generate.py /path/to/kafka-protocol/messages
 
 Reads the definitions (JSON with // comments) of the messages Eddy implements
-(APIS, HEADERS and DATA_TYPES below) and writes:
+(APIS, HEADERS, DATA_TYPES and CONTROL_RECORDS below) and writes:
 
   src/protocol/generated/<api>.h/.cc   one pair per API: <Api>Request and
                                        <Api>Response (plus header.h/.cc for
                                        RequestHeader/ResponseHeader and
                                        consumer_protocol.h/.cc for the
-                                       ConsumerProtocol* data types)
+                                       ConsumerProtocol* data types,
+                                       leader_change_message.h/.cc for
+                                       KRaft's LeaderChange control record)
   src/protocol/generated/apis.h        the API table (key, name, versions)
   src/protocol/generated/messages.h    includes every generated header
   src/protocol/generated/sources.cmake the generated .cc files
@@ -83,9 +85,16 @@ APIS = [
     ("describe_cluster", "DescribeCluster"),
     ("describe_transactions", "DescribeTransactions"),
     ("list_transactions", "ListTransactions"),
+    # KRaft (the Raft group's own RPCs, not answered by the broker yet).
+    ("vote", "Vote"),
+    ("begin_quorum_epoch", "BeginQuorumEpoch"),
+    ("end_quorum_epoch", "EndQuorumEpoch"),
+    ("describe_quorum", "DescribeQuorum"),
 ]
 HEADERS = ("header", ["RequestHeader", "ResponseHeader"])
 DATA_TYPES = ("consumer_protocol", ["ConsumerProtocolSubscription", "ConsumerProtocolAssignment"])
+# The value of KRaft's LeaderChange control record (src/raft/kafka_wire.*).
+CONTROL_RECORDS = ("leader_change_message", ["LeaderChangeMessage"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")
@@ -1218,7 +1227,7 @@ def main(argv):
             raise GenError("%s: request/response mismatch" % base)
         groups.append((stem, [req, resp]))
         pairs.append((stem, req, resp))
-    for stem, names in (HEADERS, DATA_TYPES):
+    for stem, names in (HEADERS, DATA_TYPES, CONTROL_RECORDS):
         groups.append((stem, [Message(load_definition(messages_dir, n)) for n in names]))
 
     all_messages = []

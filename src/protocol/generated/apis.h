@@ -45,6 +45,10 @@ enum class ApiKey : int16_t {
   kDescribeClientQuotas = 48,
   kDescribeUserScramCredentials = 50,
   kAlterUserScramCredentials = 51,
+  kVote = 52,
+  kBeginQuorumEpoch = 53,
+  kEndQuorumEpoch = 54,
+  kDescribeQuorum = 55,
   kDescribeCluster = 60,
   kDescribeTransactions = 65,
   kListTransactions = 66,
@@ -101,6 +105,10 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {48, "DescribeClientQuotas", 0, 1, 1, 1},
     {50, "DescribeUserScramCredentials", 0, 0, 0, 0},
     {51, "AlterUserScramCredentials", 0, 0, 0, 0},
+    {52, "Vote", 0, 1, 0, 0},
+    {53, "BeginQuorumEpoch", 0, 1, 1, 1},
+    {54, "EndQuorumEpoch", 0, 1, 1, 1},
+    {55, "DescribeQuorum", 0, 2, 0, 0},
     {60, "DescribeCluster", 0, 1, 0, 0},
     {65, "DescribeTransactions", 0, 0, 0, 0},
     {66, "ListTransactions", 0, 1, 0, 0},
@@ -146,6 +154,10 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(DescribeClientQuotasRequest, DescribeClientQuotasResponse) \
   X(DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse) \
   X(AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse) \
+  X(VoteRequest, VoteResponse) \
+  X(BeginQuorumEpochRequest, BeginQuorumEpochResponse) \
+  X(EndQuorumEpochRequest, EndQuorumEpochResponse) \
+  X(DescribeQuorumRequest, DescribeQuorumResponse) \
   X(DescribeClusterRequest, DescribeClusterResponse) \
   X(DescribeTransactionsRequest, DescribeTransactionsResponse) \
   X(ListTransactionsRequest, ListTransactionsResponse)

@@ -41,6 +41,11 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/describe_cluster.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_transactions.cc
   ${CMAKE_CURRENT_LIST_DIR}/list_transactions.cc
+  ${CMAKE_CURRENT_LIST_DIR}/vote.cc
+  ${CMAKE_CURRENT_LIST_DIR}/begin_quorum_epoch.cc
+  ${CMAKE_CURRENT_LIST_DIR}/end_quorum_epoch.cc
+  ${CMAKE_CURRENT_LIST_DIR}/describe_quorum.cc
   ${CMAKE_CURRENT_LIST_DIR}/header.cc
   ${CMAKE_CURRENT_LIST_DIR}/consumer_protocol.cc
+  ${CMAKE_CURRENT_LIST_DIR}/leader_change_message.cc
 )

@@ -66,6 +66,27 @@ TEST(ApiVersionsTest, NegotiatesAgainstTheBrokerTable) {
   EXPECT_EQ(s.code(), Status::Code::kUnsupportedVersion);
 }
 
+TEST(ApiVersionsTest, NegotiatesKRaftApisAgainstAControllerThatAdvertisesThem) {
+  protocol::ApiVersionsResponse response;
+  response.api_keys.push_back({52, 0, 2, {}});  // Vote (Kafka 4.1: v2 adds pre-vote)
+  response.api_keys.push_back({53, 0, 1, {}});  // BeginQuorumEpoch
+  response.api_keys.push_back({54, 0, 1, {}});  // EndQuorumEpoch
+  response.api_keys.push_back({55, 0, 2, {}});  // DescribeQuorum
+  ApiVersionTable table;
+  table.set(response);
+  int16_t version = -1;
+  ASSERT_TRUE(table.negotiate(52, &version).ok());
+  EXPECT_EQ(version, 1);
+  ASSERT_TRUE(table.negotiate(53, &version).ok());
+  EXPECT_EQ(version, 1);
+  ASSERT_TRUE(table.negotiate(54, &version).ok());
+  EXPECT_EQ(version, 1);
+  ASSERT_TRUE(table.negotiate(55, &version).ok());
+  EXPECT_EQ(version, 2);
+  ApiVersionTable eddy_broker;  // advertises none of them
+  EXPECT_EQ(eddy_broker.negotiate(52, &version).code(), Status::Code::kUnsupportedVersion);
+}
+
 // Encodes a response body as the broker would.
 std::vector<uint8_t> encode_body(const protocol::ApiVersionsResponse& r, int16_t version) {
   protocol::OutputBuffer out;

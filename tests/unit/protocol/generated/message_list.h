@@ -86,7 +86,16 @@
   X(DescribeTransactionsResponse) \
   X(ListTransactionsRequest) \
   X(ListTransactionsResponse) \
+  X(VoteRequest) \
+  X(VoteResponse) \
+  X(BeginQuorumEpochRequest) \
+  X(BeginQuorumEpochResponse) \
+  X(EndQuorumEpochRequest) \
+  X(EndQuorumEpochResponse) \
+  X(DescribeQuorumRequest) \
+  X(DescribeQuorumResponse) \
   X(RequestHeader) \
   X(ResponseHeader) \
   X(ConsumerProtocolSubscription) \
-  X(ConsumerProtocolAssignment)
+  X(ConsumerProtocolAssignment) \
+  X(LeaderChangeMessage)

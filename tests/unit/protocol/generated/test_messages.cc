@@ -2091,6 +2091,293 @@ void fill_test_values(ListTransactionsResponse& m, int16_t version, Filler& f) {
   for (auto& e : m.transaction_states) fill_test_values(e, version, f);
 }
 
+void fill_test_values(VoteRequest::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.candidate_epoch = f.next_int<int32_t>(0);
+  m.candidate_id = f.next_int<int32_t>(0);
+  if (version >= 1) {
+    m.candidate_directory_id = f.next_uuid();
+  }
+  if (version >= 1) {
+    m.voter_directory_id = f.next_uuid();
+  }
+  m.last_offset_epoch = f.next_int<int32_t>(0);
+  m.last_offset = f.next_int<int64_t>(0);
+}
+
+void fill_test_values(VoteRequest::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(VoteRequest& m, int16_t version, Filler& f) {
+  if (f.make_null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id = f.next_string();
+  }
+  if (version >= 1) {
+    m.voter_id = f.next_int<int32_t>(-1);
+  }
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(VoteResponse::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  m.leader_id = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+  m.vote_granted = !false;
+}
+
+void fill_test_values(VoteResponse::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(VoteResponse::NodeEndpoint& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+}
+
+void fill_test_values(VoteResponse& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 1) {
+    m.node_endpoints.resize(f.array_size());
+    for (auto& e : m.node_endpoints) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(BeginQuorumEpochRequest::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  if (version >= 1) {
+    m.voter_directory_id = f.next_uuid();
+  }
+  m.leader_id = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(BeginQuorumEpochRequest::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(BeginQuorumEpochRequest::LeaderEndpoint& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+}
+
+void fill_test_values(BeginQuorumEpochRequest& m, int16_t version, Filler& f) {
+  if (f.make_null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id = f.next_string();
+  }
+  if (version >= 1) {
+    m.voter_id = f.next_int<int32_t>(-1);
+  }
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 1) {
+    m.leader_endpoints.resize(f.array_size());
+    for (auto& e : m.leader_endpoints) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(BeginQuorumEpochResponse::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  m.leader_id = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(BeginQuorumEpochResponse::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(BeginQuorumEpochResponse::NodeEndpoint& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+}
+
+void fill_test_values(BeginQuorumEpochResponse& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 1) {
+    m.node_endpoints.resize(f.array_size());
+    for (auto& e : m.node_endpoints) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(EndQuorumEpochRequest::ReplicaInfo& m, int16_t version, Filler& f) {
+  m.candidate_id = f.next_int<int32_t>(0);
+  m.candidate_directory_id = f.next_uuid();
+}
+
+void fill_test_values(EndQuorumEpochRequest::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.leader_id = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+  if (version <= 0) {
+    m.preferred_successors.resize(f.array_size());
+    for (auto& e : m.preferred_successors) e = f.next_int<int32_t>(0);
+  }
+  if (version >= 1) {
+    m.preferred_candidates.resize(f.array_size());
+    for (auto& e : m.preferred_candidates) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(EndQuorumEpochRequest::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(EndQuorumEpochRequest::LeaderEndpoint& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+}
+
+void fill_test_values(EndQuorumEpochRequest& m, int16_t version, Filler& f) {
+  if (f.make_null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id = f.next_string();
+  }
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 1) {
+    m.leader_endpoints.resize(f.array_size());
+    for (auto& e : m.leader_endpoints) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(EndQuorumEpochResponse::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  m.leader_id = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(EndQuorumEpochResponse::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(EndQuorumEpochResponse::NodeEndpoint& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+}
+
+void fill_test_values(EndQuorumEpochResponse& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 1) {
+    m.node_endpoints.resize(f.array_size());
+    for (auto& e : m.node_endpoints) fill_test_values(e, version, f);
+  }
+}
+
+void fill_test_values(DescribeQuorumRequest::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(DescribeQuorumRequest::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeQuorumRequest& m, int16_t version, Filler& f) {
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeQuorumResponse::ReplicaState& m, int16_t version, Filler& f) {
+  m.replica_id = f.next_int<int32_t>(0);
+  if (version >= 2) {
+    m.replica_directory_id = f.next_uuid();
+  }
+  m.log_end_offset = f.next_int<int64_t>(0);
+  if (version >= 1) {
+    m.last_fetch_timestamp = f.next_int<int64_t>(-1);
+  }
+  if (version >= 1) {
+    m.last_caught_up_timestamp = f.next_int<int64_t>(-1);
+  }
+}
+
+void fill_test_values(DescribeQuorumResponse::PartitionData& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  if (version >= 2) {
+    if (f.make_null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message = f.next_string();
+    }
+  }
+  m.leader_id = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+  m.high_watermark = f.next_int<int64_t>(0);
+  m.current_voters.resize(f.array_size());
+  for (auto& e : m.current_voters) fill_test_values(e, version, f);
+  m.observers.resize(f.array_size());
+  for (auto& e : m.observers) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeQuorumResponse::TopicData& m, int16_t version, Filler& f) {
+  m.topic_name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeQuorumResponse::Listener& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+}
+
+void fill_test_values(DescribeQuorumResponse::Node& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  m.listeners.resize(f.array_size());
+  for (auto& e : m.listeners) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeQuorumResponse& m, int16_t version, Filler& f) {
+  m.error_code = f.next_int<int16_t>(0);
+  if (version >= 2) {
+    if (f.make_null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message = f.next_string();
+    }
+  }
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 2) {
+    m.nodes.resize(f.array_size());
+    for (auto& e : m.nodes) fill_test_values(e, version, f);
+  }
+}
+
 void fill_test_values(RequestHeader& m, int16_t version, Filler& f) {
   m.request_api_key = f.next_int<int16_t>(0);
   m.request_api_version = f.next_int<int16_t>(0);
@@ -2152,6 +2439,22 @@ void fill_test_values(ConsumerProtocolAssignment& m, int16_t version, Filler& f)
   } else {
     m.user_data = f.next_bytes();
   }
+}
+
+void fill_test_values(LeaderChangeMessage::Voter& m, int16_t version, Filler& f) {
+  m.voter_id = f.next_int<int32_t>(0);
+  if (version >= 1) {
+    m.voter_directory_id = f.next_uuid();
+  }
+}
+
+void fill_test_values(LeaderChangeMessage& m, int16_t version, Filler& f) {
+  m.version_ = f.next_int<int16_t>(0);
+  m.leader_id = f.next_int<int32_t>(0);
+  m.voters.resize(f.array_size());
+  for (auto& e : m.voters) fill_test_values(e, version, f);
+  m.granting_voters.resize(f.array_size());
+  for (auto& e : m.granting_voters) fill_test_values(e, version, f);
 }
 
 namespace {
@@ -2259,6 +2562,14 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<DescribeUserScramCredentialsRequest>(version, body, reencode_ok);
     case AlterUserScramCredentialsRequest::kApiKey:
       return decode_and_check<AlterUserScramCredentialsRequest>(version, body, reencode_ok);
+    case VoteRequest::kApiKey:
+      return decode_and_check<VoteRequest>(version, body, reencode_ok);
+    case BeginQuorumEpochRequest::kApiKey:
+      return decode_and_check<BeginQuorumEpochRequest>(version, body, reencode_ok);
+    case EndQuorumEpochRequest::kApiKey:
+      return decode_and_check<EndQuorumEpochRequest>(version, body, reencode_ok);
+    case DescribeQuorumRequest::kApiKey:
+      return decode_and_check<DescribeQuorumRequest>(version, body, reencode_ok);
     case DescribeClusterRequest::kApiKey:
       return decode_and_check<DescribeClusterRequest>(version, body, reencode_ok);
     case DescribeTransactionsRequest::kApiKey:
@@ -2350,6 +2661,14 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<DescribeUserScramCredentialsResponse>(version, body, reencode_ok);
     case AlterUserScramCredentialsResponse::kApiKey:
       return decode_and_check<AlterUserScramCredentialsResponse>(version, body, reencode_ok);
+    case VoteResponse::kApiKey:
+      return decode_and_check<VoteResponse>(version, body, reencode_ok);
+    case BeginQuorumEpochResponse::kApiKey:
+      return decode_and_check<BeginQuorumEpochResponse>(version, body, reencode_ok);
+    case EndQuorumEpochResponse::kApiKey:
+      return decode_and_check<EndQuorumEpochResponse>(version, body, reencode_ok);
+    case DescribeQuorumResponse::kApiKey:
+      return decode_and_check<DescribeQuorumResponse>(version, body, reencode_ok);
     case DescribeClusterResponse::kApiKey:
       return decode_and_check<DescribeClusterResponse>(version, body, reencode_ok);
     case DescribeTransactionsResponse::kApiKey:

@@ -213,12 +213,47 @@ void fill_test_values(DescribeTransactionsResponse& m, int16_t version, Filler& 
 void fill_test_values(ListTransactionsRequest& m, int16_t version, Filler& f);
 void fill_test_values(ListTransactionsResponse::TransactionState& m, int16_t version, Filler& f);
 void fill_test_values(ListTransactionsResponse& m, int16_t version, Filler& f);
+void fill_test_values(VoteRequest::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(VoteRequest::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(VoteRequest& m, int16_t version, Filler& f);
+void fill_test_values(VoteResponse::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(VoteResponse::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(VoteResponse::NodeEndpoint& m, int16_t version, Filler& f);
+void fill_test_values(VoteResponse& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochRequest::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochRequest::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochRequest::LeaderEndpoint& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochRequest& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochResponse::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochResponse::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochResponse::NodeEndpoint& m, int16_t version, Filler& f);
+void fill_test_values(BeginQuorumEpochResponse& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochRequest::ReplicaInfo& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochRequest::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochRequest::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochRequest::LeaderEndpoint& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochRequest& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochResponse::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochResponse::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochResponse::NodeEndpoint& m, int16_t version, Filler& f);
+void fill_test_values(EndQuorumEpochResponse& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumRequest::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumRequest::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumRequest& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumResponse::ReplicaState& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumResponse::PartitionData& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumResponse::TopicData& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumResponse::Listener& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumResponse::Node& m, int16_t version, Filler& f);
+void fill_test_values(DescribeQuorumResponse& m, int16_t version, Filler& f);
 void fill_test_values(RequestHeader& m, int16_t version, Filler& f);
 void fill_test_values(ResponseHeader& m, int16_t version, Filler& f);
 void fill_test_values(ConsumerProtocolSubscription::TopicPartition& m, int16_t version, Filler& f);
 void fill_test_values(ConsumerProtocolSubscription& m, int16_t version, Filler& f);
 void fill_test_values(ConsumerProtocolAssignment::TopicPartition& m, int16_t version, Filler& f);
 void fill_test_values(ConsumerProtocolAssignment& m, int16_t version, Filler& f);
+void fill_test_values(LeaderChangeMessage::Voter& m, int16_t version, Filler& f);
+void fill_test_values(LeaderChangeMessage& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the

@@ -1,0 +1,55 @@
+// raft/kafka_entries.h — log entries as the Records of a Kafka Fetch
+// response: one uncompressed RecordBatch v2 per entry, as a Kafka leader
+// sends its log.
+//
+//   every batch: baseOffset = the entry's offset, partitionLeaderEpoch = the
+//     entry's epoch, exactly one record (offset delta 0), producer id -1,
+//     timestamps EntryEncoding::timestamp_ms.
+//   kData: the record's key is null, its value is the payload.
+//   kLeaderChange: a control batch (attribute bit 0x20, not transactional)
+//     holding Kafka's LeaderChange control record: key = version 0 (i16),
+//     type 2 (i16); value = LeaderChangeMessage v0 with LeaderId = the
+//     leader of that epoch when known (the answering leader's own epoch),
+//     else -1, Voters = EntryEncoding::voters, GrantingVoters empty. The
+//     message is built from those parameters, so the entry's payload must be
+//     empty (what the core appends); decoding checks the message and gives
+//     the entry an empty payload again.
+//
+// Decoding is strict: every batch's CRC-32C, magic 2, offsets contiguous
+// from the expected base, exactly one record, uncompressed, not
+// transactional, epoch >= 1, a control batch only of type LeaderChange with a
+// LeaderChangeMessage that decodes, a data record with a value. Any
+// violation, and bytes that end inside a batch, is a non-ok Status naming
+// the batch offset and byte position; nothing is allocated from a length
+// before the bytes it claims were found present.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "port/status.h"
+#include "raft/types.h"
+
+namespace eddy::raft {
+
+// LeaderChange control record key type (Kafka's ControlRecordType).
+inline constexpr int16_t kLeaderChangeControlType = 2;
+
+struct EntryEncoding {
+  std::vector<NodeId> voters;  // the group's voters, for LeaderChange records
+  int64_t timestamp_ms = 0;    // batch timestamps (the core keeps none)
+};
+
+// Appends entries (the first at base_offset) to *out. leader_epoch and
+// leader_id: the answering leader, written as LeaderId into the
+// LeaderChange record of its own epoch. Fails (invalid argument) for a
+// kLeaderChange entry with a payload; *out then holds the entries before it.
+Status encode_entries(Offset base_offset, std::span<const Entry> entries, Epoch leader_epoch, NodeId leader_id,
+                      const EntryEncoding& encoding, std::vector<uint8_t>* out);
+
+// Replaces *out with the entries of records, which must start at
+// expected_base. Empty records are no entries. On failure *out is empty.
+Status decode_entries(std::span<const uint8_t> records, Offset expected_base, std::vector<Entry>* out);
+
+}  // namespace eddy::raft
