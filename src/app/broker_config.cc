@@ -248,6 +248,30 @@ std::vector<ConfigKey> make_keys() {
                           "message.max.bytes); a larger one is refused with MESSAGE_TOO_LARGE after that much work, "
                           "so that a decompression bomb costs nothing."),
                       1024, kLongMax)),
+      // Replication (src/raft/README.md)
+      key("controller.quorum.voters", T::kList, "",
+          "Empty: a single node. Otherwise the controller quorum's voters as id@host:port, e.g. "
+          "1@10.0.0.1:9093,2@10.0.0.2:9093,3@10.0.0.3:9093: each address is that node's controller listener; "
+          "node.id must be one of the ids."),
+      key("controller.listener.names", T::kList, "CONTROLLER",
+          "The listener (in listeners, mapped in listener.security.protocol.map, PLAINTEXT only for now) on which "
+          "this node takes Raft traffic from the other voters; it is never advertised to clients."),
+      ranged(key("controller.quorum.election.timeout.ms", T::kInt, "1000",
+                 "A voter that hears from no leader for this long (randomised up to twice as long) stands for "
+                 "election."),
+             10, kInt32Max),
+      ranged(key("controller.quorum.fetch.timeout.ms", T::kInt, "2000",
+                 "A follower without an answer from its leader, or a leader without fetches from a majority, for "
+                 "this long gives up the epoch."),
+             10, kInt32Max),
+      ranged(key("controller.quorum.request.timeout.ms", T::kInt, "2000",
+                 "How long a Raft request to another voter (connect included) may take before it is dropped."),
+             10, kInt32Max),
+      eddy_key(key("eddy.quorum.bootstrap", T::kBool, "false",
+                   "Only read when this node finds no Raft state in log.dirs. true: it is a first start of a new "
+                   "cluster, a full voter at once (set it for the first start only, e.g. as --override). false: "
+                   "the data directory was lost or replaced, so the node catches up from the leader before it may "
+                   "vote or stand (a wiped voter voting at once could elect a leader that lacks committed data).")),
       // Store-and-forward (src/forward/README.md)
       eddy_key(key("eddy.gateway.id", T::kString, "",
                    "This gateway's name, for ${gateway.id} in eddy.forward.<link>.remote.topic.")),

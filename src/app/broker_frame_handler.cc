@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "app/controller_quorum.h"
 #include "broker/broker.h"
 #include "broker/reply.h"
 #include "broker/request_metrics.h"
@@ -53,6 +54,17 @@ void BrokerFrameHandler::on_connection_opened(net::ConnectionContext& connection
 
 void BrokerFrameHandler::on_frame(net::ConnectionContext& connection, protocol::FrameBytes frame,
                                   net::ResponseSlot slot) {
+  if (quorum_ != nullptr) {
+    if (connection.listener() == controller_listener_) {
+      quorum_->on_controller_frame(connection, std::move(frame), std::move(slot));
+      return;
+    }
+    const int16_t key = frame.size() >= 2 ? static_cast<int16_t>((frame[0] << 8) | frame[1]) : -1;
+    if (key == static_cast<int16_t>(protocol::ApiKey::kDescribeQuorum)) {
+      quorum_->on_describe_quorum(connection, std::move(frame), std::move(slot));
+      return;
+    }
+  }
   broker::ClientInfo client{connection.id(), connection.peer(), connection.listener(), connection.principal()};
   broker::RequestMetrics& metrics = (*broker_)->request_metrics();
   // The request header starts with the API key (int16, big-endian).

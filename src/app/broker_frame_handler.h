@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "net/frame_handler.h"
@@ -14,6 +15,8 @@ class Broker;
 }
 
 namespace eddy::app {
+
+class ControllerQuorum;
 
 class BrokerFrameHandler final : public net::FrameHandler {
  public:
@@ -29,8 +32,18 @@ class BrokerFrameHandler final : public net::FrameHandler {
   void on_frame(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot) override;
   void on_connection_closed(net::ConnectionContext& connection) override;
 
+  // A cluster node: frames of the controller listener go to quorum, and so
+  // does DescribeQuorum on any listener. REQUIRES: quorum outlives the
+  // handler's use (set before the reactor runs).
+  void set_controller_quorum(ControllerQuorum* quorum, std::string controller_listener) {
+    quorum_ = quorum;
+    controller_listener_ = std::move(controller_listener);
+  }
+
  private:
   broker::Broker** broker_;
+  ControllerQuorum* quorum_ = nullptr;
+  std::string controller_listener_;
   int32_t sasl_max_receive_bytes_;
 };
 

@@ -1,12 +1,16 @@
 #include "app/serve.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <thread>
 
 #include "app/broker_config.h"
 #include "app/broker_frame_handler.h"
+#include "app/controller_quorum.h"
+#include "app/quorum_config.h"
 #include "app/authorizer_config.h"
 #include "app/broker_options_from_config.h"
 #include "app/listener_tls.h"
@@ -16,6 +20,8 @@
 #include "broker/broker.h"
 #include "forward/forwarder.h"
 #include "meta/meta_store.h"
+#include "protocol/generated/apis.h"
+#include "protocol/generated/describe_quorum.h"
 #include "net/control_server.h"
 #include "net/reactor.h"
 #include "net/server.h"
@@ -193,6 +199,35 @@ std::thread shut_down_on_signal(net::Reactor& reactor, std::function<void()> shu
   });
 }
 
+// A cluster node's controller quorum, wired to the frame handler; nullptr
+// for a single node (or when it cannot open: *ok false, logged).
+std::unique_ptr<ControllerQuorum> open_controller_quorum(const std::optional<QuorumConfig>& quorum,
+                                                         const std::string& data_dir, const meta::MetaStore& meta,
+                                                         net::Reactor& reactor, BrokerFrameHandler& handler, bool* ok) {
+  *ok = true;
+  if (!quorum) return nullptr;
+  std::unique_ptr<ControllerQuorum> q;
+  if (Status s = ControllerQuorum::open(*quorum, data_dir, meta.cluster_id(), &reactor, &q); !s.ok()) {
+    EDDY_LOG_ERROR("{}", s.to_string());
+    *ok = false;
+    return nullptr;
+  }
+  handler.set_controller_quorum(q.get(), quorum->listener);
+  return q;
+}
+
+// What clients are told: every listener but the controller's; a cluster
+// node also answers DescribeQuorum (kafka-metadata-quorum).
+void advertise_to_clients(const std::optional<QuorumConfig>& quorum, broker::BrokerOptions* options) {
+  if (!quorum) return;
+  auto& listeners = options->advertised_listeners;
+  listeners.erase(std::remove_if(listeners.begin(), listeners.end(),
+                                 [&](const broker::AdvertisedListener& l) { return l.name == quorum->listener; }),
+                  listeners.end());
+  options->apis_answered_above.push_back(
+      {static_cast<int16_t>(protocol::ApiKey::kDescribeQuorum), 0, protocol::DescribeQuorumRequest::kMaxVersion});
+}
+
 MetricsSources started_now() {
   MetricsSources sources;
   sources.started_wall_ms = port::wall_clock_millis();
@@ -202,7 +237,8 @@ MetricsSources started_now() {
 
 int run_broker(const Config& config, const std::string& config_path, const std::vector<net::ListenerConfig>& listeners,
                const std::vector<net::ListenerConfig>& advertised, std::vector<forward::LinkOptions> links,
-               const MetricsListenerConfig& metrics_config, const broker::AuthorizerOptions& authorizer) {
+               const MetricsListenerConfig& metrics_config, const broker::AuthorizerOptions& authorizer,
+               const std::optional<QuorumConfig>& quorum) {
   MetricsSources metrics_sources = started_now();
   const std::string data_dir = config.get_string("log.dirs");
   EDDY_LOG_INFO("eddy {} starting: config {}, data {}", EDDY_VERSION,
@@ -218,6 +254,9 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   const net::ServerOptions server_options = server_options_from(config);
   raise_open_file_limit(server_options);
   net::Server server(reactor, handler, server_options);
+  bool quorum_ok = true;
+  std::unique_ptr<ControllerQuorum> controller = open_controller_quorum(quorum, data_dir, *meta, reactor, handler, &quorum_ok);
+  if (!quorum_ok) return kExitFailure;
   if (Status s = server.start(listeners); !s.ok()) {
     EDDY_LOG_ERROR("{}", s.message());
     return kExitFailure;
@@ -226,6 +265,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   options.authorizer = authorizer;
   options.advertised_listeners = advertise(advertised, server.bound_listeners());
   options.sasl_listeners = sasl_listeners_from(config, listeners);
+  advertise_to_clients(quorum, &options);
   broker::Broker broker(reactor, options, meta.get(), logs.get());
   std::vector<std::string> link_names;
   for (const forward::LinkOptions& link : links) link_names.push_back(link.name);
@@ -261,6 +301,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     return kExitFailure;
   }
   broker_ptr = &broker;
+  if (controller) controller->start();
   forwarder.start();
   schedule_retention(reactor, logs.get());
   // Runs once the reactor does: listeners bound and accepting, topics loaded.
@@ -268,6 +309,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
 
   std::thread signals = shut_down_on_signal(reactor, [&] {
     notify_stopping();
+    if (controller) controller->stop();
     forwarder.request_stop();
     control.stop();
     metrics.stop();
@@ -329,8 +371,13 @@ int run_serve(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitUsage;
   }
+  std::optional<QuorumConfig> quorum;
+  if (Status s = quorum_config_from(config, listeners, &quorum); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return kExitUsage;
+  }
   return run_broker(config, serve_args.config_path, listeners, advertised, std::move(links), metrics_config,
-                    authorizer);
+                    authorizer, quorum);
 }
 
 }  // namespace eddy::app

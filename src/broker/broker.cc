@@ -125,6 +125,13 @@ void Broker::handle_api_versions(RequestPtr request) {
     v.max_version = api.max_version;
     response.api_keys.push_back(v);
   }
+  for (const ApiAnsweredAbove& api : options_.apis_answered_above) {
+    protocol::ApiVersionsResponse::ApiVersion v;
+    v.api_key = api.api_key;
+    v.min_version = api.min_version;
+    v.max_version = api.max_version;
+    response.api_keys.push_back(v);
+  }
   const ApiSupport* self = find_api(static_cast<int16_t>(protocol::ApiKey::kApiVersions));
   int16_t version = request->version();
   if (version > self->max_version || version < self->min_version) {

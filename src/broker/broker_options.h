@@ -47,9 +47,19 @@ struct AuthorizerOptions {
   bool allow_everyone_if_no_acl_found = false;
 };
 
+// An API the layer above the broker answers before a frame reaches it (a
+// cluster node's DescribeQuorum, answered from the Raft room): advertised in
+// ApiVersions with the broker's own.
+struct ApiAnsweredAbove {
+  int16_t api_key = -1;
+  int16_t min_version = 0;
+  int16_t max_version = 0;
+};
+
 struct BrokerOptions {
   int32_t node_id = 1;
   std::vector<AdvertisedListener> advertised_listeners;
+  std::vector<ApiAnsweredAbove> apis_answered_above;
   // Listeners that need SASL; a listener not named here needs none.
   std::vector<SaslListener> sasl_listeners;
   AuthorizerOptions authorizer;

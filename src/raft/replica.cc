@@ -73,6 +73,16 @@ Status Replica::open(ReplicaOptions options, RaftLog* log, QuorumStateStore* sto
   return Status();
 }
 
+std::vector<VoterProgressView> Replica::voter_progress() const {
+  std::vector<VoterProgressView> out;
+  if (role_ != Role::kLeader) return out;
+  out.push_back(VoterProgressView{id(), log_->end_offset(), now_, now_});
+  for (const auto& [voter, p] : progress_) {
+    out.push_back(VoterProgressView{voter, p.fetched, p.fetched_once ? p.last_fetch_ms : -1, p.caught_up_ms});
+  }
+  return out;
+}
+
 std::vector<Message> Replica::take_outbox() {
   std::vector<Message> out;
   out.swap(outbox_);
@@ -420,7 +430,11 @@ FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req) {
     progress->second.fetched = -1;
     progress = progress_.end();
   }
-  if (progress != progress_.end()) progress->second.last_fetch_ms = now_;
+  if (progress != progress_.end()) {
+    progress->second.last_fetch_ms = now_;
+    progress->second.fetched_once = true;
+    if (req.fetch_offset >= log_->end_offset()) progress->second.caught_up_ms = now_;
+  }
   // Kafka's validateOffsetAndEpoch: the fetcher's last epoch must end at or
   // after its fetch offset in this log, else it diverged.
   if (req.fetch_offset > 0 || req.last_fetched_epoch > 0) {

@@ -63,6 +63,14 @@ struct ReplicaOptions {
   bool bootstrap = true;
 };
 
+// What a leader knows of one voter's replication (DescribeQuorum).
+struct VoterProgressView {
+  NodeId id = kNoNode;
+  Offset log_end_offset = -1;       // its latest fetch offset of this epoch; -1 before any
+  int64_t last_fetch_ms = -1;       // caller's clock; -1 never
+  int64_t last_caught_up_ms = -1;   // last fetch that reached the leader's end; -1 never
+};
+
 class Replica {
  public:
   // Returns a uniformly random value in [0, bound). REQUIRES: bound > 0.
@@ -98,11 +106,16 @@ class Replica {
   Offset high_watermark() const { return high_watermark_; }
   // Offset of this leader's kLeaderChange entry; -1 unless leader/resigned.
   Offset epoch_start_offset() const { return epoch_start_offset_; }
+  // A leader's view of every voter, itself first (its own log end, now);
+  // empty unless leader.
+  std::vector<VoterProgressView> voter_progress() const;
 
  private:
   struct VoterProgress {
     Offset fetched = -1;        // fetch offset of this epoch; -1 before any
     int64_t last_fetch_ms = 0;  // for check-quorum
+    bool fetched_once = false;  // last_fetch_ms is a real fetch, not the epoch's start
+    int64_t caught_up_ms = -1;  // last fetch at the leader's log end
   };
 
   Replica(ReplicaOptions options, RaftLog* log, QuorumStateStore* store, Random random);

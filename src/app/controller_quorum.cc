@@ -1,0 +1,365 @@
+#include "app/controller_quorum.h"
+
+#include <utility>
+
+#include "port/log.h"
+#include "port/port.h"
+#include "protocol/errors.h"
+#include "protocol/generated/api_versions.h"
+#include "protocol/generated/describe_cluster.h"
+#include "protocol/generated/describe_quorum.h"
+#include "protocol/headers.h"
+#include "raft/kafka_describe_quorum.h"
+#include "raft/kafka_peer_channel.h"
+#include "raft/kafka_wire.h"
+#include "raft/memory_log.h"
+#include "raft/quorum_state_store.h"
+
+namespace eddy::app {
+namespace {
+
+using protocol::ApiKey;
+using protocol::ErrorCode;
+using protocol::to_int;
+
+struct ControllerApi {
+  ApiKey key;
+  int16_t min_version;
+  int16_t max_version;
+};
+
+// What the controller listener answers (Kafka's controller APIs that Eddy
+// implements). Fetch from v13: topics by id, as KRaft fetches.
+constexpr ControllerApi kControllerApis[] = {
+    {ApiKey::kFetch, 13, raft::kFetchVersion},
+    {ApiKey::kApiVersions, 0, 3},
+    {ApiKey::kDescribeCluster, 0, 1},
+    {ApiKey::kVote, 0, raft::kVoteVersion},
+    {ApiKey::kBeginQuorumEpoch, 0, raft::kBeginQuorumEpochVersion},
+    {ApiKey::kEndQuorumEpoch, 0, raft::kEndQuorumEpochVersion},
+    {ApiKey::kDescribeQuorum, 0, 2},
+};
+
+const ControllerApi* find_controller_api(int16_t key) {
+  for (const ControllerApi& api : kControllerApis) {
+    if (static_cast<int16_t>(api.key) == key) return &api;
+  }
+  return nullptr;
+}
+
+// On shutdown a leader resigns (EndQuorumEpoch) and waits this long for the
+// others to be told, so that they elect a successor at once.
+constexpr int64_t kResignGraceMs = 500;
+
+// Kafka's DescribeCluster endpoint types (KIP-919).
+constexpr int8_t kEndpointTypeController = 2;
+
+// The controller group as its RPCs name it. The cluster id is left empty
+// (every node's eddy.db holds its own until the controller log carries a
+// shared one): voters accept each other by their group alone.
+raft::GroupAddress controller_group() { return raft::GroupAddress{}; }
+
+template <typename Resp>
+protocol::OutputBuffer encode(const Resp& response, const protocol::ParsedRequestHeader& h) {
+  protocol::OutputBuffer out;
+  Status s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, &out);
+  if (!s.ok()) EDDY_LOG_ERROR("raft: cannot encode {}: {}", Resp::kName, s.message());
+  return out;
+}
+
+protocol::OutputBuffer api_versions_answer(const protocol::ParsedRequestHeader& h) {
+  protocol::ApiVersionsResponse response;
+  for (const ControllerApi& api : kControllerApis) {
+    protocol::ApiVersionsResponse::ApiVersion v;
+    v.api_key = static_cast<int16_t>(api.key);
+    v.min_version = api.min_version;
+    v.max_version = api.max_version;
+    response.api_keys.push_back(v);
+  }
+  int16_t version = h.header.request_api_version;
+  if (version > 3) {
+    // KIP-511: version 0 and UNSUPPORTED_VERSION, so that the client retries with one we speak.
+    response.error_code = to_int(ErrorCode::kUnsupportedVersion);
+    version = 0;
+  }
+  protocol::OutputBuffer out;
+  Status s = protocol::encode_response_frame(response, version, h.header.correlation_id, &out);
+  if (!s.ok()) EDDY_LOG_ERROR("raft: cannot encode ApiVersionsResponse: {}", s.message());
+  return out;
+}
+
+}  // namespace
+
+ControllerQuorum::ControllerQuorum(QuorumConfig config, std::string cluster_id, port::Executor* reactor)
+    : config_(std::move(config)), cluster_id_(std::move(cluster_id)), reactor_(reactor) {}
+
+Status ControllerQuorum::open(const QuorumConfig& config, const std::string& data_dir, std::string cluster_id,
+                              port::Executor* reactor, std::unique_ptr<ControllerQuorum>* out) {
+  std::unique_ptr<ControllerQuorum> q(new ControllerQuorum(config, std::move(cluster_id), reactor));
+  const std::string dir = data_dir + "/controller";
+  if (std::error_code ec = port::make_directories(dir); ec) return Status::from_error_code(ec, dir);
+  raft::QuorumRuntimeOptions options;
+  options.replica.id = config.node_id;
+  for (const raft::QuorumVoter& v : config.voters) options.replica.voters.push_back(v.id);
+  options.replica.election_timeout_ms = config.election_timeout_ms;
+  options.replica.fetch_timeout_ms = config.fetch_timeout_ms;
+  options.replica.fetch_retry_ms = 50;
+  options.replica.bootstrap = config.bootstrap;
+  auto channels = [config](raft::NodeId peer) -> std::unique_ptr<raft::PeerChannel> {
+    for (const raft::QuorumVoter& v : config.voters) {
+      if (v.id != peer) continue;
+      raft::KafkaPeerOptions o;
+      o.address = v.address;
+      o.request_timeout_ms = config.request_timeout_ms;
+      o.client_id = "eddy-raft-" + std::to_string(config.node_id);
+      return std::make_unique<raft::KafkaPeerChannel>(o);
+    }
+    return nullptr;
+  };
+  Status s = raft::QuorumRuntime::open(options, std::make_unique<raft::MemoryLog>(),
+                                       std::make_unique<raft::FileQuorumStateStore>(dir), channels, &q->runtime_);
+  if (!s.ok()) return s.with_context("controller quorum in " + dir);
+  *out = std::move(q);
+  return Status();
+}
+
+ControllerQuorum::~ControllerQuorum() { stop(); }
+
+void ControllerQuorum::start() {
+  std::string voters;
+  for (const raft::QuorumVoter& v : config_.voters) {
+    voters += (voters.empty() ? "" : ",") + std::to_string(v.id) + "@" + v.address.to_string();
+  }
+  EDDY_LOG_INFO("controller quorum: node {} of {}", config_.node_id, voters);
+  runtime_->start();
+}
+
+void ControllerQuorum::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  *alive_ = false;
+  runtime_->stop(kResignGraceMs);
+  // Raft requests still waiting: their connections close (the peer retries
+  // elsewhere or later).
+  for (auto& [ticket, slot] : parked_) slot.close_connection();
+  parked_.clear();
+}
+
+uint64_t ControllerQuorum::park(net::ResponseSlot slot) {
+  const uint64_t ticket = next_ticket_++;
+  parked_.emplace(ticket, std::move(slot));
+  return ticket;
+}
+
+void ControllerQuorum::answer_later(uint64_t ticket, protocol::OutputBuffer response) {
+  std::shared_ptr<bool> alive = alive_;
+  reactor_->post([this, alive, ticket, response = std::move(response)]() mutable {
+    if (!*alive) return;  // stopped: parked_ is gone with *this or cleared
+    auto it = parked_.find(ticket);
+    if (it == parked_.end()) return;
+    net::ResponseSlot slot = std::move(it->second);
+    parked_.erase(it);
+    slot.respond(std::move(response));
+  });
+}
+
+void ControllerQuorum::on_controller_frame(net::ConnectionContext& connection, protocol::FrameBytes frame,
+                                           net::ResponseSlot slot) {
+  protocol::ParsedRequestHeader h;
+  if (Status s = protocol::parse_request_header(frame, &h); !s.ok()) {
+    EDDY_LOG_WARN("controller listener: closing {}: {}", connection.peer(), s.message());
+    slot.close_connection();
+    return;
+  }
+  const int16_t key = h.header.request_api_key;
+  const ControllerApi* api = find_controller_api(key);
+  if (api != nullptr && api->key == ApiKey::kApiVersions) {
+    slot.respond(api_versions_answer(h));
+    return;
+  }
+  const int16_t version = h.header.request_api_version;
+  if (api == nullptr || version < api->min_version || version > api->max_version) {
+    EDDY_LOG_WARN("controller listener: closing {}: {} v{} is not a controller request (clients belong on "
+                  "another listener)",
+                  connection.peer(), protocol::api_name(key), version);
+    slot.close_connection();
+    return;
+  }
+  if (api->key == ApiKey::kDescribeQuorum) {
+    on_describe_quorum(connection, std::move(frame), std::move(slot));
+  } else if (api->key == ApiKey::kDescribeCluster) {
+    answer_describe_cluster(connection, frame, h, std::move(slot));
+  } else {
+    handle_raft_request(connection, frame, h, std::move(slot));
+  }
+}
+
+bool ControllerQuorum::decode_raft_request(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                                           const protocol::ParsedRequestHeader& h, raft::Message* out,
+                                           protocol::OutputBuffer* refusal) {
+  const raft::GroupAddress group = controller_group();
+  // Decodes Kafka's request, converts it; a refusal is answered with R.
+  auto take = [&](auto kafka_request, auto core_request, auto response_type, auto&& sender) -> bool {
+    using R = decltype(response_type);
+    if (Status s = protocol::decode_request_body(frame, h, &kafka_request); !s.ok()) {
+      EDDY_LOG_WARN("controller listener: closing {}: {}", connection.peer(), s.message());
+      return false;
+    }
+    Status s;
+    if constexpr (requires { raft::from_kafka(kafka_request, group, config_.node_id, &core_request); }) {
+      s = raft::from_kafka(kafka_request, group, config_.node_id, &core_request);
+    } else {
+      s = raft::from_kafka(kafka_request, group, &core_request);
+    }
+    if (!s.ok()) {
+      EDDY_LOG_DEBUG("controller listener: {} from {} refused: {}", protocol::api_name(h.header.request_api_key),
+                     connection.peer(), s.message());
+      *refusal = encode(raft::refusal_response<R>(s), h);
+      return true;
+    }
+    out->from = sender(core_request);
+    out->payload = core_request;
+    return true;
+  };
+  switch (static_cast<ApiKey>(h.header.request_api_key)) {
+    case ApiKey::kVote:
+      return take(protocol::VoteRequest{}, raft::VoteRequest{}, protocol::VoteResponse{},
+                  [](const raft::VoteRequest& r) { return r.candidate_id; });
+    case ApiKey::kBeginQuorumEpoch:
+      return take(protocol::BeginQuorumEpochRequest{}, raft::BeginQuorumEpochRequest{},
+                  protocol::BeginQuorumEpochResponse{}, [](const raft::BeginQuorumEpochRequest& r) { return r.leader_id; });
+    case ApiKey::kEndQuorumEpoch:
+      return take(protocol::EndQuorumEpochRequest{}, raft::EndQuorumEpochRequest{}, protocol::EndQuorumEpochResponse{},
+                  [](const raft::EndQuorumEpochRequest& r) { return r.leader_id; });
+    default:
+      return take(protocol::FetchRequest{}, raft::FetchRequest{}, protocol::FetchResponse{},
+                  [](const raft::FetchRequest& r) { return r.replica_id; });
+  }
+}
+
+void ControllerQuorum::handle_raft_request(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                                           const protocol::ParsedRequestHeader& h, net::ResponseSlot slot) {
+  raft::Message message;
+  message.to = config_.node_id;
+  protocol::OutputBuffer refusal;
+  if (!decode_raft_request(connection, frame, h, &message, &refusal)) {
+    slot.close_connection();
+    return;
+  }
+  if (refusal.size() > 0) {
+    slot.respond(std::move(refusal));
+    return;
+  }
+  if (stopped_) {
+    slot.close_connection();
+    return;
+  }
+  const uint64_t ticket = park(std::move(slot));
+  runtime_->deliver(std::move(message), [this, ticket, h](const raft::Payload* answer) {
+    answer_later(ticket, encode_raft_answer(h, answer));
+  });
+}
+
+protocol::OutputBuffer ControllerQuorum::encode_raft_answer(const protocol::ParsedRequestHeader& h,
+                                                            const raft::Payload* answer) const {
+  // Called on the group thread: view() is the state the core just reached.
+  const raft::GroupAddress group = controller_group();
+  const Status no_answer = Status::invalid_argument("the core refused the request");
+  switch (static_cast<ApiKey>(h.header.request_api_key)) {
+    case ApiKey::kVote:
+      if (answer == nullptr) return encode(raft::refusal_response<protocol::VoteResponse>(no_answer), h);
+      return encode(raft::to_kafka(std::get<raft::VoteResponse>(*answer), group), h);
+    case ApiKey::kBeginQuorumEpoch:
+      if (answer == nullptr) return encode(raft::refusal_response<protocol::BeginQuorumEpochResponse>(no_answer), h);
+      return encode(raft::to_kafka(std::get<raft::BeginQuorumEpochResponse>(*answer), group), h);
+    case ApiKey::kEndQuorumEpoch: {
+      const raft::QuorumView now = runtime_->view();
+      return encode(raft::to_kafka(raft::EndQuorumEpochAck{now.epoch, now.leader_id}, group), h);
+    }
+    default: {
+      if (answer == nullptr) return encode(raft::refusal_response<protocol::FetchResponse>(no_answer), h);
+      raft::EntryEncoding encoding;
+      for (const raft::QuorumVoter& v : config_.voters) encoding.voters.push_back(v.id);
+      encoding.timestamp_ms = port::wall_clock_millis();
+      std::vector<uint8_t> records;
+      protocol::FetchResponse response;
+      Status s = raft::to_kafka(std::get<raft::FetchResponse>(*answer), group, encoding, &records, &response);
+      if (!s.ok()) {
+        EDDY_LOG_ERROR("raft: cannot encode a fetch answer: {}", s.to_string());
+        return encode(raft::refusal_response<protocol::FetchResponse>(s), h);
+      }
+      return encode(response, h);
+    }
+  }
+}
+
+void ControllerQuorum::answer_describe_cluster(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                                               const protocol::ParsedRequestHeader& h, net::ResponseSlot slot) {
+  protocol::DescribeClusterRequest req;
+  if (Status s = protocol::decode_request_body(frame, h, &req); !s.ok()) {
+    EDDY_LOG_WARN("controller listener: closing {}: {}", connection.peer(), s.message());
+    slot.close_connection();
+    return;
+  }
+  protocol::DescribeClusterResponse resp;
+  resp.cluster_id = cluster_id_;
+  resp.endpoint_type = kEndpointTypeController;
+  if (h.header.request_api_version >= 1 && req.endpoint_type != kEndpointTypeController) {
+    // Kafka's controllers answer only for their own kind of endpoint.
+    resp.error_code = to_int(ErrorCode::kUnsupportedEndpointType);
+    resp.error_message = "this is a controller listener: ask a broker listener for brokers";
+  } else {
+    const raft::QuorumView now = runtime_->view();
+    resp.controller_id = now.leader_id;
+    for (const raft::QuorumVoter& v : config_.voters) {
+      protocol::DescribeClusterResponse::DescribeClusterBroker b;
+      b.broker_id = v.id;
+      b.host = v.address.host;
+      b.port = v.address.port;
+      resp.brokers.push_back(std::move(b));
+    }
+  }
+  slot.respond(encode(resp, h));
+}
+
+void ControllerQuorum::on_describe_quorum(net::ConnectionContext& connection, protocol::FrameBytes frame,
+                                          net::ResponseSlot slot) {
+  protocol::ParsedRequestHeader h;
+  protocol::DescribeQuorumRequest req;
+  Status s = protocol::parse_request_header(frame, &h);
+  if (s.ok() && h.header.request_api_version > protocol::DescribeQuorumRequest::kMaxVersion) {
+    s = Status::invalid_argument("DescribeQuorum v" + std::to_string(h.header.request_api_version) +
+                                 " is not supported");
+  }
+  if (s.ok()) s = protocol::decode_request_body(frame, h, &req);
+  if (!s.ok()) {
+    EDDY_LOG_WARN("closing {}: {}", connection.peer(), s.message());
+    slot.close_connection();
+    return;
+  }
+  slot.respond(encode(describe_quorum(req, h.header.request_api_version), h));
+}
+
+protocol::DescribeQuorumResponse ControllerQuorum::describe_quorum(const protocol::DescribeQuorumRequest& req,
+                                                                   int16_t version) const {
+  const raft::GroupAddress group = controller_group();
+  if (!raft::check_describe_quorum_request(req, group).ok()) {
+    return raft::describe_quorum_error(req, ErrorCode::kUnknownTopicOrPartition);
+  }
+  const raft::QuorumView now = runtime_->view();
+  // As Kafka's controllers: only the leader knows every voter's progress.
+  if (now.role != raft::Role::kLeader) return raft::describe_quorum_error(req, ErrorCode::kNotLeaderOrFollower);
+  raft::QuorumDescription d;
+  d.leader_id = now.leader_id;
+  d.leader_epoch = now.epoch;
+  d.high_watermark = now.high_watermark;
+  for (const raft::QuorumView::Voter& v : now.voter_progress) {
+    d.voters.push_back({v.id, v.log_end_offset, v.last_fetch_wall_ms, v.last_caught_up_wall_ms});
+  }
+  for (const raft::QuorumVoter& v : config_.voters) {
+    d.nodes.push_back({v.id, {{config_.listener, v.address.host, v.address.port}}});
+  }
+  return raft::describe_quorum_response(d, group, version);
+}
+
+}  // namespace eddy::app

@@ -1,0 +1,87 @@
+// The controller quorum of a cluster node: the Raft group over all voters
+// (controller.quorum.voters), its log and quorum state in
+// <log.dirs>/controller, its peers reached over their controller listeners,
+// and the requests that arrive on this node's controller listener.
+//
+// Requests on the controller listener (Kafka's controller APIs): ApiVersions,
+// Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch of __cluster_metadata-0,
+// DescribeQuorum and DescribeCluster (KIP-919, so that
+// `kafka-metadata-quorum --bootstrap-controller` finds the leader). Any other
+// request closes the connection. DescribeQuorum on a client listener is
+// answered too (`kafka-metadata-quorum --bootstrap-server`).
+//
+// Threads: on_frame() and describe_quorum() run on the reactor; answers are
+// posted back to it. REQUIRES: stop() before the reactor and the frame
+// handler are destroyed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "app/quorum_config.h"
+#include "net/frame_handler.h"
+#include "port/executor.h"
+#include "port/status.h"
+#include "protocol/generated/describe_quorum.h"
+#include "protocol/headers.h"
+#include "raft/kafka_wire.h"
+#include "raft/quorum_runtime.h"
+
+namespace eddy::app {
+
+class ControllerQuorum {
+ public:
+  // Opens the log and the quorum state under data_dir/controller. Threads
+  // start in start().
+  static Status open(const QuorumConfig& config, const std::string& data_dir, std::string cluster_id,
+                     port::Executor* reactor, std::unique_ptr<ControllerQuorum>* out);
+  ~ControllerQuorum();
+
+  void start();
+  // Stops the Raft threads; frames arriving afterwards are answered with
+  // errors. Idempotent.
+  void stop();
+
+  // A frame that arrived on the controller listener (reactor thread).
+  void on_controller_frame(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot);
+  // A DescribeQuorum frame that arrived on a client listener (reactor thread).
+  void on_describe_quorum(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot);
+
+  raft::QuorumView view() const { return runtime_->view(); }
+  const QuorumConfig& config() const { return config_; }
+
+ private:
+  ControllerQuorum(QuorumConfig config, std::string cluster_id, port::Executor* reactor);
+
+  // Parks slot until the group thread answers; returns its ticket.
+  uint64_t park(net::ResponseSlot slot);
+  // Completes the parked slot with response (posted to the reactor).
+  void answer_later(uint64_t ticket, protocol::OutputBuffer response);
+  void handle_raft_request(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                           const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
+  // Decodes a Raft request into the core's message; false (logged) when
+  // malformed. A request the group must refuse leaves its answer in
+  // *refusal (non-empty) instead.
+  bool decode_raft_request(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                           const protocol::ParsedRequestHeader& h, raft::Message* out, protocol::OutputBuffer* refusal);
+  // The Kafka answer to request h from the core's answer (nullptr: none).
+  protocol::OutputBuffer encode_raft_answer(const protocol::ParsedRequestHeader& h, const raft::Payload* answer) const;
+  void answer_describe_cluster(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                               const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
+  protocol::DescribeQuorumResponse describe_quorum(const protocol::DescribeQuorumRequest& req, int16_t version) const;
+
+  QuorumConfig config_;
+  std::string cluster_id_;
+  port::Executor* reactor_;
+  std::unique_ptr<raft::QuorumRuntime> runtime_;
+  // Reactor thread only: requests waiting for the group thread's answer.
+  std::unordered_map<uint64_t, net::ResponseSlot> parked_;
+  uint64_t next_ticket_ = 1;
+  bool stopped_ = false;
+  // Outlives posted answers: they check it before touching parked_.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace eddy::app

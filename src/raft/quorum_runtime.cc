@@ -1,0 +1,269 @@
+#include "raft/quorum_runtime.h"
+
+#include <chrono>
+#include <random>
+#include <type_traits>
+#include <utility>
+
+#include "port/log.h"
+#include "port/port.h"
+
+namespace eddy::raft {
+namespace {
+
+// Whether answer is what the core sends back for request (same peer, the
+// response type of the request's type).
+bool answers(const Message& answer, const Message& request) {
+  if (answer.to != request.from) return false;
+  const Payload& a = answer.payload;
+  const Payload& r = request.payload;
+  if (std::holds_alternative<VoteRequest>(r)) return std::holds_alternative<VoteResponse>(a);
+  if (std::holds_alternative<BeginQuorumEpochRequest>(r)) return std::holds_alternative<BeginQuorumEpochResponse>(a);
+  if (std::holds_alternative<FetchRequest>(r)) return std::holds_alternative<FetchResponse>(a);
+  return false;
+}
+
+bool is_request(const Payload& p) {
+  return std::holds_alternative<VoteRequest>(p) || std::holds_alternative<BeginQuorumEpochRequest>(p) ||
+         std::holds_alternative<EndQuorumEpochRequest>(p) || std::holds_alternative<FetchRequest>(p);
+}
+
+}  // namespace
+
+QuorumRuntime::QuorumRuntime(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log,
+                             std::unique_ptr<QuorumStateStore> store)
+    : options_(std::move(options)), log_(std::move(log)), store_(std::move(store)) {}
+
+Status QuorumRuntime::open(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log,
+                           std::unique_ptr<QuorumStateStore> store, ChannelFactory channels,
+                           std::unique_ptr<QuorumRuntime>* out) {
+  if (options.poll_interval_ms <= 0) return Status::invalid_argument("raft: poll interval must be positive");
+  std::unique_ptr<QuorumRuntime> rt(new QuorumRuntime(std::move(options), std::move(log), std::move(store)));
+  auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
+  Replica::Random random = [rng](uint64_t bound) { return (*rng)() % bound; };
+  Status s = Replica::open(rt->options_.replica, rt->log_.get(), rt->store_.get(), std::move(random),
+                           port::monotonic_millis(), &rt->replica_);
+  if (!s.ok()) return s;
+  for (NodeId peer : rt->options_.replica.voters) {
+    if (peer == rt->options_.replica.id) continue;
+    auto sender = std::make_unique<Sender>();
+    sender->peer = peer;
+    sender->channel = channels(peer);
+    if (!sender->channel) return Status::invalid_argument("raft: no channel to node " + std::to_string(peer));
+    rt->senders_.emplace(peer, std::move(sender));
+  }
+  rt->publish_view();
+  *out = std::move(rt);
+  return Status();
+}
+
+QuorumRuntime::~QuorumRuntime() { stop(); }
+
+void QuorumRuntime::start() {
+  if (started_) return;
+  started_ = true;
+  for (auto& [peer, sender] : senders_) {
+    Sender* s = sender.get();
+    s->thread = std::thread([this, s] { run_sender(s); });
+  }
+  group_thread_ = std::thread([this] { run_group(); });
+}
+
+void QuorumRuntime::stop(int64_t grace_ms) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    if (started_ && grace_ms > 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+      resign_requested_ = true;
+      wake_.notify_all();
+      resigned_.wait_until(lock, until, [this] { return resign_done_; });
+      resigned_.wait_until(lock, until, [this] { return senders_idle(); });
+    }
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& [peer, sender] : senders_) {
+    sender->channel->interrupt();
+    sender->wake.notify_all();
+  }
+  if (group_thread_.joinable()) group_thread_.join();
+  for (auto& [peer, sender] : senders_) {
+    if (sender->thread.joinable()) sender->thread.join();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  inbox_.clear();
+}
+
+void QuorumRuntime::deliver(Message request, Answer answer) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    inbox_.push_back(Arrival{std::move(request), std::move(answer)});
+  }
+  wake_.notify_one();
+}
+
+QuorumView QuorumRuntime::view() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return view_;
+}
+
+void QuorumRuntime::run_group() {
+  int64_t next_poll = 0;
+  for (;;) {
+    std::deque<Arrival> arrivals;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const int64_t wait_ms = std::max<int64_t>(0, next_poll - port::monotonic_millis());
+      wake_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                     [this] { return stopping_ || !inbox_.empty() || (resign_requested_ && !resign_done_); });
+      if (stopping_) return;
+      arrivals.swap(inbox_);
+    }
+    for (Arrival& a : arrivals) step(std::move(a), port::monotonic_millis());
+    const int64_t now = port::monotonic_millis();
+    resign_if_asked(now);
+    if (now >= next_poll) {
+      poll(now);
+      next_poll = now + options_.poll_interval_ms;
+    }
+    publish_view();
+  }
+}
+
+void QuorumRuntime::step(Arrival arrival, int64_t now_ms) {
+  if (failed_) {
+    if (arrival.answer) arrival.answer(nullptr);
+    return;
+  }
+  Status s = replica_->handle(arrival.message, now_ms);
+  if (!s.ok() && s.code() != Status::Code::kInvalidArgument) {
+    fail(s);
+  } else if (!s.ok()) {
+    EDDY_LOG_WARN("raft {}: message from node {} ignored: {}", options_.name, arrival.message.from, s.message());
+  }
+  route(failed_ ? std::vector<Message>() : replica_->take_outbox(), arrival.answer ? &arrival : nullptr);
+  if (arrival.answer) arrival.answer(nullptr);  // the core gave no answer (route() clears it when it did)
+}
+
+void QuorumRuntime::poll(int64_t now_ms) {
+  if (failed_) return;
+  Status s = replica_->poll(now_ms);
+  if (!s.ok()) {
+    fail(s);
+    return;
+  }
+  route(replica_->take_outbox(), nullptr);
+}
+
+void QuorumRuntime::route(std::vector<Message> outbox, Arrival* answered_by) {
+  for (Message& m : outbox) {
+    if (answered_by != nullptr && answered_by->answer && answers(m, answered_by->message)) {
+      Answer answer = std::move(answered_by->answer);
+      answered_by->answer = nullptr;
+      answer(&m.payload);
+    } else if (is_request(m.payload)) {
+      enqueue(std::move(m));
+    }
+    // Any other answer (one whose request is gone) is dropped: its peer
+    // retries on its own timers.
+  }
+}
+
+void QuorumRuntime::enqueue(Message request) {
+  auto it = senders_.find(request.to);
+  if (it == senders_.end()) return;
+  Sender* sender = it->second.get();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (sender->queue.size() >= kMaxQueuedPerPeer) sender->queue.pop_front();
+    sender->queue.push_back(std::move(request));
+  }
+  sender->wake.notify_one();
+}
+
+void QuorumRuntime::run_sender(Sender* sender) {
+  for (;;) {
+    Message request;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      sender->wake.wait(lock, [&] { return stopping_ || !sender->queue.empty(); });
+      if (stopping_) return;
+      request = std::move(sender->queue.front());
+      sender->queue.pop_front();
+      sender->calling = true;
+    }
+    Payload response;
+    bool answered = false;
+    Status s = sender->channel->call(request, &response, &answered);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      sender->calling = false;
+    }
+    resigned_.notify_all();
+    if (!s.ok()) {
+      EDDY_LOG_DEBUG("raft {}: to node {}: {}", options_.name, sender->peer, s.to_string());
+      continue;
+    }
+    if (!answered) continue;
+    Message answer{sender->peer, options_.replica.id, request.correlation_id, std::move(response)};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return;
+      inbox_.push_back(Arrival{std::move(answer), nullptr});
+    }
+    wake_.notify_one();
+  }
+}
+
+void QuorumRuntime::resign_if_asked(int64_t now_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!resign_requested_ || resign_done_) return;
+  }
+  if (!failed_ && replica_->role() == Role::kLeader) {
+    Status s = replica_->resign(now_ms);
+    if (s.ok()) route(replica_->take_outbox(), nullptr);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  resign_done_ = true;
+  resigned_.notify_all();
+}
+
+bool QuorumRuntime::senders_idle() const {
+  for (const auto& [peer, sender] : senders_) {
+    if (!sender->queue.empty() || sender->calling) return false;
+  }
+  return true;
+}
+
+void QuorumRuntime::fail(const Status& status) {
+  failed_ = true;
+  EDDY_LOG_ERROR("raft {}: stopped on node {}: {} (the node no longer votes or replicates; restart it)",
+                 options_.name, options_.replica.id, status.to_string());
+}
+
+void QuorumRuntime::publish_view() {
+  QuorumView v;
+  v.id = replica_->id();
+  v.role = replica_->role();
+  v.epoch = replica_->epoch();
+  v.leader_id = replica_->leader_id();
+  v.voted_for = replica_->voted_for();
+  v.recovering = replica_->recovering();
+  v.failed = failed_;
+  v.high_watermark = replica_->high_watermark();
+  v.log_end_offset = log_->end_offset();
+  v.voters = options_.replica.voters;
+  const int64_t mono = port::monotonic_millis();
+  const int64_t wall = port::wall_clock_millis();
+  auto to_wall = [&](int64_t t) { return t < 0 ? int64_t{-1} : wall - (mono - t); };
+  for (const VoterProgressView& p : replica_->voter_progress()) {
+    v.voter_progress.push_back({p.id, p.log_end_offset, to_wall(p.last_fetch_ms), to_wall(p.last_caught_up_ms)});
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  view_ = std::move(v);
+}
+
+}  // namespace eddy::raft

@@ -1,0 +1,195 @@
+// QuorumRuntime on real threads and real time: three groups in one process
+// joined by an in-process network that can take a node down.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "raft/memory_log.h"
+#include "raft/quorum_runtime.h"
+#include "raft/quorum_state_store.h"
+
+namespace eddy::raft {
+namespace {
+
+// Routes calls to the runtimes of other nodes; a node in `down` neither
+// receives nor answers.
+class Network {
+ public:
+  void attach(NodeId id, QuorumRuntime* runtime) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    nodes_[id] = runtime;
+  }
+  void detach(NodeId id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    nodes_.erase(id);
+  }
+  QuorumRuntime* find(NodeId id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = nodes_.find(id);
+    return it == nodes_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<NodeId, QuorumRuntime*> nodes_;
+};
+
+class LocalChannel final : public PeerChannel {
+ public:
+  LocalChannel(Network* network, NodeId to) : network_(network), to_(to) {}
+  Status call(const Message& request, Payload* response, bool* answered) override {
+    *answered = false;
+    QuorumRuntime* target = interrupted_ ? nullptr : network_->find(to_);
+    if (target == nullptr) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a refused connection takes time too
+      return Status::network("node down");
+    }
+    if (std::holds_alternative<EndQuorumEpochRequest>(request.payload)) {
+      target->deliver(request, [](const Payload*) {});
+      return Status();
+    }
+    auto promise = std::make_shared<std::promise<std::optional<Payload>>>();
+    auto future = promise->get_future();
+    target->deliver(request, [promise](const Payload* answer) {
+      promise->set_value(answer == nullptr ? std::nullopt : std::optional<Payload>(*answer));
+    });
+    if (future.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
+      return Status::timeout("no answer");
+    }
+    std::optional<Payload> got = future.get();
+    if (!got) return Status::network("refused");
+    *response = std::move(*got);
+    *answered = true;
+    return Status();
+  }
+  void interrupt() override { interrupted_ = true; }
+
+ private:
+  Network* network_;
+  NodeId to_;
+  std::atomic<bool> interrupted_{false};
+};
+
+struct Cluster {
+  Network network;
+  std::map<NodeId, std::unique_ptr<QuorumRuntime>> nodes;
+
+  void start(NodeId id, bool bootstrap = true) {
+    QuorumRuntimeOptions o;
+    o.replica.id = id;
+    o.replica.voters = {1, 2, 3};
+    o.replica.election_timeout_ms = 150;
+    o.replica.fetch_timeout_ms = 300;
+    o.replica.fetch_retry_ms = 20;
+    o.replica.bootstrap = bootstrap;
+    o.poll_interval_ms = 5;
+    std::unique_ptr<QuorumRuntime> rt;
+    Status s = QuorumRuntime::open(
+        o, std::make_unique<MemoryLog>(), std::make_unique<MemoryQuorumStateStore>(),
+        [this](NodeId peer) { return std::make_unique<LocalChannel>(&network, peer); }, &rt);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    network.attach(id, rt.get());
+    rt->start();
+    nodes[id] = std::move(rt);
+  }
+  void kill(NodeId id) {
+    network.detach(id);
+    nodes.erase(id);  // stops its threads
+  }
+  // The one leader all running nodes agree on, or kNoNode.
+  NodeId agreed_leader() {
+    NodeId leader = kNoNode;
+    Epoch epoch = -1;
+    for (auto& [id, rt] : nodes) {
+      QuorumView v = rt->view();
+      if (v.leader_id == kNoNode || v.recovering) return kNoNode;
+      if (epoch != -1 && (v.epoch != epoch || v.leader_id != leader)) return kNoNode;
+      epoch = v.epoch;
+      leader = v.leader_id;
+    }
+    if (leader == kNoNode || nodes.count(leader) == 0) return kNoNode;
+    QuorumView lv = nodes[leader]->view();
+    return lv.role == Role::kLeader && lv.high_watermark > 0 ? leader : kNoNode;
+  }
+  NodeId wait_for_leader(int64_t timeout_ms) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+      NodeId l = agreed_leader();
+      if (l != kNoNode) return l;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return kNoNode;
+  }
+};
+
+TEST(QuorumRuntime, ElectsOneLeaderAndFailsOverWhenItDies) {
+  Cluster c;
+  for (NodeId id : {1, 2, 3}) c.start(id);
+  NodeId first = c.wait_for_leader(10000);
+  ASSERT_NE(first, kNoNode);
+  const Epoch first_epoch = c.nodes[first]->view().epoch;
+  QuorumView lv = c.nodes[first]->view();
+  ASSERT_EQ(lv.voter_progress.size(), 3u);
+  EXPECT_EQ(lv.voter_progress[0].id, first);
+
+  c.kill(first);
+  NodeId second = c.wait_for_leader(10000);
+  ASSERT_NE(second, kNoNode);
+  EXPECT_NE(second, first);
+  EXPECT_GT(c.nodes[second]->view().epoch, first_epoch);
+}
+
+TEST(QuorumRuntime, WipedNodeRecoversFromTheLeaderBeforeItVotes) {
+  Cluster c;
+  for (NodeId id : {1, 2, 3}) c.start(id);
+  NodeId leader = c.wait_for_leader(10000);
+  ASSERT_NE(leader, kNoNode);
+  NodeId follower = leader == 1 ? 2 : 1;
+  c.kill(follower);
+  c.start(follower, /*bootstrap=*/false);  // empty log, no quorum state: a wiped disk
+  EXPECT_TRUE(c.nodes[follower]->view().recovering);
+  // agreed_leader() counts only nodes that finished recovering.
+  NodeId again = c.wait_for_leader(10000);
+  ASSERT_NE(again, kNoNode);
+  QuorumView v = c.nodes[follower]->view();
+  EXPECT_FALSE(v.recovering);
+  EXPECT_EQ(v.log_end_offset, c.nodes[again]->view().log_end_offset);
+}
+
+TEST(QuorumRuntime, DeliveredRequestsAreAnsweredAndStopDropsTheRest) {
+  Cluster c;
+  c.start(1);
+  std::promise<bool> got;
+  auto future = got.get_future();
+  // A vote request from a voter that is not running: the core answers it.
+  c.nodes[1]->deliver(Message{2, 1, 7, VoteRequest{5, 2, 0, 0}}, [&got](const Payload* answer) {
+    got.set_value(answer != nullptr && std::holds_alternative<VoteResponse>(*answer) &&
+                  std::get<VoteResponse>(*answer).vote_granted);
+  });
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_TRUE(future.get());
+  // The view is published after the answer: wait for it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (c.nodes[1]->view().voted_for != 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(c.nodes[1]->view().voted_for, 2);
+  // Malformed (candidate id differs from the sender): no answer from the core.
+  std::promise<bool> refused;
+  auto refused_future = refused.get_future();
+  c.nodes[1]->deliver(Message{3, 1, 8, VoteRequest{6, 2, 0, 0}},
+                      [&refused](const Payload* answer) { refused.set_value(answer == nullptr); });
+  ASSERT_EQ(refused_future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_TRUE(refused_future.get());
+  c.kill(1);
+}
+
+}  // namespace
+}  // namespace eddy::raft
