@@ -68,7 +68,8 @@ Status SegmentLog::read(Offset offset, size_t max_entries, std::vector<Entry>* o
   const Offset end = end_offset();
   if (offset < 0 || offset >= end || max_entries == 0) return Status();
   // One batch per entry: the offset bound is the entry bound.
-  const Offset upper = max_entries >= static_cast<uint64_t>(end - offset) ? end : offset + static_cast<Offset>(max_entries);
+  const Offset upper =
+      max_entries >= static_cast<uint64_t>(end - offset) ? end : offset + static_cast<Offset>(max_entries);
   std::vector<uint8_t> bytes;
   int64_t next = 0;
   Status s = log_->read_copy(offset, std::numeric_limits<size_t>::max(), upper, &bytes, &next);

@@ -53,7 +53,8 @@ bool decode(const std::string& path, uint32_t magic, int64_t count, std::vector<
   if (file.size(&size) || size != expected_size) return false;
   std::vector<uint8_t> bytes(expected_size);
   if (file.read_at(0, bytes.data(), bytes.size(), &got) || got != bytes.size()) return false;
-  if (protocol::load_be32(bytes.data()) != magic || protocol::load_be32(bytes.data() + 4) != static_cast<uint64_t>(count)) {
+  if (protocol::load_be32(bytes.data()) != magic ||
+      protocol::load_be32(bytes.data() + 4) != static_cast<uint64_t>(count)) {
     return false;
   }
   if (port::crc32c(0, bytes.data(), bytes.size() - 4) != protocol::load_be32(bytes.data() + bytes.size() - 4)) {

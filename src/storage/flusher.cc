@@ -171,7 +171,9 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
     } else if (truncated) {
       // What this work synced below the truncation point is durable; the
       // entries stay (what was appended since is not covered by this work).
-      if (!work.segments.empty()) durable = std::max(durable, std::min(work.segments.back().end_offset, truncated_end_));
+      if (!work.segments.empty()) {
+        durable = std::max(durable, std::min(work.segments.back().end_offset, truncated_end_));
+      }
       durable_offset_.store(durable, std::memory_order_release);
     } else if (!work.segments.empty()) {
       // Drop the entries synced up to their end. An entry the owner extended
@@ -190,34 +192,36 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
   }
   durable_cv_.notify_all();
 
-  if (status.ok()) {
-    // The sealed segments' data is durable: their index files may now be
-    // trusted by recovery.
-    for (const Unsynced& u : work.segments) {
-      if (u.sealed_index == nullptr) continue;
-      Status s = write_index_file(u.index_path, *u.sealed_index);
-      if (!s.ok()) {
-        // Not fatal: without its index file the segment is rescanned.
-        EDDY_LOG_WARN("cannot write index file {}: {}", u.index_path, s.to_string());
-      }
-      // Checked after the write: the owner raises retired_below_ before it
-      // removes the index files of retired segments, so a file written too
-      // late is always caught here.
-      bool retired = false;
-      bool truncated_away = false;
-      {
-        port::MutexLock lock(mu_);
-        retired = u.segment_base < retired_below_;
-        truncated_away = truncations_ != work.truncations && u.segment_base >= truncated_segment_;
-      }
-      if (retired || truncated_away) port::remove_file(u.index_path);
-      // The segment holds other batches now: its old index must not come
-      // back after a power cut (the owner synced its own removal already).
-      if (truncated_away) (void)port::sync_directory(directory_);
-    }
-  }
+  if (status.ok()) write_sealed_indexes(work);
   if (listener) (*listener)(durable, status);
   return status;
+}
+
+void SyncState::write_sealed_indexes(const Work& work) {
+  // The sealed segments' data is durable: their index files may now be
+  // trusted by recovery.
+  for (const Unsynced& u : work.segments) {
+    if (u.sealed_index == nullptr) continue;
+    Status s = write_index_file(u.index_path, *u.sealed_index);
+    if (!s.ok()) {
+      // Not fatal: without its index file the segment is rescanned.
+      EDDY_LOG_WARN("cannot write index file {}: {}", u.index_path, s.to_string());
+    }
+    // Checked after the write: the owner raises retired_below_ before it
+    // removes the index files of retired segments, so a file written too
+    // late is always caught here.
+    bool retired = false;
+    bool truncated_away = false;
+    {
+      port::MutexLock lock(mu_);
+      retired = u.segment_base < retired_below_;
+      truncated_away = truncations_ != work.truncations && u.segment_base >= truncated_segment_;
+    }
+    if (retired || truncated_away) port::remove_file(u.index_path);
+    // The segment holds other batches now: its old index must not come
+    // back after a power cut (the owner synced its own removal already).
+    if (truncated_away) (void)port::sync_directory(directory_);
+  }
 }
 
 Status SyncState::sync_now() {

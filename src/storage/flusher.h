@@ -116,6 +116,8 @@ class SyncState {
   bool due(int64_t now_ms, int64_t* next_deadline_ms) EXCLUDES(mu_);
   bool take_work(Work* work) EXCLUDES(mu_);
   Status run_work(const Work& work, metrics::LatencyHistogram* fsync_latency) EXCLUDES(mu_);
+  // After run_work synced work: the index files of the sealed segments in it.
+  void write_sealed_indexes(const Work& work) EXCLUDES(mu_);
 
   const std::string directory_;
   mutable port::Mutex mu_;

@@ -149,7 +149,9 @@ class PartitionLog {
   // rolls to a new segment when it does not fit, then patches baseOffset,
   // partitionLeaderEpoch and, for LogAppendTime topics, maxTimestamp, the
   // timestamp-type bit and the CRC, in place in batch, and writes it to the
-  // page cache. Status codes: kOk, kCorruption (CRC mismatch or malformed
+  // page cache. The first batch of a leader epoch larger than last_epoch()
+  // first writes and syncs leader-epoch-checkpoint (epoch_index.h).
+  // Status codes: kOk, kCorruption (CRC mismatch or malformed
   // batch), kNotSupported (magic 0/1), kTooLarge, kLogFull, kNoSpace, kIOError
   // (also after close()). On any error the log and batch are unchanged, except
   // kIOError from the write itself (the partition then refuses appends).

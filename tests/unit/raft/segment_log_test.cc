@@ -20,7 +20,9 @@ using testing::SegmentLogFixture;
 
 std::vector<Entry> data_entries(Epoch epoch, int count, const std::string& tag) {
   std::vector<Entry> out;
-  for (int i = 0; i < count; ++i) out.push_back(Entry{epoch, EntryKind::kData, tag + std::to_string(i) + std::string(200, '.')});
+  for (int i = 0; i < count; ++i) {
+    out.push_back(Entry{epoch, EntryKind::kData, tag + std::to_string(i) + std::string(200, '.')});
+  }
   return out;
 }
 

@@ -94,7 +94,9 @@ void append(PartitionLog& log, std::mt19937_64& rng, Model* model) {
   protocol::RecordBatchBuilder builder;
   const int records = 1 + static_cast<int>(rng() % 4);
   const int64_t first = log.log_end_offset();
-  for (int i = 0; i < records; ++i) builder.add(testing::key_for_offset(first + i), value_of(first + i, model->generation), 1000);
+  for (int i = 0; i < records; ++i) {
+    builder.add(testing::key_for_offset(first + i), value_of(first + i, model->generation), 1000);
+  }
   std::vector<uint8_t> batch = builder.build();
   AppendResult result;
   Status s = log.append(batch, AppendOptions{.leader_epoch = model->generation}, &result);
