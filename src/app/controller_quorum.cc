@@ -12,7 +12,7 @@
 #include "raft/kafka_describe_quorum.h"
 #include "raft/kafka_peer_channel.h"
 #include "raft/kafka_wire.h"
-#include "raft/memory_log.h"
+#include "raft/segment_log.h"
 #include "raft/quorum_state_store.h"
 
 namespace eddy::app {
@@ -88,16 +88,44 @@ protocol::OutputBuffer api_versions_answer(const protocol::ParsedRequestHeader& 
   return out;
 }
 
+// The controller log's segment files: small (it holds metadata records),
+// never dropped (there are no snapshots yet: a Raft log starts at 0).
+storage::LogConfig controller_log_config() {
+  storage::LogConfig config;
+  config.segment_bytes = 1 << 20;
+  config.retention_bytes = storage::kNoLimit;
+  config.retention_ms = storage::kNoLimit;
+  return config;
+}
+
+Status open_controller_log(const QuorumConfig& config, const std::string& dir, storage::Flusher* flusher,
+                           std::unique_ptr<storage::PartitionLog>* log, std::unique_ptr<raft::RaftLog>* raft_log) {
+  const std::string log_dir = dir + "/__cluster_metadata-0";
+  Status s = storage::PartitionLog::open(log_dir, controller_log_config(), flusher, log);
+  if (!s.ok()) return s.with_context(log_dir);
+  raft::SegmentLogOptions options;
+  options.local_id = config.node_id;
+  for (const raft::QuorumVoter& v : config.voters) options.voters.push_back(v.id);
+  std::unique_ptr<raft::SegmentLog> segment_log;
+  s = raft::SegmentLog::open(log->get(), options, &segment_log);
+  if (!s.ok()) return s.with_context(log_dir);
+  *raft_log = std::move(segment_log);
+  return Status();
+}
+
 }  // namespace
 
 ControllerQuorum::ControllerQuorum(QuorumConfig config, std::string cluster_id, port::Executor* reactor)
     : config_(std::move(config)), cluster_id_(std::move(cluster_id)), reactor_(reactor) {}
 
 Status ControllerQuorum::open(const QuorumConfig& config, const std::string& data_dir, std::string cluster_id,
-                              port::Executor* reactor, std::unique_ptr<ControllerQuorum>* out) {
+                              port::Executor* reactor, storage::Flusher* flusher,
+                              std::unique_ptr<ControllerQuorum>* out) {
   std::unique_ptr<ControllerQuorum> q(new ControllerQuorum(config, std::move(cluster_id), reactor));
   const std::string dir = data_dir + "/controller";
   if (std::error_code ec = port::make_directories(dir); ec) return Status::from_error_code(ec, dir);
+  std::unique_ptr<raft::RaftLog> raft_log;
+  if (Status s = open_controller_log(config, dir, flusher, &q->log_, &raft_log); !s.ok()) return s;
   raft::QuorumRuntimeOptions options;
   options.replica.id = config.node_id;
   for (const raft::QuorumVoter& v : config.voters) options.replica.voters.push_back(v.id);
@@ -116,8 +144,8 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
     }
     return nullptr;
   };
-  Status s = raft::QuorumRuntime::open(options, std::make_unique<raft::MemoryLog>(),
-                                       std::make_unique<raft::FileQuorumStateStore>(dir), channels, &q->runtime_);
+  Status s = raft::QuorumRuntime::open(options, std::move(raft_log), std::make_unique<raft::FileQuorumStateStore>(dir),
+                                       channels, &q->runtime_);
   if (!s.ok()) return s.with_context("controller quorum in " + dir);
   *out = std::move(q);
   return Status();
@@ -143,6 +171,11 @@ void ControllerQuorum::stop() {
   // elsewhere or later).
   for (auto& [ticket, slot] : parked_) slot.close_connection();
   parked_.clear();
+}
+
+Status ControllerQuorum::close() {
+  stop();
+  return log_ ? log_->close() : Status();
 }
 
 uint64_t ControllerQuorum::park(net::ResponseSlot slot) {

@@ -28,21 +28,26 @@
 #include "protocol/headers.h"
 #include "raft/kafka_wire.h"
 #include "raft/quorum_runtime.h"
+#include "storage/flusher.h"
+#include "storage/partition_log.h"
 
 namespace eddy::app {
 
 class ControllerQuorum {
  public:
-  // Opens the log and the quorum state under data_dir/controller. Threads
-  // start in start().
+  // Opens the log (segment files in data_dir/controller/__cluster_metadata-0,
+  // synced by flusher) and the quorum state (data_dir/controller). Threads
+  // start in start(). REQUIRES: flusher outlives close().
   static Status open(const QuorumConfig& config, const std::string& data_dir, std::string cluster_id,
-                     port::Executor* reactor, std::unique_ptr<ControllerQuorum>* out);
+                     port::Executor* reactor, storage::Flusher* flusher, std::unique_ptr<ControllerQuorum>* out);
   ~ControllerQuorum();
 
   void start();
   // Stops the Raft threads; frames arriving afterwards are answered with
   // errors. Idempotent.
   void stop();
+  // stop(), then the log's clean close. Call before the flusher stops.
+  Status close();
 
   // A frame that arrived on the controller listener (reactor thread).
   void on_controller_frame(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot);
@@ -75,7 +80,8 @@ class ControllerQuorum {
   QuorumConfig config_;
   std::string cluster_id_;
   port::Executor* reactor_;
-  std::unique_ptr<raft::QuorumRuntime> runtime_;
+  std::unique_ptr<storage::PartitionLog> log_;     // borrowed by the runtime's SegmentLog
+  std::unique_ptr<raft::QuorumRuntime> runtime_;  // destroyed before log_
   // Reactor thread only: requests waiting for the group thread's answer.
   std::unordered_map<uint64_t, net::ResponseSlot> parked_;
   uint64_t next_ticket_ = 1;

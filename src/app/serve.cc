@@ -203,11 +203,13 @@ std::thread shut_down_on_signal(net::Reactor& reactor, std::function<void()> shu
 // for a single node (or when it cannot open: *ok false, logged).
 std::unique_ptr<ControllerQuorum> open_controller_quorum(const std::optional<QuorumConfig>& quorum,
                                                          const std::string& data_dir, const meta::MetaStore& meta,
-                                                         net::Reactor& reactor, BrokerFrameHandler& handler, bool* ok) {
+                                                         storage::LogManager& logs, net::Reactor& reactor,
+                                                         BrokerFrameHandler& handler, bool* ok) {
   *ok = true;
   if (!quorum) return nullptr;
   std::unique_ptr<ControllerQuorum> q;
-  if (Status s = ControllerQuorum::open(*quorum, data_dir, meta.cluster_id(), &reactor, &q); !s.ok()) {
+  if (Status s = ControllerQuorum::open(*quorum, data_dir, meta.cluster_id(), &reactor, &logs.flusher(), &q);
+      !s.ok()) {
     EDDY_LOG_ERROR("{}", s.to_string());
     *ok = false;
     return nullptr;
@@ -255,7 +257,8 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   raise_open_file_limit(server_options);
   net::Server server(reactor, handler, server_options);
   bool quorum_ok = true;
-  std::unique_ptr<ControllerQuorum> controller = open_controller_quorum(quorum, data_dir, *meta, reactor, handler, &quorum_ok);
+  std::unique_ptr<ControllerQuorum> controller =
+      open_controller_quorum(quorum, data_dir, *meta, *logs, reactor, handler, &quorum_ok);
   if (!quorum_ok) return kExitFailure;
   if (Status s = server.start(listeners); !s.ok()) {
     EDDY_LOG_ERROR("{}", s.message());
@@ -319,6 +322,9 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   reactor.run();
   broker_ptr = nullptr;
   forwarder.join();
+  if (controller) {
+    if (Status s = controller->close(); !s.ok()) EDDY_LOG_ERROR("closing the controller log failed: {}", s.to_string());
+  }
   const int rc = close_stores(*logs, *meta);
   signals.join();
   EDDY_LOG_INFO("stopped");

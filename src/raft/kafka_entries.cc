@@ -27,7 +27,9 @@ void append(std::vector<uint8_t>* out, const std::vector<uint8_t>& bytes) {
   out->insert(out->end(), bytes.begin(), bytes.end());
 }
 
-std::vector<uint8_t> leader_change_value(NodeId leader_id, const std::vector<NodeId>& voters) {
+}  // namespace
+
+std::vector<uint8_t> leader_change_message(NodeId leader_id, const std::vector<NodeId>& voters) {
   protocol::LeaderChangeMessage message;
   message.version_ = kLeaderChangeMessageVersion;
   message.leader_id = leader_id;
@@ -37,6 +39,22 @@ std::vector<uint8_t> leader_change_value(NodeId leader_id, const std::vector<Nod
   (void)protocol::encode(message, kLeaderChangeMessageVersion, &buffer);
   return {buffer.memory(), buffer.memory() + buffer.memory_size()};
 }
+
+Status check_leader_change_message(std::span<const uint8_t> value) {
+  if (value.size() < 2) return Status::corruption("LeaderChange record without a message");
+  // The message starts with its own version (Kafka writes v0; read newer ones
+  // as the newest this codec knows, ignoring what follows).
+  const int16_t message_version = load_int16(value.data());
+  if (message_version < protocol::LeaderChangeMessage::kMinVersion) {
+    return Status::corruption("LeaderChangeMessage version " + std::to_string(message_version));
+  }
+  protocol::LeaderChangeMessage message;
+  size_t consumed = 0;
+  const int16_t as = std::min(message_version, protocol::LeaderChangeMessage::kMaxVersion);
+  return protocol::decode_prefix(value, as, &message, &consumed);
+}
+
+namespace {
 
 std::vector<uint8_t> encode_entry(Offset offset, const Entry& entry, NodeId leader_change_leader,
                                   const EntryEncoding& encoding) {
@@ -50,7 +68,9 @@ std::vector<uint8_t> encode_entry(Offset offset, const Entry& entry, NodeId lead
     return builder.build();
   }
   const uint8_t key[4] = {0, kControlKeyVersion, 0, kLeaderChangeControlType};
-  const std::vector<uint8_t> value = leader_change_value(leader_change_leader, encoding.voters);
+  const std::vector<uint8_t> value =
+      entry.payload.empty() ? leader_change_message(leader_change_leader, encoding.voters)
+                            : std::vector<uint8_t>(entry.payload.begin(), entry.payload.end());
   record.key = std::span<const uint8_t>(key);
   record.value = std::span<const uint8_t>(value);
   builder.attributes(protocol::batch_attributes::kControl).add(record);
@@ -70,17 +90,8 @@ Status check_leader_change(const protocol::Record& record) {
     return Status::corruption("control record of version " + std::to_string(version) + " type " +
                               std::to_string(type) + " (only LeaderChange, type 2, belongs in a Raft log)");
   }
-  if (!record.value || record.value->size() < 2) return Status::corruption("LeaderChange record without a value");
-  // The message starts with its own version (Kafka writes v0; read newer ones
-  // as the newest this codec knows, ignoring what follows).
-  const int16_t message_version = load_int16(record.value->data());
-  if (message_version < protocol::LeaderChangeMessage::kMinVersion) {
-    return Status::corruption("LeaderChangeMessage version " + std::to_string(message_version));
-  }
-  protocol::LeaderChangeMessage message;
-  size_t consumed = 0;
-  const int16_t as = std::min(message_version, protocol::LeaderChangeMessage::kMaxVersion);
-  return protocol::decode_prefix(*record.value, as, &message, &consumed);
+  if (!record.value) return Status::corruption("LeaderChange record without a value");
+  return check_leader_change_message(*record.value);
 }
 
 // The one record of batch as an entry. REQUIRES: batch parsed, CRC checked.
@@ -104,7 +115,9 @@ Status decode_entry(const RecordBatchView& batch, Entry* out) {
   out->payload.clear();
   if (batch.is_control()) {
     out->kind = EntryKind::kLeaderChange;
-    return check_leader_change(record);
+    Status s = check_leader_change(record);
+    if (s.ok()) out->payload.assign(reinterpret_cast<const char*>(record.value->data()), record.value->size());
+    return s;
   }
   if (!record.value) return Status::corruption("data record with a null value");
   out->kind = EntryKind::kData;
@@ -119,8 +132,11 @@ Status encode_entries(Offset base_offset, std::span<const Entry> entries, Epoch 
   Offset offset = base_offset;
   for (const Entry& entry : entries) {
     if (entry.kind == EntryKind::kLeaderChange && !entry.payload.empty()) {
-      return Status::invalid_argument("raft: the leader-change entry at offset " + std::to_string(offset) +
-                                      " has a payload; its Kafka record is built from the leader and voters");
+      const auto* p = reinterpret_cast<const uint8_t*>(entry.payload.data());
+      if (Status s = check_leader_change_message({p, entry.payload.size()}); !s.ok()) {
+        return Status::corruption("raft: the leader-change entry at offset " + std::to_string(offset) + ": " +
+                                  s.message());
+      }
     }
     const NodeId leader = entry.epoch == leader_epoch ? leader_id : kNoNode;
     append(out, encode_entry(offset, entry, leader, encoding));

@@ -10,10 +10,11 @@
 //     holding Kafka's LeaderChange control record: key = version 0 (i16),
 //     type 2 (i16); value = LeaderChangeMessage v0 with LeaderId = the
 //     leader of that epoch when known (the answering leader's own epoch),
-//     else -1, Voters = EntryEncoding::voters, GrantingVoters empty. The
-//     message is built from those parameters, so the entry's payload must be
-//     empty (what the core appends); decoding checks the message and gives
-//     the entry an empty payload again.
+//     else -1, Voters = EntryEncoding::voters, GrantingVoters empty, when
+//     the entry's payload is empty (what the core appends); otherwise the
+//     payload is that message already (read back from a log, SegmentLog
+//     too) and is sent as it is. Decoding checks the message and makes it
+//     the entry's payload, so that a follower stores what the leader wrote.
 //
 // Decoding is strict: every batch's CRC-32C, magic 2, offsets contiguous
 // from the expected base, exactly one record, uncompressed, not
@@ -41,10 +42,18 @@ struct EntryEncoding {
   int64_t timestamp_ms = 0;    // batch timestamps (the core keeps none)
 };
 
+// LeaderChangeMessage v0 (the generated codec): leader_id, voters, no
+// granting voters.
+std::vector<uint8_t> leader_change_message(NodeId leader_id, const std::vector<NodeId>& voters);
+// kCorruption unless value is a LeaderChangeMessage (of any version Kafka
+// writes; a newer one is read as the newest this codec knows).
+Status check_leader_change_message(std::span<const uint8_t> value);
+
 // Appends entries (the first at base_offset) to *out. leader_epoch and
 // leader_id: the answering leader, written as LeaderId into the
-// LeaderChange record of its own epoch. Fails (invalid argument) for a
-// kLeaderChange entry with a payload; *out then holds the entries before it.
+// LeaderChange record of its own epoch when the entry carries no message.
+// Fails (corruption) for a kLeaderChange payload that is not a
+// LeaderChangeMessage; *out then holds the entries before it.
 Status encode_entries(Offset base_offset, std::span<const Entry> entries, Epoch leader_epoch, NodeId leader_id,
                       const EntryEncoding& encoding, std::vector<uint8_t>* out);
 

@@ -26,13 +26,13 @@ EpochEndOffset MemoryLog::end_offset_for_epoch(Epoch epoch) const {
   return {std::prev(after)->epoch, static_cast<Offset>(after - entries_.begin())};
 }
 
-std::vector<Entry> MemoryLog::read(Offset offset, size_t max_entries) const {
-  std::vector<Entry> out;
-  if (offset < 0) return out;
-  for (size_t i = static_cast<size_t>(offset); i < entries_.size() && out.size() < max_entries; ++i) {
-    out.push_back(entries_[i]);
+Status MemoryLog::read(Offset offset, size_t max_entries, std::vector<Entry>* out) const {
+  out->clear();
+  if (offset < 0) return Status();
+  for (size_t i = static_cast<size_t>(offset); i < entries_.size() && out->size() < max_entries; ++i) {
+    out->push_back(entries_[i]);
   }
-  return out;
+  return Status();
 }
 
 Status MemoryLog::append(const std::vector<Entry>& entries) {

@@ -13,7 +13,7 @@ class MemoryLog final : public RaftLog {
   Epoch last_epoch() const override { return entries_.empty() ? 0 : entries_.back().epoch; }
   Epoch epoch_at(Offset offset) const override { return entries_.at(static_cast<size_t>(offset)).epoch; }
   EpochEndOffset end_offset_for_epoch(Epoch epoch) const override;
-  std::vector<Entry> read(Offset offset, size_t max_entries) const override;
+  Status read(Offset offset, size_t max_entries, std::vector<Entry>* out) const override;
 
   Status append(const std::vector<Entry>& entries) override;
   Status truncate_to(Offset offset) override;

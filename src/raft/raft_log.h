@@ -32,8 +32,10 @@ class RaftLog {
   // epoch, or end_offset() when it is the last). {0, 0} when every entry's
   // epoch is larger than epoch (or the log is empty).
   virtual EpochEndOffset end_offset_for_epoch(Epoch epoch) const = 0;
-  // Up to max_entries entries from offset (empty at or past the end).
-  virtual std::vector<Entry> read(Offset offset, size_t max_entries) const = 0;
+  // Replaces *out with up to max_entries entries from offset (none at or
+  // past the end). An error (corrupt or unreadable storage) leaves *out
+  // empty.
+  virtual Status read(Offset offset, size_t max_entries, std::vector<Entry>* out) const = 0;
 
   // Appends entries at end_offset(). Fails (invalid argument) when an
   // entry's epoch is below last_epoch() or is 0; nothing is appended then.

@@ -406,11 +406,14 @@ Status Replica::handle_fetch_request(NodeId from, int32_t correlation_id, const 
     Status s = become_unattached(req.current_leader_epoch);
     if (!s.ok()) return s;
   }
-  send(from, answer_fetch(from, req), correlation_id);
+  Status read_status;
+  FetchResponse resp = answer_fetch(from, req, &read_status);
+  if (!read_status.ok()) return read_status;
+  send(from, std::move(resp), correlation_id);
   return Status();
 }
 
-FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req) {
+FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req, Status* read_status) {
   FetchResponse resp;
   resp.leader_epoch = state_.epoch;
   resp.leader_id = role_ == Role::kResigned ? kNoNode : state_.leader_id;
@@ -453,7 +456,7 @@ FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req) {
     resp.high_watermark = high_watermark_;
   }
   resp.base_offset = req.fetch_offset;
-  resp.entries = log_->read(req.fetch_offset, options_.max_fetch_entries);
+  *read_status = log_->read(req.fetch_offset, options_.max_fetch_entries, &resp.entries);
   return resp;
 }
 

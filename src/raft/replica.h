@@ -129,7 +129,9 @@ class Replica {
   Status handle_fetch_request(NodeId from, int32_t correlation_id, const FetchRequest& req);
   Status handle_fetch_response(NodeId from, int32_t correlation_id, const FetchResponse& resp);
   Status append_fetched(const FetchResponse& resp);
-  FetchResponse answer_fetch(NodeId from, const FetchRequest& req);
+  // *read_status: the log's answer to reading the entries (the response is
+  // not sent when it failed).
+  FetchResponse answer_fetch(NodeId from, const FetchRequest& req, Status* read_status);
   // Adopts a higher epoch seen in a message (leader known or not).
   Status observe_epoch(Epoch epoch, NodeId leader);
 

@@ -16,6 +16,10 @@ constexpr uint32_t kCleanShutdownMagic = 0x45444353;  // "EDCS"
 constexpr uint32_t kLogStartMagic = 0x45444c53;       // "EDLS"
 constexpr uint32_t kTransactionsMagic = 0x45445458;   // "EDTX"
 constexpr uint32_t kSnapshotMagic = 0x45445453;       // "EDTS"
+constexpr uint32_t kLeaderEpochMagic = 0x4544454c;    // "EDEL"
+// A leader-epoch file with more fields than this is not read (a damaged
+// count): 4 Mi epochs.
+constexpr uint64_t kMaxLeaderEpochFields = 8u << 20;
 // A snapshot larger than this is not read (a damaged size field).
 constexpr uint64_t kMaxSnapshotBytes = 256u << 20;
 
@@ -29,20 +33,35 @@ std::vector<uint8_t> encode(uint32_t magic, const std::vector<int64_t>& fields) 
   return out;
 }
 
-bool decode(const std::string& path, uint32_t magic, size_t count, std::vector<int64_t>* fields) {
+// count: the number of fields expected; -1: whatever the header says
+// (bounded by max_count, and by the file's size before anything is
+// allocated).
+bool decode(const std::string& path, uint32_t magic, int64_t count, std::vector<int64_t>* fields,
+            uint64_t max_count = 0) {
   port::File file;
   if (port::File::open(path, port::OpenMode::kReadOnly, &file)) return false;
-  std::vector<uint8_t> bytes(8 + count * 8 + 4);
+  if (count < 0) {
+    uint8_t head[8];
+    size_t got = 0;
+    if (file.read_at(0, head, sizeof(head), &got) || got != sizeof(head)) return false;
+    count = protocol::load_be32(head + 4);
+    if (static_cast<uint64_t>(count) > max_count) return false;
+  }
+  const size_t expected_size = 8 + static_cast<size_t>(count) * 8 + 4;
   uint64_t size = 0;
   size_t got = 0;
-  if (file.size(&size) || size != bytes.size()) return false;
+  if (file.size(&size) || size != expected_size) return false;
+  std::vector<uint8_t> bytes(expected_size);
   if (file.read_at(0, bytes.data(), bytes.size(), &got) || got != bytes.size()) return false;
-  if (protocol::load_be32(bytes.data()) != magic || protocol::load_be32(bytes.data() + 4) != count) return false;
+  if (protocol::load_be32(bytes.data()) != magic ||
+      protocol::load_be32(bytes.data() + 4) != static_cast<uint64_t>(count)) {
+    return false;
+  }
   if (port::crc32c(0, bytes.data(), bytes.size() - 4) != protocol::load_be32(bytes.data() + bytes.size() - 4)) {
     return false;
   }
-  fields->resize(count);
-  for (size_t i = 0; i < count; ++i) (*fields)[i] = static_cast<int64_t>(protocol::load_be64(bytes.data() + 8 + i * 8));
+  fields->resize(static_cast<size_t>(count));
+  for (size_t i = 0; i < fields->size(); ++i) (*fields)[i] = static_cast<int64_t>(protocol::load_be64(bytes.data() + 8 + i * 8));
   return true;
 }
 
@@ -129,6 +148,14 @@ bool read_transactions_snapshot(const std::string& directory, int64_t* log_end_o
   *log_end_offset = static_cast<int64_t>(protocol::load_be64(bytes.data() + 4));
   payload->assign(bytes.begin() + 12, bytes.end() - 4);
   return true;
+}
+
+Status write_leader_epochs(const std::string& directory, const std::vector<int64_t>& fields) {
+  return replace_file(directory, kLeaderEpochFile, encode(kLeaderEpochMagic, fields), /*durable=*/true);
+}
+
+bool read_leader_epochs(const std::string& directory, std::vector<int64_t>* fields) {
+  return decode(directory + "/" + kLeaderEpochFile, kLeaderEpochMagic, -1, fields, kMaxLeaderEpochFields);
 }
 
 }  // namespace eddy::storage

@@ -16,6 +16,10 @@
 //       log end and the transaction index, so that the next open scans
 //       nothing for them. Trusted only with a valid clean-shutdown
 //       checkpoint and the same log end; removed by open.
+//   leader-epoch-checkpoint  the (epoch, start offset) pairs of the epoch
+//       index (epoch_index.h), written durably before the first batch of a
+//       new epoch, after a truncation, and by a clean close when the log
+//       start trimmed it.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +34,7 @@ inline constexpr const char* kCleanShutdownFile = "clean-shutdown.checkpoint";
 inline constexpr const char* kLogStartOffsetFile = "log-start-offset.checkpoint";
 inline constexpr const char* kTransactionsFile = "transactions.checkpoint";
 inline constexpr const char* kTransactionsSnapshotFile = "transactions.snapshot";
+inline constexpr const char* kLeaderEpochFile = "leader-epoch-checkpoint";
 
 struct CleanShutdown {
   int64_t active_base_offset = 0;
@@ -54,5 +59,10 @@ bool read_first_transactional_offset(const std::string& directory, int64_t* offs
 Status write_transactions_snapshot(const std::string& directory, int64_t log_end_offset,
                                    const std::vector<uint8_t>& payload);
 bool read_transactions_snapshot(const std::string& directory, int64_t* log_end_offset, std::vector<uint8_t>* payload);
+
+// Durable. fields: EpochIndex::to_fields(). false from the reader when the
+// file is missing, damaged, or longer than any epoch index can be.
+Status write_leader_epochs(const std::string& directory, const std::vector<int64_t>& fields);
+bool read_leader_epochs(const std::string& directory, std::vector<int64_t>* fields);
 
 }  // namespace eddy::storage

@@ -54,6 +54,32 @@ void SyncState::note_retired_below(int64_t base) {
   retired_below_ = std::max(retired_below_, base);
 }
 
+void SyncState::note_truncated(int64_t segment_base, int64_t end_offset) {
+  port::MutexLock lock(mu_);
+  std::erase_if(unsynced_, [&](const Unsynced& u) {
+    // Later segments are gone; an index-only entry of this one is stale.
+    return u.segment_base > segment_base || (u.segment_base == segment_base && u.file == nullptr);
+  });
+  for (Unsynced& u : unsynced_) {
+    if (u.segment_base != segment_base) continue;
+    u.end_offset = std::min(u.end_offset, end_offset);
+    u.sealed_index = nullptr;
+    u.index_path.clear();
+  }
+  if (unsynced_.empty()) first_unsynced_ms_ = -1;
+  ++truncations_;
+  truncated_end_ = std::min(truncated_end_, end_offset);
+  truncated_segment_ = std::min(truncated_segment_, segment_base);
+  durable_offset_.store(std::min(durable_offset(), end_offset), std::memory_order_release);
+}
+
+void SyncState::note_file_replaced(int64_t segment_base, const std::shared_ptr<SegmentFile>& file) {
+  port::MutexLock lock(mu_);
+  for (Unsynced& u : unsynced_) {
+    if (u.segment_base == segment_base && u.file != nullptr) u.file = file;
+  }
+}
+
 void SyncState::note_directory_changed() {
   port::MutexLock lock(mu_);
   directory_dirty_ = true;
@@ -100,6 +126,9 @@ bool SyncState::take_work(Work* work) {
   work->segments.assign(unsynced_.begin(), unsynced_.end());
   work->directory = directory_dirty_;
   work->taken_ms = port::monotonic_millis();
+  work->truncations = truncations_;
+  truncated_end_ = std::numeric_limits<int64_t>::max();
+  truncated_segment_ = std::numeric_limits<int64_t>::max();
   directory_dirty_ = false;
   urgent_ = false;
   return !work->segments.empty() || work->directory;
@@ -129,12 +158,23 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
   }
 
   std::shared_ptr<const DurabilityListener> listener;
-  int64_t durable = durable_offset();
+  int64_t durable = 0;
+  bool truncated = false;
   {
     port::MutexLock lock(mu_);
     listener = listener_;
+    // Read under mu_: a truncation may have lowered it meanwhile.
+    durable = durable_offset();
+    truncated = truncations_ != work.truncations;
     if (!status.ok()) {
       failed_.store(true, std::memory_order_release);
+    } else if (truncated) {
+      // What this work synced below the truncation point is durable; the
+      // entries stay (what was appended since is not covered by this work).
+      if (!work.segments.empty()) {
+        durable = std::max(durable, std::min(work.segments.back().end_offset, truncated_end_));
+      }
+      durable_offset_.store(durable, std::memory_order_release);
     } else if (!work.segments.empty()) {
       // Drop the entries synced up to their end. An entry the owner extended
       // meanwhile (same segment, larger end) stays, with its new end.
@@ -152,29 +192,36 @@ Status SyncState::run_work(const Work& work, metrics::LatencyHistogram* fsync_la
   }
   durable_cv_.notify_all();
 
-  if (status.ok()) {
-    // The sealed segments' data is durable: their index files may now be
-    // trusted by recovery.
-    for (const Unsynced& u : work.segments) {
-      if (u.sealed_index == nullptr) continue;
-      Status s = write_index_file(u.index_path, *u.sealed_index);
-      if (!s.ok()) {
-        // Not fatal: without its index file the segment is rescanned.
-        EDDY_LOG_WARN("cannot write index file {}: {}", u.index_path, s.to_string());
-      }
-      // Checked after the write: the owner raises retired_below_ before it
-      // removes the index files of retired segments, so a file written too
-      // late is always caught here.
-      bool retired = false;
-      {
-        port::MutexLock lock(mu_);
-        retired = u.segment_base < retired_below_;
-      }
-      if (retired) port::remove_file(u.index_path);
-    }
-  }
+  if (status.ok()) write_sealed_indexes(work);
   if (listener) (*listener)(durable, status);
   return status;
+}
+
+void SyncState::write_sealed_indexes(const Work& work) {
+  // The sealed segments' data is durable: their index files may now be
+  // trusted by recovery.
+  for (const Unsynced& u : work.segments) {
+    if (u.sealed_index == nullptr) continue;
+    Status s = write_index_file(u.index_path, *u.sealed_index);
+    if (!s.ok()) {
+      // Not fatal: without its index file the segment is rescanned.
+      EDDY_LOG_WARN("cannot write index file {}: {}", u.index_path, s.to_string());
+    }
+    // Checked after the write: the owner raises retired_below_ before it
+    // removes the index files of retired segments, so a file written too
+    // late is always caught here.
+    bool retired = false;
+    bool truncated_away = false;
+    {
+      port::MutexLock lock(mu_);
+      retired = u.segment_base < retired_below_;
+      truncated_away = truncations_ != work.truncations && u.segment_base >= truncated_segment_;
+    }
+    if (retired || truncated_away) port::remove_file(u.index_path);
+    // The segment holds other batches now: its old index must not come
+    // back after a power cut (the owner synced its own removal already).
+    if (truncated_away) (void)port::sync_directory(directory_);
+  }
 }
 
 Status SyncState::sync_now() {

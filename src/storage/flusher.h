@@ -7,8 +7,8 @@
 // and records what it wrote in the partition's SyncState. The flusher thread
 // is the only one that calls sync_data()/sync_directory() while a partition
 // is registered. SyncState is the whole of what the two threads share; it is
-// guarded by its mutex, except durable_offset which is an atomic written only
-// by the flusher.
+// guarded by its mutex, except durable_offset which is an atomic written
+// under the mutex (by the flusher, and by a truncation that lowers it).
 #pragma once
 
 #include <atomic>
@@ -59,6 +59,19 @@ class SyncState {
   // is removed again, so that no stale index file outlives its segment.
   // base never decreases.
   void note_retired_below(int64_t base) EXCLUDES(mu_);
+  // The log was truncated to end_offset, which lies in the segment
+  // segment_base, the active one again: later segments are gone, that one
+  // is no longer sealed, and nothing at or after end_offset is durable any
+  // more (durable_offset() drops to at most end_offset). Work the flusher
+  // took before this call raises the durable offset no further than
+  // end_offset, and an index file it writes from that work for a segment
+  // at or after segment_base is removed again (durably): the owner removes
+  // those index files right after this call.
+  void note_truncated(int64_t segment_base, int64_t end_offset) EXCLUDES(mu_);
+  // The segment segment_base now lives in file (a truncation copied it away
+  // from a file a reader holds): what is still to be synced of it is
+  // synced there.
+  void note_file_replaced(int64_t segment_base, const std::shared_ptr<SegmentFile>& file) EXCLUDES(mu_);
   // A file was created or renamed in the directory: sync it before the next
   // durability report.
   void note_directory_changed() EXCLUDES(mu_);
@@ -94,6 +107,7 @@ class SyncState {
     std::vector<Unsynced> segments;
     bool directory = false;
     int64_t taken_ms = 0;
+    uint64_t truncations = 0;  // truncations_ when taken
   };
 
   // Flusher side. run_work times each fdatasync into fsync_latency when
@@ -102,6 +116,8 @@ class SyncState {
   bool due(int64_t now_ms, int64_t* next_deadline_ms) EXCLUDES(mu_);
   bool take_work(Work* work) EXCLUDES(mu_);
   Status run_work(const Work& work, metrics::LatencyHistogram* fsync_latency) EXCLUDES(mu_);
+  // After run_work synced work: the index files of the sealed segments in it.
+  void write_sealed_indexes(const Work& work) EXCLUDES(mu_);
 
   const std::string directory_;
   mutable port::Mutex mu_;
@@ -116,9 +132,17 @@ class SyncState {
   // Index files of segments with a smaller base are stale.
   int64_t retired_below_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::min();
   int64_t first_unsynced_ms_ GUARDED_BY(mu_) = -1;  // -1: nothing unsynced
+  // note_truncated calls so far, and the smallest end offset and segment
+  // base they named since the last take_work (at most one work is in
+  // flight: the flusher's, or sync_now's once the state is removed).
+  uint64_t truncations_ GUARDED_BY(mu_) = 0;
+  int64_t truncated_end_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::max();
+  int64_t truncated_segment_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::max();
   int64_t flush_interval_ms_ GUARDED_BY(mu_);
   std::shared_ptr<const DurabilityListener> listener_ GUARDED_BY(mu_);
 
+  // Written by the flusher and, lowering it, by note_truncated, both under
+  // mu_; read by anyone.
   std::atomic<int64_t> durable_offset_;
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> syncs_{0};

@@ -110,6 +110,8 @@ Status PartitionLog::open(const std::string& directory, const LogConfig& config,
   if (!s.ok()) return s;
   s = log->load_transactions();
   if (!s.ok()) return s;
+  s = log->load_epochs();
+  if (!s.ok()) return s;
   log->recovery_.micros = (port::monotonic_nanos() - started) / 1000;
   log->recharge();
 
@@ -142,6 +144,10 @@ Status PartitionLog::close() {
     s = write_transactions_snapshot(directory_, active.next_offset(), state);
     if (!s.ok()) return s;
   }
+  if (epochs_trimmed_) {
+    s = persist_epochs(epochs_);
+    if (!s.ok()) return s;
+  }
   s = write_index_file(index_path(active.base_offset()), active.index());
   if (!s.ok()) return s;
   return write_clean_shutdown(directory_,
@@ -167,14 +173,24 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
 
   Segment& active = *segments_.back();
   const int64_t base = active.next_offset();
-  const bool transactional =
-      (view.attributes() & (protocol::batch_attributes::kTransactional | protocol::batch_attributes::kControl)) != 0;
+  // Control batches other than COMMIT/ABORT markers (Raft's LeaderChange)
+  // are no transaction's business.
+  const bool transactional = (view.attributes() & protocol::batch_attributes::kTransactional) != 0 ||
+                             (view.is_control() && protocol::control_type(view).has_value());
   if (transactional && first_transactional_offset_ < 0) {
     // Durable before the batch can be: an open after a power cut must know
     // to look for transactions. Once per partition, on the owner thread.
     s = write_first_transactional_offset(directory_, base);
     if (!s.ok()) return s;
     first_transactional_offset_ = base;
+  }
+  const bool new_epoch = epochs_.starts_epoch(options.leader_epoch);
+  if (new_epoch) {
+    // The same rule for epochs (epoch_index.h): once per epoch.
+    EpochIndex next = epochs_;
+    next.add(options.leader_epoch, base);
+    s = persist_epochs(next);
+    if (!s.ok()) return s;
   }
   BatchInfo info{base, base + view.last_offset_delta(), view.max_timestamp(), static_cast<uint32_t>(batch.size())};
   protocol::set_base_offset(batch, base);
@@ -194,6 +210,7 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
     return s;
   }
 
+  if (new_epoch) epochs_.add(options.leader_epoch, base);
   if (transactional) note_transactional_batch(view, base);
   if (!transactions_.all_stable()) transactions_.settle(high_watermark());
 
@@ -209,6 +226,12 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
   result->log_start_offset = log_start_offset_;
   if (transactional && view.is_control() && stable_offset_listener_) stable_offset_listener_();
   return Status();
+}
+
+Status PartitionLog::persist_epochs(const EpochIndex& epochs) {
+  Status s = write_leader_epochs(directory_, epochs.to_fields());
+  if (s.ok()) epochs_trimmed_ = false;
+  return s;
 }
 
 void PartitionLog::note_transactional_batch(const RecordBatchView& view, int64_t base) {
@@ -359,6 +382,11 @@ int64_t PartitionLog::high_watermark() const {
   int64_t end = log_end_offset();
   int64_t hw = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ? std::min(durable_offset(), end) : end;
   return std::max(hw, log_start_offset_);
+}
+
+int32_t PartitionLog::epoch_at(int64_t offset) const {
+  if (offset < log_start_offset_ || offset >= log_end_offset()) return kNoLeaderEpoch;
+  return epochs_.epoch_at(offset);
 }
 
 int64_t PartitionLog::last_stable_offset() const {
@@ -530,11 +558,19 @@ Status PartitionLog::find_max_timestamp(TimestampLookup* lookup, const RecordsDe
 void PartitionLog::advance_log_start(int64_t offset) {
   log_start_offset_ = std::max(log_start_offset_, offset);
   transactions_.trim_before(log_start_offset_);
+  trim_epochs();
+}
+
+void PartitionLog::trim_epochs() {
+  if (epochs_.trim_before(log_start_offset_)) epochs_trimmed_ = true;
+  // No batch left: no epoch either (as a reopen would find).
+  if (log_start_offset_ >= log_end_offset() && epochs_.truncate_from(log_start_offset_)) epochs_trimmed_ = true;
 }
 
 void PartitionLog::set_log_start(int64_t offset) {
   log_start_offset_ = offset;
   transactions_.trim_before(offset);
+  trim_epochs();
   // Losing this file only makes deleted records readable again after a
   // crash (as with Kafka's periodic checkpoint); it is replaced atomically.
   // So a failure to write it is ignored on purpose.

@@ -12,6 +12,10 @@
 //   last stable offset    what read_committed consumers may read: below the
 //                         earliest transaction not yet decided (LSO <= HW);
 //                         see transaction_index.h.
+// Leader epochs: every batch carries the partitionLeaderEpoch its appender
+// gave it (AppendOptions::leader_epoch); the epoch index (epoch_index.h)
+// answers which epoch holds an offset and where each epoch ends, for Raft
+// (raft/segment_log.h) and OffsetForLeaderEpoch.
 //
 // Threading: every method except the durability ones marked "any thread"
 // must be called from the single owner thread (the reactor). The flusher
@@ -34,6 +38,7 @@
 #include "protocol/output_buffer.h"
 #include "storage/checkpoint.h"
 #include "storage/disk_budget.h"
+#include "storage/epoch_index.h"
 #include "storage/flusher.h"
 #include "storage/log_config.h"
 #include "storage/segment.h"
@@ -106,6 +111,7 @@ struct RecoveryStats {
   uint64_t bytes_dropped = 0;       // extent of non-zero bytes after the end
   uint64_t segments_discarded = 0;  // later segments deleted after a break
   uint64_t bytes_scanned_for_transactions = 0;  // batch headers read to rebuild the transaction index
+  uint64_t bytes_scanned_for_epochs = 0;        // batch headers read to rebuild the epoch index
   int64_t micros = 0;
 };
 
@@ -118,6 +124,7 @@ struct PartitionStats {
   uint64_t segments_recycled = 0;
   uint64_t pinned_segments_dropped = 0;  // drop-oldest overrode a pin
   uint64_t appends_rejected_full = 0;    // kLogFull answers
+  uint64_t truncations = 0;              // truncate_to calls that removed batches
 };
 
 class PartitionLog {
@@ -142,7 +149,9 @@ class PartitionLog {
   // rolls to a new segment when it does not fit, then patches baseOffset,
   // partitionLeaderEpoch and, for LogAppendTime topics, maxTimestamp, the
   // timestamp-type bit and the CRC, in place in batch, and writes it to the
-  // page cache. Status codes: kOk, kCorruption (CRC mismatch or malformed
+  // page cache. The first batch of a leader epoch larger than last_epoch()
+  // first writes and syncs leader-epoch-checkpoint (epoch_index.h).
+  // Status codes: kOk, kCorruption (CRC mismatch or malformed
   // batch), kNotSupported (magic 0/1), kTooLarge, kLogFull, kNoSpace, kIOError
   // (also after close()). On any error the log and batch are unchanged, except
   // kIOError from the write itself (the partition then refuses appends).
@@ -171,6 +180,23 @@ class PartitionLog {
   // The first record with the largest timestamp (ListOffsets -3), as
   // find_offset_by_timestamp finds it; found=false when empty.
   Status find_max_timestamp(TimestampLookup* lookup, const RecordsDecompressor* decompress = nullptr);
+
+  // Removes every batch whose base offset is >= offset (Kafka's
+  // Log.truncateTo; a Raft follower dropping a diverging suffix). REQUIRES
+  // log start <= offset <= LEO (kOutOfRange otherwise) and offset is a batch
+  // boundary: a batch's base offset or the LEO (kInvalidArgument
+  // otherwise). The partition's own high watermark is not consulted: a
+  // replicated partition's is decided by its Raft group, whose rules keep
+  // truncation above it.
+  // Durable when it returns OK: the removed batches never come back after a
+  // power cut, and no crash at any point leaves a removed batch and one
+  // appended after the truncation in the same log. Blocks for a few syncs
+  // (the cut segment, the directory, the epoch checkpoint); a segment still
+  // read through a FileRegion keeps its bytes (the log moves to a copy).
+  // Rebuilds the transaction index from the batch headers when the
+  // partition holds transactional batches below offset. Any error leaves
+  // the partition refusing appends until it is reopened.
+  Status truncate_to(int64_t offset);
 
   // DeleteRecords: advances the log start offset to offset.
   // REQUIRES offset <= high watermark (kOutOfRange otherwise).
@@ -226,6 +252,18 @@ class PartitionLog {
   void set_stable_offset_listener(std::function<void()> listener) { stable_offset_listener_ = std::move(listener); }
   const TransactionIndex& transactions() const { return transactions_; }
 
+  // ---- Leader epochs (epoch_index.h) ----
+  // The epoch of the last batch; kNoLeaderEpoch (-1) for a log without one.
+  int32_t last_epoch() const { return epochs_.last_epoch(); }
+  // The epoch of the batch holding offset. REQUIRES log start <= offset <
+  // LEO (kNoLeaderEpoch otherwise).
+  int32_t epoch_at(int64_t offset) const;
+  // raft::RaftLog::end_offset_for_epoch over the batches from the log start.
+  EpochEndOffset end_offset_for_epoch(int32_t epoch) const {
+    return epochs_.end_offset_for_epoch(epoch, log_end_offset());
+  }
+  const EpochIndex& epochs() const { return epochs_; }
+
   // ---- Durability (any thread) ----
   int64_t durable_offset() const { return sync_->durable_offset(); }
   // See DurabilityListener: called on the flusher thread.
@@ -258,6 +296,20 @@ class PartitionLog {
   Status load_transactions();
   // From the clean close's transactions.snapshot, when it can be trusted.
   bool load_transactions_snapshot();
+  // Loads the epoch index from leader-epoch-checkpoint, or rebuilds it from
+  // the batch headers, and fits it to [log start, LEO).
+  Status load_epochs();
+  // Scans the batch headers for transactions from first_transactional_offset_.
+  Status scan_all_transactions();
+  // Writes leader-epoch-checkpoint (durably) for these entries.
+  Status persist_epochs(const EpochIndex& epochs);
+  // truncate_to's work on disk, in crash-safe order.
+  Status cut_segments(size_t i, int64_t offset, uint64_t position);
+  // Gives segment i a fresh file holding its bytes before position (a
+  // reader holds the old one), synced and renamed into place.
+  Status copy_held_segment(size_t i, uint64_t position);
+  // The in-memory follow-ups of a truncation to offset.
+  Status after_truncation(int64_t offset);
   // Records a transactional or control batch just appended at base.
   void note_transactional_batch(const protocol::RecordBatchView& view, int64_t base);
   Status ensure_room(uint64_t size);
@@ -274,6 +326,8 @@ class PartitionLog {
   void set_log_start(int64_t offset);
   // Moves the log start up to offset (never down) and trims what lies below.
   void advance_log_start(int64_t offset);
+  // Fits epochs_ to [log start, LEO) after the log start moved.
+  void trim_epochs();
   std::string segment_path(int64_t base) const;
   std::string index_path(int64_t base) const;
   // Index into segments_ of the segment holding offset (the last with
@@ -317,6 +371,11 @@ class PartitionLog {
   // (transactions.checkpoint); -1: none, and none may be in the log.
   int64_t first_transactional_offset_ = -1;
   std::function<void()> stable_offset_listener_;
+
+  EpochIndex epochs_;
+  // The log start trimmed epochs_ since leader-epoch-checkpoint was written
+  // (close() rewrites it; the file is right either way, see epoch_index.h).
+  bool epochs_trimmed_ = false;
 
   RecoveryStats recovery_;
   PartitionStats stats_;

@@ -196,8 +196,21 @@ Status PartitionLog::load_transactions() {
   if (first >= log_end_offset()) return Status();
   first_transactional_offset_ = first;
   if (load_transactions_snapshot()) return Status();
+  Status s = scan_all_transactions();
+  if (!s.ok()) return s;
+  // Everything recovery kept is durable: the high watermark is the log end.
+  transactions_.settle(log_end_offset());
+  if (transactions_.ongoing_count() > 0 || transactions_.has_aborted()) {
+    EDDY_LOG_INFO("{}: {} open transactions, {} aborted ones kept ({} bytes of batch headers read)", directory_,
+                  transactions_.ongoing_count(), transactions_.aborted().size(),
+                  recovery_.bytes_scanned_for_transactions);
+  }
+  return Status();
+}
+
+Status PartitionLog::scan_all_transactions() {
   for (const auto& segment : segments_) {
-    if (segment->next_offset() <= first) continue;
+    if (segment->next_offset() <= first_transactional_offset_) continue;
     Status s = scan_transactions(*segment, &transactions_, &recovery_.bytes_scanned_for_transactions);
     if (s.code() == Status::Code::kCorruption) {
       // Inside a segment trusted by its index file (recovery checked its
@@ -212,13 +225,35 @@ Status PartitionLog::load_transactions() {
     }
   }
   transactions_.trim_before(log_start_offset_);
-  // Everything recovery kept is durable: the high watermark is the log end.
-  transactions_.settle(log_end_offset());
-  if (transactions_.ongoing_count() > 0 || transactions_.has_aborted()) {
-    EDDY_LOG_INFO("{}: {} open transactions, {} aborted ones kept ({} bytes of batch headers read)", directory_,
-                  transactions_.ongoing_count(), transactions_.aborted().size(),
-                  recovery_.bytes_scanned_for_transactions);
+  return Status();
+}
+
+Status PartitionLog::load_epochs() {
+  std::vector<int64_t> fields;
+  const bool from_file = read_leader_epochs(directory_, &fields) && epochs_.from_fields(fields);
+  if (!from_file) {
+    epochs_.clear();
+    // An older version's partition (or a damaged file): the batch headers
+    // say it. A partition without batches has nothing to say.
+    for (const auto& segment : segments_) {
+      if (segment->next_offset() <= log_start_offset_) continue;
+      Status s = scan_epochs(*segment, &epochs_, &recovery_.bytes_scanned_for_epochs);
+      if (s.code() == Status::Code::kCorruption) {
+        // As for transactions: readers cannot get past that point either.
+        EDDY_LOG_WARN("{}: segment {}: {}: leader epochs after that point in it are not known", directory_,
+                      segment_file_name(segment->base_offset()), s.message());
+      } else if (!s.ok()) {
+        return s;
+      }
+    }
   }
+  // Entries for batches a power cut took back, or below the log start.
+  bool changed = epochs_.truncate_from(log_end_offset());
+  changed |= epochs_.trim_before(log_start_offset_);
+  if (log_start_offset_ >= log_end_offset()) changed |= epochs_.truncate_from(log_start_offset_);
+  // Rewritten before anything is appended: a later batch of a smaller
+  // epoch must not be taken for one of an epoch the file still lists.
+  if (changed || (!from_file && !epochs_.entries().empty())) return persist_epochs(epochs_);
   return Status();
 }
 

@@ -10,6 +10,7 @@
 #include "port/log.h"
 #include "protocol/record_batch.h"
 #include "storage/log_config.h"
+#include "storage/recovery.h"
 
 namespace eddy::storage {
 
@@ -170,6 +171,26 @@ Status Segment::append(std::span<const uint8_t> batch, const BatchInfo& info) {
     return Status::from_error_code(ec);
   }
   index_.add(position, info);
+  return Status();
+}
+
+Status Segment::truncate(uint64_t position) {
+  SegmentIndex index(base_offset(), index_.interval_bytes());
+  HeaderWalker walker(file_->file, 0, position);
+  for (;;) {
+    BatchPosition batch;
+    bool done = false;
+    Status s = walker.next(&batch, &done);
+    if (!s.ok()) return s;
+    if (done) break;
+    index.add(batch.position, batch.info);
+  }
+  if (index_.end_position() > position) {
+    uint64_t dropped = 0, read = 0, written = 0;
+    Status s = zero_tail(file_->file, position, index_.end_position(), &dropped, &read, &written);
+    if (!s.ok()) return s;
+  }
+  index_ = std::move(index);
   return Status();
 }
 

@@ -69,6 +69,14 @@ class Segment {
   // info.base_offset == next_offset(). On error nothing is indexed.
   Status append(std::span<const uint8_t> batch, const BatchInfo& info);
 
+  // Drops the batches at and after position: rebuilds the index from the
+  // batch headers before it and zeroes [position, end_position()) in the
+  // file (not synced). REQUIRES position is a batch boundary <= the end of
+  // the batches the file holds (end_position(), or more for a fresh index:
+  // a copy of another segment's prefix), and no reader holds a region of
+  // the bytes zeroed. On error the index is unchanged.
+  Status truncate(uint64_t position);
+
   // pread of [position, position+length) (tools, tests, recovery checks).
   Status read(uint64_t position, void* out, size_t length) const;
 

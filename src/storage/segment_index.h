@@ -42,6 +42,7 @@ class SegmentIndex {
   void add(uint64_t position, const BatchInfo& info);
 
   int64_t base_offset() const { return base_offset_; }
+  uint32_t interval_bytes() const { return interval_bytes_; }
   int64_t next_offset() const { return next_offset_; }
   uint64_t end_position() const { return end_position_; }
   // Position of the last batch (meaningless when empty()).

@@ -248,7 +248,10 @@ FetchResponse sample_fetch_response() {
   response.leader_id = 1;
   response.high_watermark = 11;
   response.base_offset = 10;
-  response.entries = {Entry{3, EntryKind::kData, "a"}, Entry{4, EntryKind::kLeaderChange, ""},
+  // The leader-change entry as a leader reads it from its log: the message it wrote.
+  const std::vector<uint8_t> message = leader_change_message(1, {1, 2, 3});
+  response.entries = {Entry{3, EntryKind::kData, "a"},
+                      Entry{4, EntryKind::kLeaderChange, std::string(message.begin(), message.end())},
                       Entry{4, EntryKind::kData, std::string("\0binary\xff", 8)}, Entry{4, EntryKind::kData, ""}};
   return response;
 }
@@ -318,7 +321,19 @@ TEST_F(KafkaWireTest, ALeaderChangeOfAnOlderEpochNamesNoLeader) {
   ASSERT_TRUE(protocol::decode(*record.value, 0, &message).ok());
   EXPECT_EQ(message.leader_id, -1);
   const Entry with_payload{4, EntryKind::kLeaderChange, "x"};
-  EXPECT_TRUE(encode_entries(0, std::span<const Entry>(&with_payload, 1), 4, 1, {}, &bytes).is_invalid_argument());
+  EXPECT_TRUE(encode_entries(0, std::span<const Entry>(&with_payload, 1), 4, 1, {}, &bytes).is_corruption())
+      << "a leader-change payload must be a LeaderChangeMessage";
+}
+
+TEST_F(KafkaWireTest, ALeaderChangeMessageReadFromALogIsSentAsItIsAndStoredAsFetched) {
+  const std::vector<uint8_t> written = leader_change_message(2, {1, 2, 3});
+  const Entry entry{4, EntryKind::kLeaderChange, std::string(written.begin(), written.end())};
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(encode_entries(7, std::span<const Entry>(&entry, 1), 5, 1, {}, &bytes).ok());
+  std::vector<Entry> back;
+  ASSERT_TRUE(decode_entries(bytes, 7, &back).ok());
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0], entry) << "leader 2's message, not rebuilt for the answering leader 1";
 }
 
 TEST_F(KafkaWireTest, FetchResponseWithoutEntriesStartsAtTheExpectedBase) {

@@ -1,4 +1,7 @@
-// The in-memory log's epoch bookkeeping and the quorum-state stores.
+// The RaftLog contract, for MemoryLog and SegmentLog alike (typed tests),
+// the in-memory log's crash model, and the quorum-state stores. SegmentLog's
+// own tests (reopen, leader-change records, corruption, power cuts):
+// segment_log_test.cc.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,18 +11,45 @@
 #include "port/port.h"
 #include "raft/memory_log.h"
 #include "raft/quorum_state_store.h"
+#include "segment_log_fixture.h"
 
 namespace eddy::raft {
 namespace {
 
-MemoryLog log_with_epochs(std::vector<Epoch> epochs) {
+// A log of each kind, fresh per test.
+struct MemoryLogKind {
   MemoryLog log;
-  for (Epoch e : epochs) EXPECT_TRUE(log.append({Entry{e, EntryKind::kData, "x"}}).ok());
-  return log;
-}
+  RaftLog& get() { return log; }
+};
+struct SegmentLogKind {
+  testing::SegmentLogFixture fixture;
+  RaftLog& get() { return fixture.log(); }
+};
 
-TEST(MemoryLog, EndOffsetForEpochIsKafkas) {
-  MemoryLog log = log_with_epochs({1, 1, 3, 3, 3, 5});
+template <typename Kind>
+class RaftLogContract : public ::testing::Test {
+ protected:
+  RaftLog& log() { return kind_.get(); }
+  void append_epochs(std::vector<Epoch> epochs) {
+    for (Epoch e : epochs) ASSERT_TRUE(log().append({Entry{e, EntryKind::kData, "x" + std::to_string(e)}}).ok());
+  }
+  std::vector<Entry> read(Offset offset, size_t max_entries) {
+    std::vector<Entry> out{Entry{}};  // replaced, not appended to
+    Status s = log().read(offset, max_entries, &out);
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    return out;
+  }
+  Kind kind_;
+};
+
+using LogKinds = ::testing::Types<MemoryLogKind, SegmentLogKind>;
+TYPED_TEST_SUITE(RaftLogContract, LogKinds);
+
+TYPED_TEST(RaftLogContract, EndOffsetForEpochIsKafkas) {
+  RaftLog& log = this->log();
+  EXPECT_EQ(log.end_offset_for_epoch(3), (EpochEndOffset{0, 0}));
+  EXPECT_EQ(log.last_epoch(), 0);
+  this->append_epochs({1, 1, 3, 3, 3, 5});
   EXPECT_EQ(log.end_offset_for_epoch(0), (EpochEndOffset{0, 0}));
   EXPECT_EQ(log.end_offset_for_epoch(1), (EpochEndOffset{1, 2}));
   // Epoch 2 is absent: the largest epoch below it and that epoch's end.
@@ -28,17 +58,70 @@ TEST(MemoryLog, EndOffsetForEpochIsKafkas) {
   EXPECT_EQ(log.end_offset_for_epoch(4), (EpochEndOffset{3, 5}));
   EXPECT_EQ(log.end_offset_for_epoch(5), (EpochEndOffset{5, 6}));
   EXPECT_EQ(log.end_offset_for_epoch(9), (EpochEndOffset{5, 6}));
-  EXPECT_EQ(MemoryLog().end_offset_for_epoch(3), (EpochEndOffset{0, 0}));
+  EXPECT_EQ(log.epoch_at(0), 1);
+  EXPECT_EQ(log.epoch_at(4), 3);
+  EXPECT_EQ(log.epoch_at(5), 5);
+  EXPECT_EQ(log.last_epoch(), 5);
 }
 
-TEST(MemoryLog, RefusesDecreasingOrZeroEpochs) {
-  MemoryLog log = log_with_epochs({2});
+TYPED_TEST(RaftLogContract, RefusesDecreasingOrZeroEpochs) {
+  RaftLog& log = this->log();
+  this->append_epochs({2});
   EXPECT_TRUE(log.append({Entry{1, EntryKind::kData, "x"}}).is_invalid_argument());
   EXPECT_TRUE(log.append({Entry{0, EntryKind::kData, "x"}}).is_invalid_argument());
   EXPECT_TRUE(log.append({Entry{3, EntryKind::kData, "a"}, Entry{2, EntryKind::kData, "b"}}).is_invalid_argument());
   EXPECT_EQ(log.end_offset(), 1);  // nothing of a refused batch appended
   EXPECT_EQ(log.truncate_to(5).code(), Status::Code::kOutOfRange);
   EXPECT_EQ(log.truncate_to(-1).code(), Status::Code::kOutOfRange);
+}
+
+TYPED_TEST(RaftLogContract, ReadsWhatWasAppended) {
+  RaftLog& log = this->log();
+  const std::string change = testing::leader_change_payload(2, {1, 2, 3});
+  const std::vector<Entry> entries{{1, EntryKind::kLeaderChange, change},
+                                   {1, EntryKind::kData, "first"},
+                                   {1, EntryKind::kData, ""},
+                                   {4, EntryKind::kLeaderChange, change},
+                                   {4, EntryKind::kData, std::string(3000, 'z')}};
+  ASSERT_TRUE(log.append(entries).ok());
+  EXPECT_EQ(log.end_offset(), 5);
+  EXPECT_EQ(this->read(0, 100), entries);
+  EXPECT_EQ(this->read(1, 2), (std::vector<Entry>{entries[1], entries[2]}));
+  EXPECT_EQ(this->read(4, 1), (std::vector<Entry>{entries[4]}));
+  EXPECT_TRUE(this->read(5, 10).empty());
+  EXPECT_TRUE(this->read(9, 10).empty());
+  EXPECT_TRUE(this->read(-1, 10).empty());
+  EXPECT_TRUE(this->read(0, 0).empty());
+}
+
+TYPED_TEST(RaftLogContract, TruncationThenAppendReplacesTheSuffix) {
+  RaftLog& log = this->log();
+  this->append_epochs({1, 1, 2, 2, 2});
+  ASSERT_TRUE(log.flush().ok());
+  EXPECT_EQ(log.durable_offset(), 5);
+  ASSERT_TRUE(log.truncate_to(3).ok());
+  EXPECT_EQ(log.end_offset(), 3);
+  EXPECT_LE(log.durable_offset(), 3);
+  EXPECT_EQ(log.end_offset_for_epoch(2), (EpochEndOffset{2, 3}));
+  ASSERT_TRUE(log.truncate_to(2).ok());
+  EXPECT_EQ(log.last_epoch(), 1);
+  this->append_epochs({3, 3});
+  EXPECT_EQ(log.end_offset_for_epoch(2), (EpochEndOffset{1, 2}));
+  EXPECT_EQ(log.end_offset_for_epoch(3), (EpochEndOffset{3, 4}));
+  EXPECT_EQ(this->read(1, 10), (std::vector<Entry>{{1, EntryKind::kData, "x1"}, {3, EntryKind::kData, "x3"},
+                                                   {3, EntryKind::kData, "x3"}}));
+  ASSERT_TRUE(log.flush().ok());
+  EXPECT_EQ(log.durable_offset(), 4);
+  ASSERT_TRUE(log.truncate_to(0).ok());
+  EXPECT_EQ(log.end_offset(), 0);
+  EXPECT_EQ(log.last_epoch(), 0);
+  EXPECT_EQ(log.end_offset_for_epoch(3), (EpochEndOffset{0, 0}));
+}
+
+MemoryLog log_with_epochs(std::vector<Epoch> epochs) {
+  MemoryLog log;
+  for (Epoch e : epochs) EXPECT_TRUE(log.append({Entry{e, EntryKind::kData, "x"}}).ok());
+  return log;
 }
 
 TEST(MemoryLog, CrashLosesOnlyTheUnflushedSuffix) {
