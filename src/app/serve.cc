@@ -149,9 +149,14 @@ bool open_stores(const Config& config, const std::string& data_dir, std::unique_
   return true;
 }
 
-// Both stores closed durably: kExitOk, else kExitFailure (logged).
-int close_stores(storage::LogManager& logs, meta::MetaStore& meta) {
+// The stores closed durably (the controller log, when there is one, before
+// the logs' flusher stops): kExitOk, else kExitFailure (logged).
+int close_stores(ControllerQuorum* controller, storage::LogManager& logs, meta::MetaStore& meta) {
   int rc = kExitOk;
+  if (Status s = controller != nullptr ? controller->close() : Status(); !s.ok()) {
+    EDDY_LOG_ERROR("closing the controller log failed: {}", s.to_string());
+    rc = kExitFailure;
+  }
   Status cs = logs.close();
   if (!cs.ok()) {
     EDDY_LOG_ERROR("closing the logs failed: {}", cs.to_string());
@@ -322,10 +327,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   reactor.run();
   broker_ptr = nullptr;
   forwarder.join();
-  if (controller) {
-    if (Status s = controller->close(); !s.ok()) EDDY_LOG_ERROR("closing the controller log failed: {}", s.to_string());
-  }
-  const int rc = close_stores(*logs, *meta);
+  const int rc = close_stores(controller.get(), *logs, *meta);
   signals.join();
   EDDY_LOG_INFO("stopped");
   return rc;

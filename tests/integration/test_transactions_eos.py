@@ -98,7 +98,12 @@ def test_commit_and_abort_seen_by_isolation_level(eddy):
 class TransformRun:
     """One TransformLoop process; counts its committed records as it prints them."""
 
-    def __init__(self, eddy, input_topic, output_topic, idle_ms, pause_ms=0):
+    def __init__(self, eddy, input_topic, output_topic, idle_ms, pause_ms=0, kill_open_after=None):
+        # kill_open_after: SIGKILL the loop from its reader thread as soon as it
+        # reports a transaction written but not committed after that many
+        # committed records (the loop then sleeps pause_ms before committing).
+        self.kill_open_after = kill_open_after
+        self.killed_open = threading.Event()
         cp = kafka_fixture.java_program("TransformLoop") + ":" + kafka_fixture.classpath()
         self.proc = subprocess.Popen(
             ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "TransformLoop",
@@ -115,6 +120,10 @@ class TransformRun:
             if line.startswith("{"):
                 self.last = json.loads(line)
                 self.committed = self.last.get("committed", self.committed)
+                if ("open" in self.last and self.kill_open_after is not None and
+                        self.committed >= self.kill_open_after and not self.killed_open.is_set()):
+                    self.proc.send_signal(signal.SIGKILL)
+                    self.killed_open.set()
 
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
@@ -132,15 +141,14 @@ def test_consume_transform_produce_exactly_once_across_kills(eddy, program):
     rc, last, err = ff.finish_producer(ff.produce_numbers(program, eddy.bootstrap, "eos-in", COUNT, PARTITIONS))
     assert rc == 0, "the input was produced: %s %s" % (last, err)
     for kill in range(2):
-        # Each transaction waits 100 ms after its records are written: the
-        # kill leaves one open, which the restart's InitProducerId aborts.
-        run = TransformRun(eddy, "eos-in", "eos-out", idle_ms=30000, pause_ms=100)
-        eddy_fixture.wait_until(lambda: run.committed >= COUNT // 5 or run.proc.poll() is not None, 120,
-                                "the loop to commit a fifth of the input", interval=0.05)
-        assert run.proc.poll() is None, "the loop runs: %s %s" % (run.last, run.proc.stderr.read()[-3000:])
-        time.sleep(0.03)
-        run.kill()
-        print("kill %d after %d committed records" % (kill + 1, run.committed))
+        # Killed while a transaction is written but not committed (the loop
+        # reports it, then waits 300 ms before committing): the restart's
+        # InitProducerId aborts it.
+        run = TransformRun(eddy, "eos-in", "eos-out", idle_ms=30000, pause_ms=300, kill_open_after=COUNT // 5)
+        assert run.killed_open.wait(180), "the loop to open a transaction after a fifth of the input: %s %s" % (
+            run.last, run.proc.stderr.read()[-3000:] if run.proc.poll() is not None else "")
+        run.proc.wait(timeout=30)
+        print("kill %d with a transaction open after %d committed records" % (kill + 1, run.committed))
     run = TransformRun(eddy, "eos-in", "eos-out", idle_ms=8000)
     assert run.finish(600) == 0, "the last run ends: %s %s" % (run.last, run.proc.stderr.read()[-3000:])
     print("last run:", run.last)

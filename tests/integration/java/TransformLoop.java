@@ -83,6 +83,9 @@ public final class TransformLoop {
                 }
                 if (pauseMs > 0) {
                     producer.flush();
+                    // Written, not committed: a kill from now until the commit leaves an open transaction.
+                    System.out.println("{\"open\": " + (records + polled.count()) + "}");
+                    System.out.flush();
                     Thread.sleep(pauseMs);
                 }
                 producer.sendOffsetsToTransaction(next, consumer.groupMetadata());
