@@ -147,6 +147,8 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
   Status s = raft::QuorumRuntime::open(options, std::move(raft_log), std::make_unique<raft::FileQuorumStateStore>(dir),
                                        channels, &q->runtime_);
   if (!s.ok()) return s.with_context("controller quorum in " + dir);
+  q->forwarder_ = std::make_unique<DescribeQuorumForwarder>(config.voters, config.request_timeout_ms,
+                                                            "eddy-describe-quorum-" + std::to_string(config.node_id));
   *out = std::move(q);
   return Status();
 }
@@ -160,12 +162,14 @@ void ControllerQuorum::start() {
   }
   EDDY_LOG_INFO("controller quorum: node {} of {}", config_.node_id, voters);
   runtime_->start();
+  forwarder_->start();
 }
 
 void ControllerQuorum::stop() {
   if (stopped_) return;
   stopped_ = true;
   *alive_ = false;
+  forwarder_->stop();
   runtime_->stop(kResignGraceMs);
   // Raft requests still waiting: their connections close (the peer retries
   // elsewhere or later).
@@ -219,7 +223,7 @@ void ControllerQuorum::on_controller_frame(net::ConnectionContext& connection, p
     return;
   }
   if (api->key == ApiKey::kDescribeQuorum) {
-    on_describe_quorum(connection, std::move(frame), std::move(slot));
+    describe_quorum_frame(connection, std::move(frame), std::move(slot), /*may_forward=*/false);
   } else if (api->key == ApiKey::kDescribeCluster) {
     answer_describe_cluster(connection, frame, h, std::move(slot));
   } else {
@@ -355,8 +359,8 @@ void ControllerQuorum::answer_describe_cluster(net::ConnectionContext& connectio
   slot.respond(encode(resp, h));
 }
 
-void ControllerQuorum::on_describe_quorum(net::ConnectionContext& connection, protocol::FrameBytes frame,
-                                          net::ResponseSlot slot) {
+void ControllerQuorum::describe_quorum_frame(net::ConnectionContext& connection, protocol::FrameBytes frame,
+                                             net::ResponseSlot slot, bool may_forward) {
   protocol::ParsedRequestHeader h;
   protocol::DescribeQuorumRequest req;
   Status s = protocol::parse_request_header(frame, &h);
@@ -368,6 +372,16 @@ void ControllerQuorum::on_describe_quorum(net::ConnectionContext& connection, pr
   if (!s.ok()) {
     EDDY_LOG_WARN("closing {}: {}", connection.peer(), s.message());
     slot.close_connection();
+    return;
+  }
+  const raft::QuorumView now = runtime_->view();
+  if (may_forward && !stopped_ && now.role != raft::Role::kLeader && now.leader_id != raft::kNoNode &&
+      now.leader_id != config_.node_id && raft::check_describe_quorum_request(req, controller_group()).ok()) {
+    const uint64_t ticket = park(std::move(slot));
+    forwarder_->forward(now.leader_id, std::move(req), h.header.request_api_version,
+                        [this, ticket, h](protocol::DescribeQuorumResponse answer) {
+                          answer_later(ticket, encode(answer, h));
+                        });
     return;
   }
   slot.respond(encode(describe_quorum(req, h.header.request_api_version), h));

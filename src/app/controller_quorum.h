@@ -20,6 +20,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "app/describe_quorum_forwarder.h"
 #include "app/quorum_config.h"
 #include "net/frame_handler.h"
 #include "port/executor.h"
@@ -51,8 +52,12 @@ class ControllerQuorum {
 
   // A frame that arrived on the controller listener (reactor thread).
   void on_controller_frame(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot);
-  // A DescribeQuorum frame that arrived on a client listener (reactor thread).
-  void on_describe_quorum(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot);
+  // A DescribeQuorum frame that arrived on a client listener (reactor
+  // thread): answered here on the leader, forwarded to the leader on a
+  // follower (Kafka's brokers forward it to the active controller).
+  void on_describe_quorum(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot) {
+    describe_quorum_frame(connection, std::move(frame), std::move(slot), /*may_forward=*/true);
+  }
 
   raft::QuorumView view() const { return runtime_->view(); }
   const QuorumConfig& config() const { return config_; }
@@ -76,12 +81,18 @@ class ControllerQuorum {
   void answer_describe_cluster(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
                                const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
   protocol::DescribeQuorumResponse describe_quorum(const protocol::DescribeQuorumRequest& req, int16_t version) const;
+  // may_forward: false on the controller listener, where a follower answers
+  // NOT_LEADER_OR_FOLLOWER as Kafka's controllers do (and two followers
+  // with different ideas of the leader cannot pass a request back and forth).
+  void describe_quorum_frame(net::ConnectionContext& connection, protocol::FrameBytes frame, net::ResponseSlot slot,
+                             bool may_forward);
 
   QuorumConfig config_;
   std::string cluster_id_;
   port::Executor* reactor_;
   std::unique_ptr<storage::PartitionLog> log_;     // borrowed by the runtime's SegmentLog
   std::unique_ptr<raft::QuorumRuntime> runtime_;  // destroyed before log_
+  std::unique_ptr<DescribeQuorumForwarder> forwarder_;
   // Reactor thread only: requests waiting for the group thread's answer.
   std::unordered_map<uint64_t, net::ResponseSlot> parked_;
   uint64_t next_ticket_ = 1;

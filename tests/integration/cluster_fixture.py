@@ -7,8 +7,10 @@ ports chosen up front, and the same controller.quorum.voters.
         leader = c.wait_for_leader(timeout=15)
 
 describe_quorum(port) sends DescribeQuorum v0 (hand-built, flexible) to a
-node's client listener and decodes the answer, so that the tests read the
-quorum as a Kafka admin client would, without a JVM.
+node and decodes the answer, so that the tests read the quorum as a Kafka
+admin client would, without a JVM. quorum(i) asks node i's controller
+listener, where (as on Kafka's controllers) only the leader answers without
+NOT_LEADER_OR_FOLLOWER; a client listener forwards to the leader.
 """
 
 import struct
@@ -56,8 +58,8 @@ class _Reader:
 
 
 def describe_quorum(port, timeout=10):
-    """DescribeQuorum v0 for __cluster_metadata-0 on a node's client
-    listener: a dict with error (partition error code), leader, epoch,
+    """DescribeQuorum v0 for __cluster_metadata-0 on a node's listener at
+    port: a dict with error (partition error code), leader, epoch,
     high_watermark and voters {id: log end offset}."""
     body = (kw.uvarint(2) + _compact_string("__cluster_metadata") + kw.uvarint(2) + struct.pack(">i", 0) +
             b"\x00" + b"\x00" + b"\x00")
@@ -116,7 +118,7 @@ class EddyCluster:
 
     def quorum(self, i):
         try:
-            return describe_quorum(self.client_ports[i], timeout=5)
+            return describe_quorum(self.controller_ports[i], timeout=5)
         except (OSError, kw.Closed):
             return None
 

@@ -40,6 +40,10 @@ def test_three_nodes_elect_one_leader_every_node_knows(cluster):
     for i in cluster.ids:
         if i != leader:
             assert cluster.quorum(i)["error"] == 6  # NOT_LEADER_OR_FOLLOWER, as Kafka's followers answer
+            # A follower's client listener forwards to the leader, as Kafka's brokers do.
+            forwarded = describe_quorum(cluster.client_ports[i])
+            assert (forwarded["error"], forwarded["leader"]) == (0, leader)
+            assert sorted(forwarded["voters"]) == [1, 2, 3]
 
 
 def test_a_killed_leader_is_replaced_within_seconds(cluster):
@@ -147,8 +151,9 @@ def test_kafka_metadata_quorum_describes_the_quorum(cluster):
     rows = [line.split() for line in out.splitlines()[1:] if line.strip()]
     assert sorted(int(r[0]) for r in rows) == [1, 2, 3]
     assert [r[-1] for r in rows if int(r[0]) == leader] == ["Leader"]
+    # Pointed at a follower's client listener: answered by the leader, forwarded.
     proc = kafka_fixture.java_tool("org.apache.kafka.tools.MetadataQuorumCommand",
-                                   ["--bootstrap-server", "127.0.0.1:%d" % cluster.client_ports[leader],
+                                   ["--bootstrap-server", "127.0.0.1:%d" % cluster.client_ports[follower],
                                     "describe", "--status"])
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert "LeaderId:               %d" % leader in proc.stdout.decode()
