@@ -9,6 +9,8 @@ restarted on a wiped data directory, hostile input on the controller
 listener, the tool. Failover times are printed (pytest -s shows them).
 """
 
+import os
+import signal
 import socket
 import struct
 import time
@@ -72,6 +74,24 @@ def test_a_graceful_stop_of_the_leader_hands_over(cluster):
     assert "resigned epoch" in cluster.nodes[old].log_text()
     cluster.start(old)
     wait_until(lambda: cluster.leader() is not None, 20, "node %d to catch up again" % old)
+
+
+def test_a_paused_leader_is_replaced_and_follows_when_it_wakes(cluster):
+    old = cluster.wait_for_leader(timeout=20)
+    old_epoch = cluster.quorum(old)["epoch"]
+    pid = cluster.nodes[old].eddy_pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        new = wait_until(lambda: next((i for i in cluster.ids if i != old and
+                                       (cluster.quorum(i) or {}).get("error") == 0), None), 15,
+                         "another node to lead while %d is paused" % old)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # Woken, the old leader learns the newer epoch: it no longer answers as
+    # leader; exactly one node does, in a later epoch, every log caught up.
+    leader = cluster.wait_for_leader(timeout=20)
+    assert cluster.quorum(leader)["epoch"] > old_epoch
+    print("paused leader %d replaced by %d; %d leads after SIGCONT" % (old, new, leader))
 
 
 def test_no_leader_without_a_majority(cluster):
