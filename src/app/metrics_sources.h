@@ -28,6 +28,7 @@ class Forwarder;
 namespace eddy::app {
 
 class LinkHistory;
+class ControllerQuorum;
 
 struct MetricsSources {
   broker::Broker* broker = nullptr;
@@ -36,6 +37,7 @@ struct MetricsSources {
   const forward::Forwarder* forwarder = nullptr;
   const LinkHistory* history = nullptr;     // may be null
   const net::HttpServer* http = nullptr;    // the metrics listener itself; may be null
+  const ControllerQuorum* quorum = nullptr; // a cluster node's controller quorum; null on a single node
   int64_t started_wall_ms = 0;              // when the broker started
   int64_t started_monotonic_ms = 0;
   int64_t history_sample_ms = 0;            // eddy.metrics.history.sample.ms

@@ -1,7 +1,9 @@
 // /metrics: every family with HELP and TYPE, names per Prometheus'
 // conventions (eddy_ prefix, _total for counters, _seconds, _bytes).
+#include <algorithm>
 #include <string>
 
+#include "app/controller_quorum.h"
 #include "app/metrics_render.h"
 #include "app/version.h"
 #include "broker/broker.h"
@@ -178,6 +180,38 @@ void render_groups(const MetricsSources& src, PrometheusText& out) {
   }
 }
 
+// The controller quorum of a cluster node (src/raft): this node's role and
+// view, and on the leader every voter's replication.
+void render_quorum(const MetricsSources& src, PrometheusText& out) {
+  if (src.quorum == nullptr) return;
+  const raft::QuorumView v = src.quorum->view();
+  out.family("eddy_raft_role", "gauge", "1 for this node's role in the Raft group (leader, follower, candidate, "
+                                        "unattached, resigned), 0 for the others.");
+  for (raft::Role role : {raft::Role::kLeader, raft::Role::kFollower, raft::Role::kCandidate, raft::Role::kUnattached,
+                          raft::Role::kResigned}) {
+    out.sample("eddy_raft_role", {{"group", "controller"}, {"role", raft::role_name(role)}},
+               static_cast<uint64_t>(v.role == role ? 1 : 0));
+  }
+  out.family("eddy_raft_epoch", "gauge", "The Raft group's epoch as this node knows it.");
+  out.sample("eddy_raft_epoch", {{"group", "controller"}}, static_cast<int64_t>(v.epoch));
+  out.family("eddy_raft_leader_id", "gauge", "The node id of the group's leader as this node knows it; -1 unknown.");
+  out.sample("eddy_raft_leader_id", {{"group", "controller"}}, static_cast<int64_t>(v.leader_id));
+  out.family("eddy_raft_high_watermark", "gauge", "Entries below it are committed (held by a majority).");
+  out.sample("eddy_raft_high_watermark", {{"group", "controller"}}, v.high_watermark);
+  out.family("eddy_raft_log_end_offset", "gauge", "One past this node's last entry of the group's log.");
+  out.sample("eddy_raft_log_end_offset", {{"group", "controller"}}, v.log_end_offset);
+  out.family("eddy_raft_recovering", "gauge", "1 while this node catches up after a wiped disk (it does not vote).");
+  out.sample("eddy_raft_recovering", {{"group", "controller"}}, static_cast<uint64_t>(v.recovering ? 1 : 0));
+  out.family("eddy_raft_failed", "gauge", "1 when the group's log or state store failed here (restart the node).");
+  out.sample("eddy_raft_failed", {{"group", "controller"}}, static_cast<uint64_t>(v.failed ? 1 : 0));
+  if (v.voter_progress.empty()) return;
+  out.family("eddy_raft_voter_lag", "gauge", "On the leader: entries a voter lacks of the leader's log (-1 unknown).");
+  for (const raft::QuorumView::Voter& voter : v.voter_progress) {
+    const int64_t lag = voter.log_end_offset < 0 ? -1 : std::max<int64_t>(0, v.log_end_offset - voter.log_end_offset);
+    out.sample("eddy_raft_voter_lag", {{"group", "controller"}, {"voter", std::to_string(voter.id)}}, lag);
+  }
+}
+
 }  // namespace
 
 std::string render_prometheus_metrics(const MetricsSources& src) {
@@ -188,6 +222,7 @@ std::string render_prometheus_metrics(const MetricsSources& src) {
   render_storage(src, out);
   render_topics(src, out);
   render_groups(src, out);
+  render_quorum(src, out);
   render_link_metrics(src.forwarder->status().snapshot(), out);
   return out.take();
 }

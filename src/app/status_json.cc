@@ -17,6 +17,7 @@
 #include "app/version.h"
 #include "broker/broker.h"
 #include "forward/forwarder.h"
+#include "app/controller_quorum.h"
 #include "metrics/json_writer.h"
 #include "net/server.h"
 #include "port/port.h"
@@ -47,6 +48,24 @@ void write_broker(const MetricsSources& src, JsonWriter& j) {
   j.field("limit_bytes", budget.limit_bytes());
   j.field("used_bytes", budget.used_bytes());
   j.field("free_bytes", budget.free_bytes());
+  j.end_object();
+}
+
+// A cluster node's controller quorum (null on a single node).
+void write_quorum(const MetricsSources& src, JsonWriter& j) {
+  j.key("controller_quorum");
+  if (src.quorum == nullptr) {
+    j.null();
+    return;
+  }
+  const raft::QuorumView v = src.quorum->view();
+  j.begin_object();
+  j.field("role", raft::role_name(v.role));
+  j.field("epoch", static_cast<int64_t>(v.epoch));
+  j.field("leader_id", static_cast<int64_t>(v.leader_id));
+  j.field("high_watermark", v.high_watermark);
+  j.field("log_end_offset", v.log_end_offset);
+  j.field("recovering", v.recovering);
   j.end_object();
 }
 
@@ -163,6 +182,7 @@ std::string render_status_json(const MetricsSources& src) {
   j.field("history_sample_ms", src.history_sample_ms);
   j.field("history_samples", static_cast<uint64_t>(kLinkHistorySamples));
   write_broker(src, j);
+  write_quorum(src, j);
   write_topics(src, j);
   write_groups(src, j);
   j.key("links");

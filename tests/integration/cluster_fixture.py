@@ -86,6 +86,7 @@ class EddyCluster:
         self.ids = list(range(1, size + 1))
         self.client_ports = {i: free_port() for i in self.ids}
         self.controller_ports = {i: free_port() for i in self.ids}
+        self.metrics_ports = {i: free_port() for i in self.ids}
         voters = ",".join("%d@127.0.0.1:%d" % (i, self.controller_ports[i]) for i in self.ids)
         self.nodes = {}
         for i in self.ids:
@@ -99,6 +100,7 @@ class EddyCluster:
                 "controller.quorum.fetch.timeout.ms": "1000",
                 "controller.quorum.request.timeout.ms": "1000",
                 "eddy.quorum.bootstrap": "true",
+                "eddy.metrics.listener": "http://127.0.0.1:%d" % self.metrics_ports[i],
             }
             o.update(overrides or {})
             self.nodes[i] = Broker(overrides=o)

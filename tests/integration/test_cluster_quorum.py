@@ -48,6 +48,23 @@ def test_three_nodes_elect_one_leader_every_node_knows(cluster):
             assert sorted(forwarded["voters"]) == [1, 2, 3]
 
 
+def test_metrics_and_status_show_the_quorum(cluster):
+    import metrics_fixture as mf
+    leader = cluster.wait_for_leader(timeout=20)
+    for i in cluster.ids:
+        samples, families, _ = mf.scrape(cluster.metrics_ports[i])
+        role = "leader" if i == leader else "follower"
+        assert mf.value(samples, "eddy_raft_role", group="controller", role=role) == 1
+        assert mf.total(samples, "eddy_raft_role", group="controller") == 1, "one role at a time"
+        assert mf.value(samples, "eddy_raft_leader_id", group="controller") == leader
+        assert families["eddy_raft_epoch"] == "gauge"
+        status = mf.status_json(cluster.metrics_ports[i])["controller_quorum"]
+        assert (status["role"], status["leader_id"]) == (role, leader)
+    samples, _, _ = mf.scrape(cluster.metrics_ports[leader])
+    lags = {dict(k)["voter"]: v for k, v in samples["eddy_raft_voter_lag"].items()}
+    assert sorted(lags) == ["1", "2", "3"] and all(v >= 0 for v in lags.values())
+
+
 def test_a_killed_leader_is_replaced_within_seconds(cluster):
     for _ in range(2):
         old = cluster.wait_for_leader(timeout=20)
