@@ -51,6 +51,10 @@ const ControllerApi* find_controller_api(int16_t key) {
 // others to be told, so that they elect a successor at once.
 constexpr int64_t kResignGraceMs = 500;
 
+// Without a leader for this long, a recovering node says why it may be
+// waiting forever (a new cluster started without eddy.quorum.bootstrap).
+constexpr int64_t kLeaderlessHintMs = 15000;
+
 // Kafka's DescribeCluster endpoint types (KIP-919).
 constexpr int8_t kEndpointTypeController = 2;
 
@@ -163,6 +167,24 @@ void ControllerQuorum::start() {
   EDDY_LOG_INFO("controller quorum: node {} of {}", config_.node_id, voters);
   runtime_->start();
   forwarder_->start();
+  schedule_leaderless_hint();
+}
+
+void ControllerQuorum::schedule_leaderless_hint() {
+  std::shared_ptr<bool> alive = alive_;
+  reactor_->schedule_after(kLeaderlessHintMs, [this, alive] {
+    if (!*alive) return;
+    const raft::QuorumView now = runtime_->view();
+    if (now.leader_id == raft::kNoNode && now.recovering) {
+      // Every voter of a new cluster started without eddy.quorum.bootstrap
+      // waits for a leader that none of them may become.
+      EDDY_LOG_WARN("controller quorum: no leader after {} s and this node is recovering (it found no Raft state "
+                    "in its data directory): on the first start of a new cluster start every node once with "
+                    "eddy.quorum.bootstrap=true; a node that lost its disk waits for the others' leader",
+                    kLeaderlessHintMs / 1000);
+    }
+    if (now.leader_id == raft::kNoNode) schedule_leaderless_hint();
+  });
 }
 
 void ControllerQuorum::stop() {

@@ -65,6 +65,9 @@ class ControllerQuorum {
  private:
   ControllerQuorum(QuorumConfig config, std::string cluster_id, port::Executor* reactor);
 
+  // Every 15 s while there is no leader: a recovering node logs the likely
+  // reason (a new cluster started without eddy.quorum.bootstrap).
+  void schedule_leaderless_hint();
   // Parks slot until the group thread answers; returns its ticket.
   uint64_t park(net::ResponseSlot slot);
   // Completes the parked slot with response (posted to the reactor).
