@@ -74,6 +74,59 @@ def _cached_classpath(cp_file):
     return None
 
 
+# Whole-run bound of the Maven download, below the shortest ctest TIMEOUT
+# of an entry that provisions Kafka (180 s, tests/integration/CMakeLists.txt),
+# so an unreachable or stalled repository is reported here and not as
+# ctest's kill. EDDY_MAVEN_TIMEOUT (seconds) overrides it.
+MAVEN_TIMEOUT_S = 150
+# Maven's own per-connection bounds (maven-resolver's wagon transport, Maven
+# 3.8): a repository that refuses, drops or stalls fails one request in
+# seconds rather than after wagon's 30-minute default read timeout.
+# maven.wagon.rto (read timeout, ms) is the one seen to work on Maven 3.8.7
+# (a listener that accepts and never answers: each request fails in ~rto);
+# a full run makes about ten requests before the first artifact, so the
+# whole-run bound above still applies.
+MAVEN_NETWORK_OPTIONS = ["-Daether.connector.connectTimeout=15000", "-Dmaven.wagon.rto=20000",
+                         "-Dmaven.wagon.http.retryHandler.count=1"]
+
+
+def _maven_command(pom, root, out_file):
+    """The mvn command line resolving pom's dependencies into root/m2.
+    EDDY_MAVEN_SETTINGS names a settings.xml to use instead of the user's
+    (test_provisioning.py points a mirror at an unreachable repository)."""
+    cmd = ["mvn", "-B", "-q", "-f", pom, "-Dmaven.repo.local=" + os.path.join(root, "m2")] + MAVEN_NETWORK_OPTIONS
+    settings = os.environ.get("EDDY_MAVEN_SETTINGS")
+    if settings:
+        cmd += ["-s", settings]
+    return cmd + ["dependency:build-classpath", "-Dmdep.outputFile=" + out_file]
+
+
+def _run_maven(cmd, out_file):
+    """Runs cmd; KafkaUnavailable naming Maven Central and the command when
+    it fails, times out or writes no classpath."""
+    timeout = float(os.environ.get("EDDY_MAVEN_TIMEOUT") or MAVEN_TIMEOUT_S)
+    what = "could not fetch Apache Kafka %s from Maven Central (is it reachable?)" % KAFKA_VERSION
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        tail = (e.stdout or b"").decode(errors="replace")[-3000:]
+        raise KafkaUnavailable("%s: mvn did not finish within %g s (killed)\n$ %s\n%s"
+                               % (what, timeout, " ".join(cmd), tail)) from None
+    if proc.returncode != 0 or not os.path.exists(out_file):
+        tail = proc.stdout.decode(errors="replace")[-3000:]
+        raise KafkaUnavailable("%s: mvn exited %d\n$ %s\n%s" % (what, proc.returncode, " ".join(cmd), tail))
+
+
+def _lock_exclusive(lock, what):
+    """flock(LOCK_EX) on lock; says so on stdout when another process holds
+    it, so that a test killed while waiting shows why."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("waiting for another test provisioning %s (%s)" % (what, lock.name), flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+
+
 def classpath():
     """The classpath of Kafka's broker, tools and clients (a ':'-joined
     string). Runs Maven only when the cached classpath is missing or names a
@@ -90,18 +143,12 @@ def classpath():
     if shutil.which("mvn") is None or shutil.which("java") is None:
         raise KafkaUnavailable("Apache Kafka is needed but java/mvn are missing (scripts/install-deps.sh host installs them)")
     with open(os.path.join(root, "provision.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _lock_exclusive(lock, "Apache Kafka " + KAFKA_VERSION)
         cp = _cached_classpath(cp_file)
         if cp:
             return cp
         tmp_out = "%s.tmp.%d" % (cp_file, os.getpid())
-        cmd = ["mvn", "-B", "-q", "-f", pom, "-Dmaven.repo.local=" + os.path.join(root, "m2"),
-               "dependency:build-classpath", "-Dmdep.outputFile=" + tmp_out]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
-        if proc.returncode != 0 or not os.path.exists(tmp_out):
-            tail = proc.stdout.decode(errors="replace")[-3000:]
-            raise KafkaUnavailable("could not fetch Apache Kafka %s from Maven Central (is it reachable?): "
-                                   "mvn exited %d\n%s" % (KAFKA_VERSION, proc.returncode, tail))
+        _run_maven(_maven_command(pom, root, tmp_out), tmp_out)
         os.replace(tmp_out, cp_file)
     with open(cp_file) as f:
         return f.read().strip()

@@ -89,20 +89,33 @@ def _write_stamp(path, text):
     os.replace(path + ".tmp", path)
 
 
-def _run(cmd, what, registry, timeout=600, **kw):
-    """Runs an install command; a failure is a ProvisionError that names the
-    registry (the usual cause on a machine that has the tools)."""
+# Bounds of one install command, each below the ctest TIMEOUT of the
+# shortest entry that provisions it (tests/integration/CMakeLists.txt: 300 s
+# for the venv and kafkajs entries, some of which provision Kafka first,
+# kafka_fixture.MAVEN_TIMEOUT_S; 420 s for franz-go, whose first build
+# compiles its modules), so that an unreachable or stalled registry is
+# reported as such and not as ctest's kill.
+PIP_TIMEOUT_S = 120
+NPM_TIMEOUT_S = 120
+GO_BUILD_TIMEOUT_S = 300
+
+
+def _run(cmd, what, registry, timeout, **kw):
+    """Runs an install command; a failure or a timeout is a ProvisionError
+    that names the registry (the usual cause on a machine that has the
+    tools) and the command."""
     started = time.monotonic()
     print("provisioning %s: %s" % (what, " ".join(cmd)), flush=True)
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, **kw)
     except subprocess.TimeoutExpired as e:
-        raise ProvisionError("installing %s timed out after %d s: is %s reachable?\n%s"
-                             % (what, timeout, registry, (e.stdout or b"").decode(errors="replace")[-3000:]))
+        raise ProvisionError("installing %s timed out after %d s (killed): is %s reachable?\n$ %s\n%s"
+                             % (what, timeout, registry, " ".join(cmd),
+                                (e.stdout or b"").decode(errors="replace")[-3000:])) from None
     out = proc.stdout.decode(errors="replace")
     if proc.returncode != 0:
-        raise ProvisionError("could not install %s (exit code %d): is %s reachable?\n%s"
-                             % (what, proc.returncode, registry, out[-3000:]))
+        raise ProvisionError("could not install %s (exit code %d): is %s reachable?\n$ %s\n%s"
+                             % (what, proc.returncode, registry, " ".join(cmd), out[-3000:]))
     print("provisioned %s in %.1f s" % (what, time.monotonic() - started), flush=True)
     return out
 
@@ -139,7 +152,7 @@ def venv_python():
                                  "host installs it):\n" + proc.stdout.decode(errors="replace")[-2000:])
         _run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--timeout", "30",
               "--retries", "2", "confluent-kafka==" + CONFLUENT_KAFKA, "kafka-python==" + KAFKA_PYTHON],
-             "confluent-kafka %s and kafka-python %s" % (CONFLUENT_KAFKA, KAFKA_PYTHON), "PyPI")
+             "confluent-kafka %s and kafka-python %s" % (CONFLUENT_KAFKA, KAFKA_PYTHON), "PyPI", PIP_TIMEOUT_S)
         # What the venv has is what its own python imports.
         check = subprocess.run([python, "-c", "import confluent_kafka, kafka; print(confluent_kafka.__version__, "
                                 "confluent_kafka.libversion()[0], kafka.__version__, kafka.__file__)"],
@@ -157,12 +170,11 @@ def venv_python():
 
 def kafkajs():
     """(node, env): node, and an environment whose NODE_PATH finds the
-    kafkajs of the committed package-lock.json (npm ci on first use)."""
+    kafkajs of the committed package-lock.json (npm ci on first use; a
+    warm cache needs no npm)."""
     node = _tool("node", "/usr/bin/node", "/usr/local/bin/node")
-    npm = _tool("npm", "/usr/bin/npm", "/usr/local/bin/npm")
-    if node is None or npm is None:
-        raise ProvisionError("node and npm are needed for the kafkajs test but %s missing (Node 20: /usr/bin/node)"
-                             % ("node is" if node is None else "npm is"))
+    if node is None:
+        raise ProvisionError("node is needed for the kafkajs test but is missing (Node 20: /usr/bin/node)")
     src = os.path.join(CLIENTS, "kafkajs")
     root = os.path.join(cache_dir(), "node-kafkajs")
     stamp_path = os.path.join(root, ".eddy-stamp")
@@ -175,12 +187,15 @@ def kafkajs():
     with _Lock("node-kafkajs"):
         if _read(stamp_path) == want and os.path.exists(os.path.join(root, "node_modules", "kafkajs", "package.json")):
             return node, env
+        npm = _tool("npm", "/usr/bin/npm", "/usr/local/bin/npm")
+        if npm is None:
+            raise ProvisionError("npm is needed to install kafkajs but is missing (Node 20: /usr/bin/npm)")
         shutil.rmtree(root, ignore_errors=True)
         os.makedirs(root)
         for name in ("package.json", "package-lock.json"):
             shutil.copy(os.path.join(src, name), root)
         _run([npm, "ci", "--no-audit", "--no-fund", "--fetch-timeout=30000", "--fetch-retries=1"],
-             "kafkajs %s" % KAFKAJS, "the npm registry", cwd=root)
+             "kafkajs %s" % KAFKAJS, "the npm registry", NPM_TIMEOUT_S, cwd=root)
         with open(os.path.join(root, "node_modules", "kafkajs", "package.json")) as f:
             got = json.load(f).get("version")
         if got != KAFKAJS:
@@ -192,10 +207,11 @@ def kafkajs():
 # ------------------------------------------------- Go (Go module proxy)
 
 def franz_go():
-    """The franz-go client program (clients/franzgo), built on first use."""
-    go = _tool("go", "/usr/local/go/bin/go")
-    if go is None:
-        raise ProvisionError("go is needed for the franz-go test but is missing (Go 1.26: /usr/local/go/bin/go)")
+    """The franz-go client program (clients/franzgo), built on first use.
+    The stamp is "franz-go V kadm V GOVERSION SOURCES-SHA256"; the Go
+    version that built it is recorded but not compared, so a warm cache
+    runs no go at all (a newer Go rebuilds only when pins or sources
+    change)."""
     src = os.path.join(CLIENTS, "franzgo")
     root = os.path.join(cache_dir(), "franz-go")
     exe = os.path.join(root, "franzgo_client")
@@ -204,12 +220,16 @@ def franz_go():
     for name in ("go.mod", "go.sum", "main.go"):
         with open(os.path.join(src, name), "rb") as f:
             digest.update(name.encode() + b"\0" + f.read())
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
-    version = subprocess.run([go, "env", "GOVERSION"], stdout=subprocess.PIPE, text=True, env=env).stdout.strip()
-    want = "franz-go %s kadm %s %s %s\n" % (FRANZ_GO, FRANZ_GO_KADM, version, digest.hexdigest())
+    pins = ["franz-go", FRANZ_GO, "kadm", FRANZ_GO_KADM]
     with _Lock("franz-go"):
-        if _read(stamp_path) == want and os.path.exists(exe):
+        stamp = (_read(stamp_path) or "").split()
+        if len(stamp) == 6 and stamp[:4] == pins and stamp[5] == digest.hexdigest() and os.path.exists(exe):
             return exe
+        go = _tool("go", "/usr/local/go/bin/go")
+        if go is None:
+            raise ProvisionError("go is needed to build the franz-go client but is missing (Go 1.26: /usr/local/go/bin/go)")
+        env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
+        version = subprocess.run([go, "env", "GOVERSION"], stdout=subprocess.PIPE, text=True, env=env).stdout.strip()
         shutil.rmtree(root, ignore_errors=True)
         build = os.path.join(root, "src")
         os.makedirs(build)
@@ -217,11 +237,11 @@ def franz_go():
         for name in ("go.mod", "go.sum", "main.go"):
             shutil.copy(os.path.join(src, name), build)
         _run([go, "build", "-o", exe, "."], "franz-go %s (kadm %s)" % (FRANZ_GO, FRANZ_GO_KADM),
-             "the Go module proxy", cwd=build, env=env)
+             "the Go module proxy", GO_BUILD_TIMEOUT_S, cwd=build, env=env)
         for name in ("go.mod", "go.sum"):
             if _read(os.path.join(build, name)) != _read(os.path.join(src, name)):
                 raise ProvisionError("go build changed %s: run go mod tidy in %s and commit it" % (name, src))
-        _write_stamp(stamp_path, want)
+        _write_stamp(stamp_path, " ".join(pins + [version or "unknown-go", digest.hexdigest()]) + "\n")
         return exe
 
 

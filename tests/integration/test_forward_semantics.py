@@ -3,9 +3,10 @@ Apache Kafka 4.4 as the central cluster (forward_fixture.py). What arrived
 centrally is read back with Kafka's Java consumer (NumberedCheck.java):
 
   fidelity  a kafka-python producer at the edge (keys, values, headers,
-            CreateTime timestamps, gzip); Kafka's consumer at the central
-            side sees the same records; the batches Kafka stored are the
-            edge's batches, compressed as stored
+            CreateTime timestamps), one topic per codec: gzip, snappy, lz4,
+            zstd; Kafka's consumer at the central side sees the same
+            records; the batches Kafka stored are the edge's batches,
+            compressed as stored
   policies  a backlog larger than the budget under eddy.full.policy=drop-oldest
             (loss counted exactly, forwarded what is left) and =reject (local
             writes refused with a retriable error, nothing lost)
@@ -67,44 +68,67 @@ def batch_shapes(port, topic, partitions):
     return shapes
 
 
-def fidelity(rig):
-    """Kafka: the central topic gets retention.ms=-1, because the records
-    carry CreateTime timestamps of 2023, which Kafka's time retention (7 days
-    by default) would delete at its next check."""
-    rig.create_central_topic("sensors.temp", 2, configs={"retention.ms": "-1"})
-    rig.create_edge_topic("sensors.temp", 2)
-    rig.wait_connected()
-    rig.link_down()
-    producer = kafka_producer(rig.edge.bootstrap, compression_type="gzip", acks="all", linger_ms=20)
+# Record batch attributes bits 0-2 (Kafka's CompressionType ids).
+FIDELITY_CODECS = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+
+def produce_fidelity_records(bootstrap, topic, codec):
+    """500 records over 2 partitions with keys, headers and CreateTime
+    timestamps, compressed with codec; returns them as
+    (partition, key, value, headers, timestamp) in send order."""
+    producer = kafka_producer(bootstrap, compression_type=codec, acks="all", linger_ms=20)
     sent = []
     base_ts = 1_700_000_000_000
     for i in range(500):
         key = ("sensor-%d" % (i % 7)).encode()
-        value = ("reading %d: %s" % (i, "x" * (i % 50))).encode()
+        value = ("%s reading %d: %s" % (codec, i, "x" * (i % 50))).encode()
         headers = [("unit", b"celsius"), ("seq", str(i).encode())]
         ts = base_ts + i * 1000
-        producer.send("sensors.temp", key=key, value=value, headers=headers, timestamp_ms=ts, partition=i % 2)
+        producer.send(topic, key=key, value=value, headers=headers, timestamp_ms=ts, partition=i % 2)
         sent.append((i % 2, key, value, headers, ts))
     producer.flush()
     producer.close()
-    rig.link_up()
-    rig.wait_drained("sensors.temp", 2)
-    got = central_records(rig, {"sensors.temp": 2})
-    assert len(got) == len(sent), "central consumer got every record"
+    return sent
+
+
+def check_fidelity(rig, topic, codec, sent, got):
+    """got (the central consumer's records of topic) are sent, in order per
+    partition, and Kafka stored the edge's batches as they were."""
+    assert len(got) == len(sent), "%s: central consumer got every record" % codec
     by_partition = {0: [], 1: []}
     for m in got:
         by_partition[m["partition"]].append((m["partition"], m["key"], m["value"], m["headers"], m["timestamp"]))
     expected = {0: [s for s in sent if s[0] == 0], 1: [s for s in sent if s[0] == 1]}
     assert by_partition == expected, \
-        "keys, values, headers and timestamps are preserved, in order, per partition: first difference: %s" \
-        % (next(((a, b) for p in (0, 1) for a, b in zip(by_partition[p], expected[p]) if a != b), None),)
+        "%s: keys, values, headers and timestamps are preserved, in order, per partition: first difference: %s" \
+        % (codec, next(((a, b) for p in (0, 1) for a, b in zip(by_partition[p], expected[p]) if a != b), None))
     assert all(m["timestamp_type"] == "CreateTime" for m in got), \
-        "timestamps are CreateTime: %r" % ({m["timestamp_type"] for m in got},)
-    # The stored batches went as they were: gzip on both sides, same record counts.
-    edge_shapes = batch_shapes(rig.edge.port, "sensors.temp", 2)
-    central_shapes = batch_shapes(rig.kafka.ports[1], "sensors.temp", 2)
-    assert edge_shapes == central_shapes and all(c == 1 for _p, _n, c in central_shapes), \
-        "central batches are the edge's batches (same count, sizes, gzip kept): %r" % ((edge_shapes[:5], central_shapes[:5]),)
+        "%s: timestamps are CreateTime: %r" % (codec, {m["timestamp_type"] for m in got})
+    edge_shapes = batch_shapes(rig.edge.port, topic, 2)
+    central_shapes = batch_shapes(rig.kafka.ports[1], topic, 2)
+    assert edge_shapes == central_shapes and all(c == FIDELITY_CODECS[codec] for _p, _n, c in central_shapes), \
+        "%s: central batches are the edge's batches (same count, sizes, codec kept): %r" \
+        % (codec, (edge_shapes[:5], central_shapes[:5]))
+
+
+def fidelity(rig):
+    """One topic per codec (gzip, snappy, lz4, zstd) through one edge and
+    one Kafka. Kafka: the central topics get retention.ms=-1, because the
+    records carry CreateTime timestamps of 2023, which Kafka's time
+    retention (7 days by default) would delete at its next check."""
+    topics = {codec: "sensors." + codec for codec in FIDELITY_CODECS}
+    for topic in topics.values():
+        rig.create_central_topic(topic, 2, configs={"retention.ms": "-1"})
+        rig.create_edge_topic(topic, 2)
+    rig.wait_connected()
+    rig.link_down()
+    sent = {codec: produce_fidelity_records(rig.edge.bootstrap, topic, codec) for codec, topic in topics.items()}
+    rig.link_up()
+    for topic in topics.values():
+        rig.wait_drained(topic, 2)
+    got = central_records(rig, {topic: 2 for topic in topics.values()})
+    for codec, topic in topics.items():
+        check_fidelity(rig, topic, codec, sent[codec], [m for m in got if m["topic"] == topic])
 
 
 SEGMENT = 64 * 1024
