@@ -54,7 +54,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety power-cuts bench soak clean
+.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety power-cuts bench soak quorum-faults clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -166,6 +166,14 @@ bench: build
 SOAK_FLAGS ?= --minutes 30
 soak: build
 	/usr/bin/python3 tests/bench/soak_bench.py --build $(BUILD_DIR) $(SOAK_FLAGS)
+
+# Faults on purpose against a 3-node cluster's controller quorum
+# (tests/bench/quorum_faults.py): kills, pauses, restarts, wiped disks for
+# QUORUM_FLAGS (default 10 minutes); checks one leader per epoch, leader
+# completeness and convergence. test_cluster_quorum.py is the short run.
+QUORUM_FLAGS ?= --minutes 10
+quorum-faults: build
+	EDDY_BIN=$(BUILD_DIR)/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 tests/bench/quorum_faults.py $(QUORUM_FLAGS)
 
 clean:
 	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-deb
