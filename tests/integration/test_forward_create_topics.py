@@ -17,8 +17,10 @@ One Kafka broker for the whole file; one edge eddy per case."""
 import json
 import re
 import subprocess
+import tempfile
 
 import eddy_fixture
+import kafka_fixture
 
 LINK = "dc"
 COUNT = 300  # messages per local topic
@@ -70,18 +72,17 @@ def create_local(edge, topic, partitions):
 
 
 def central_partitions(kafka, topic):
-    """{partition: [values in order]} read from Kafka with kcat, or None when
-    the topic does not exist."""
+    """{partition: [values in order]} read from Kafka with Kafka's Java
+    consumer (kafka_fixture.dump_records), or None when the topic does not
+    exist (its partition count from kcat's metadata)."""
     r = subprocess.run(["kcat", "-L", "-b", kafka.bootstrap, "-t", topic, "-J"], capture_output=True, timeout=30)
     md = json.loads(r.stdout or b"{}")
     topics = [t for t in md.get("topics", []) if t["topic"] == topic and not t.get("error")]
     if not topics:
         return None
-    out = {}
-    for p in topics[0]["partitions"]:
-        c = subprocess.run(["kcat", "-C", "-b", kafka.bootstrap, "-t", topic, "-p", str(p["partition"]),
-                            "-o", "beginning", "-e", "-f", "%s\n"], capture_output=True, timeout=60)
-        out[p["partition"]] = c.stdout.decode().split()
+    out = {p["partition"]: [] for p in topics[0]["partitions"]}
+    for record in kafka_fixture.dump_records(kafka.bootstrap, {topic: len(out)}, tempfile.gettempdir()):
+        out[record["partition"]].append(record["value"].decode())
     return out
 
 
