@@ -30,10 +30,14 @@ class Network {
     std::lock_guard<std::mutex> lock(mutex_);
     nodes_.erase(id);
   }
-  QuorumRuntime* find(NodeId id) {
+  // Hands request to node id's runtime under the lock that detach() takes,
+  // so that a runtime being destroyed is never reached. False: node down.
+  bool deliver(NodeId id, Message request, QuorumRuntime::Answer answer) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = nodes_.find(id);
-    return it == nodes_.end() ? nullptr : it->second;
+    if (it == nodes_.end()) return false;
+    it->second->deliver(std::move(request), std::move(answer));
+    return true;
   }
 
  private:
@@ -46,20 +50,20 @@ class LocalChannel final : public PeerChannel {
   LocalChannel(Network* network, NodeId to) : network_(network), to_(to) {}
   Status call(const Message& request, Payload* response, bool* answered) override {
     *answered = false;
-    QuorumRuntime* target = interrupted_ ? nullptr : network_->find(to_);
-    if (target == nullptr) {
+    auto down = [] {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a refused connection takes time too
       return Status::network("node down");
-    }
+    };
+    if (interrupted_) return down();
     if (std::holds_alternative<EndQuorumEpochRequest>(request.payload)) {
-      target->deliver(request, [](const Payload*) {});
-      return Status();
+      return network_->deliver(to_, request, [](const Payload*) {}) ? Status() : down();
     }
     auto promise = std::make_shared<std::promise<std::optional<Payload>>>();
     auto future = promise->get_future();
-    target->deliver(request, [promise](const Payload* answer) {
+    const bool delivered = network_->deliver(to_, request, [promise](const Payload* answer) {
       promise->set_value(answer == nullptr ? std::nullopt : std::optional<Payload>(*answer));
     });
+    if (!delivered) return down();
     if (future.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
       return Status::timeout("no answer");
     }
