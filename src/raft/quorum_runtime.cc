@@ -1,5 +1,6 @@
 #include "raft/quorum_runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <type_traits>
@@ -52,6 +53,7 @@ Status QuorumRuntime::open(QuorumRuntimeOptions options, std::unique_ptr<RaftLog
     if (!sender->channel) return Status::invalid_argument("raft: no channel to node " + std::to_string(peer));
     rt->senders_.emplace(peer, std::move(sender));
   }
+  rt->next_committed_ = std::max<Offset>(0, rt->options_.committed_from);
   rt->publish_view();
   *out = std::move(rt);
   return Status();
@@ -93,6 +95,9 @@ void QuorumRuntime::stop(int64_t grace_ms) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   inbox_.clear();
+  proposals_.clear();
+  appended_.clear();
+  pending_proposals_ = 0;
 }
 
 void QuorumRuntime::deliver(Message request, Answer answer) {
@@ -104,6 +109,21 @@ void QuorumRuntime::deliver(Message request, Answer answer) {
   wake_.notify_one();
 }
 
+void QuorumRuntime::propose(std::string payload, Proposed done) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stopping_ && pending_proposals_ < kMaxPendingProposals) {
+      ++pending_proposals_;
+      proposals_.push_back(Proposal{std::move(payload), std::move(done)});
+      wake_.notify_one();
+      return;
+    }
+  }
+  done(Status::kafka(Status::Code::kBrokerError, kNotLeaderOrFollower, true,
+                     "raft " + options_.name + ": too many changes waiting to be committed"),
+       -1);
+}
+
 QuorumView QuorumRuntime::view() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return view_;
@@ -113,21 +133,26 @@ void QuorumRuntime::run_group() {
   int64_t next_poll = 0;
   for (;;) {
     std::deque<Arrival> arrivals;
+    std::deque<Proposal> proposals;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       const int64_t wait_ms = std::max<int64_t>(0, next_poll - port::monotonic_millis());
-      wake_.wait_for(lock, std::chrono::milliseconds(wait_ms),
-                     [this] { return stopping_ || !inbox_.empty() || (resign_requested_ && !resign_done_); });
+      wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] {
+        return stopping_ || !inbox_.empty() || !proposals_.empty() || (resign_requested_ && !resign_done_);
+      });
       if (stopping_) return;
       arrivals.swap(inbox_);
+      proposals.swap(proposals_);
     }
     for (Arrival& a : arrivals) step(std::move(a), port::monotonic_millis());
+    append_proposals(std::move(proposals), port::monotonic_millis());
     const int64_t now = port::monotonic_millis();
     resign_if_asked(now);
     if (now >= next_poll) {
       poll(now);
       next_poll = now + options_.poll_interval_ms;
     }
+    publish_commits(now);
     publish_view();
   }
 }
@@ -155,6 +180,73 @@ void QuorumRuntime::poll(int64_t now_ms) {
     return;
   }
   route(replica_->take_outbox(), nullptr);
+}
+
+void QuorumRuntime::append_proposals(std::deque<Proposal> proposals, int64_t now_ms) {
+  size_t refused = 0;
+  for (Proposal& p : proposals) {
+    Offset offset = -1;
+    Status s = failed_ ? Status::kafka(Status::Code::kBrokerError, kNotLeaderOrFollower, true,
+                                       "raft " + options_.name + ": the group stopped on this node")
+                       : replica_->append(std::move(p.payload), &offset);
+    if (s.ok()) {
+      appended_.push_back(Appended{offset, replica_->epoch(), now_ms + options_.proposal_timeout_ms, std::move(p.done)});
+      continue;
+    }
+    if (s.kafka_error_code() == kNotLeaderOrFollower) {
+      p.done(s, -1);
+    } else {
+      fail(s);  // the log failed under the append
+      p.done(Status::kafka(Status::Code::kBrokerError, kNotLeaderOrFollower, true, s.message()), -1);
+    }
+    ++refused;
+  }
+  if (refused > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_proposals_ -= refused;
+  }
+  // The leader's own appends go out with the next fetch answers; polling
+  // now flushes them (the high watermark counts the leader's flushed end).
+  if (!proposals.empty() && !appended_.empty()) poll(now_ms);
+}
+
+void QuorumRuntime::publish_commits(int64_t now_ms) {
+  if (failed_) return;
+  const Offset hw = replica_->high_watermark();
+  std::vector<Entry> entries;
+  while (options_.on_committed && next_committed_ < hw) {
+    const size_t count = static_cast<size_t>(std::min<Offset>(64, hw - next_committed_));
+    if (Status s = log_->read(next_committed_, count, &entries); !s.ok() || entries.empty()) {
+      fail(s.ok() ? Status::corruption("raft: committed entries missing from the log") : s);
+      return;
+    }
+    for (const Entry& e : entries) options_.on_committed(next_committed_++, e);
+  }
+  if (!options_.on_committed) next_committed_ = std::max(next_committed_, hw);
+  size_t resolved = 0;
+  for (auto it = appended_.begin(); it != appended_.end();) {
+    const bool present = it->offset < log_->end_offset() && log_->epoch_at(it->offset) == it->epoch;
+    if (present && it->offset < hw) {
+      it->done(Status(), it->offset);
+    } else if (!present) {
+      it->done(Status::kafka(Status::Code::kBrokerError, kNotLeaderOrFollower, true,
+                             "raft " + options_.name + ": leadership changed before the change was committed"),
+               -1);
+    } else if (now_ms >= it->deadline_ms) {
+      it->done(Status::timeout("raft " + options_.name + ": the change was not committed in time (its outcome is "
+                               "unknown: it may still be committed)"),
+               -1);
+    } else {
+      ++it;
+      continue;
+    }
+    it = appended_.erase(it);
+    ++resolved;
+  }
+  if (resolved > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_proposals_ -= resolved;
+  }
 }
 
 void QuorumRuntime::route(std::vector<Message> outbox, Arrival* answered_by) {

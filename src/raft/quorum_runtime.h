@@ -9,8 +9,9 @@
 //    the inbound request they answer;
 //  - one sender thread per other voter calls PeerChannel::call for each
 //    request, one at a time, and posts the answer back to the inbox;
-//  - deliver() and view() may be called from any thread (the broker's
-//    reactor calls them for requests that arrive on the controller listener).
+//  - deliver(), propose() and view() may be called from any thread (the
+//    broker's reactor calls them for requests that arrive on the controller
+//    listener and for changes of the cluster's metadata).
 //
 // Invariants:
 //  - the core is touched only on the group thread;
@@ -20,6 +21,11 @@
 //  - a sender queue holds at most kMaxQueuedPerPeer requests: when a peer is
 //    slow or down the oldest are dropped (Raft resends on its own timers),
 //    so a dead peer costs neither memory nor time on the group thread;
+//  - committed entries reach on_committed in log order, each exactly once
+//    per runtime, from options.committed_from on, on the group thread;
+//  - every propose() gets exactly one outcome, on the group thread (or at
+//    once on the caller's when refused), unless stop() runs first; an entry
+//    reaches on_committed before its proposal's outcome is given;
 //  - a failure of the log or the quorum-state store stops the group (the
 //    replica must then be discarded): the node stops voting and answering,
 //    which the others see as a dead node; it is logged once.
@@ -77,9 +83,20 @@ struct QuorumView {
   std::vector<Voter> voter_progress;
 };
 
+// Called on the group thread for each committed entry (leader-change
+// entries included: the caller skips what it does not apply).
+using CommittedSink = std::function<void(Offset offset, const Entry& entry)>;
+
 struct QuorumRuntimeOptions {
   ReplicaOptions replica;
   int64_t poll_interval_ms = 10;
+  // The first offset given to on_committed (what the caller applied before
+  // it restarted is not given again); on_committed empty: none are given.
+  Offset committed_from = 0;
+  CommittedSink on_committed;
+  // A proposal whose entry is neither committed nor lost this long after
+  // its append gets a timeout (its outcome is then unknown to the caller).
+  int64_t proposal_timeout_ms = 5000;
   // Name in log lines ("controller").
   std::string name = "controller";
 };
@@ -87,10 +104,17 @@ struct QuorumRuntimeOptions {
 class QuorumRuntime {
  public:
   static constexpr size_t kMaxQueuedPerPeer = 8;
+  // Proposals queued or appended but not yet committed; more are refused.
+  static constexpr size_t kMaxPendingProposals = 256;
   using ChannelFactory = std::function<std::unique_ptr<PeerChannel>(NodeId peer)>;
   // Called on the group thread with the core's answer to a delivered request,
   // or nullptr when the core gave none (the caller answers with an error).
   using Answer = std::function<void(const Payload* answer)>;
+  // The outcome of a proposal: ok with the entry's offset once it is
+  // committed; NOT_LEADER_OR_FOLLOWER (a Kafka code in the Status) when this
+  // node is not the leader or the entry was replaced by another leader's;
+  // a timeout when its fate is unknown after proposal_timeout_ms.
+  using Proposed = std::function<void(const Status& status, Offset offset)>;
 
   // Opens the replica over log and store (see Replica::open). Threads start
   // in start().
@@ -108,6 +132,9 @@ class QuorumRuntime {
 
   // A request that arrived from a peer (request.to is this node; any thread).
   void deliver(Message request, Answer answer);
+  // Appends payload as a data entry when this node is the leader (any
+  // thread); done gets its outcome (see Proposed).
+  void propose(std::string payload, Proposed done);
   // The latest view (updated by the group thread after each step).
   QuorumView view() const;
 
@@ -115,6 +142,17 @@ class QuorumRuntime {
   struct Arrival {
     Message message;
     Answer answer;  // empty for answers from peers
+  };
+  struct Proposal {
+    std::string payload;
+    Proposed done;
+  };
+  // An appended entry waiting for the high watermark to pass it.
+  struct Appended {
+    Offset offset = 0;
+    Epoch epoch = 0;
+    int64_t deadline_ms = 0;
+    Proposed done;
   };
   struct Sender {
     NodeId peer = kNoNode;
@@ -132,6 +170,11 @@ class QuorumRuntime {
   // One arrival through the core, its answer to the caller, the rest routed.
   void step(Arrival arrival, int64_t now_ms);
   void poll(int64_t now_ms);
+  // Appends the proposals that arrived (group thread).
+  void append_proposals(std::deque<Proposal> proposals, int64_t now_ms);
+  // Gives on_committed what the high watermark passed, then the outcomes of
+  // appended proposals that are committed, lost or timed out.
+  void publish_commits(int64_t now_ms);
   // Routes the core's outbox; answered_by: the arrival the core was answering
   // (its answer goes to its callback), or nullptr.
   void route(std::vector<Message> outbox, Arrival* answered_by);
@@ -148,10 +191,14 @@ class QuorumRuntime {
   std::unique_ptr<QuorumStateStore> store_;
   std::unique_ptr<Replica> replica_;  // group thread only (after start)
   bool failed_ = false;                 // group thread
+  Offset next_committed_ = 0;           // group thread: the next offset for on_committed
+  std::deque<Appended> appended_;       // group thread, by offset
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Arrival> inbox_;  // guarded by mutex_
+  std::deque<Proposal> proposals_;  // guarded by mutex_
+  size_t pending_proposals_ = 0;    // guarded by mutex_: proposals_ + appended_
   bool stopping_ = false;      // guarded by mutex_
   bool resign_requested_ = false;  // guarded by mutex_
   bool resign_done_ = false;       // guarded by mutex_

@@ -7,8 +7,6 @@
 namespace eddy::raft {
 namespace {
 
-constexpr int16_t kNotLeaderOrFollower = 6;  // Kafka's NOT_LEADER_OR_FOLLOWER
-
 // Raft's up-to-date rule: compare the last epochs, then the end offsets.
 bool at_least_as_up_to_date(Epoch epoch, Offset end, Epoch other_epoch, Offset other_end) {
   return epoch != other_epoch ? epoch > other_epoch : end >= other_end;

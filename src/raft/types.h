@@ -15,6 +15,9 @@ using Offset = int64_t;
 
 inline constexpr NodeId kNoNode = -1;
 
+// Kafka's NOT_LEADER_OR_FOLLOWER: the code of every "not the leader" Status.
+inline constexpr int16_t kNotLeaderOrFollower = 6;
+
 // What an entry is. A leader appends one kLeaderChange entry at the start of
 // its epoch (Kafka's LeaderChange control batch, which every client skips):
 // committing it commits every older entry below it, which is how a new

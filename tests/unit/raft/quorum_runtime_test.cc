@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -81,11 +82,25 @@ class LocalChannel final : public PeerChannel {
   std::atomic<bool> interrupted_{false};
 };
 
+// What on_committed gave one node, in order (written on its group thread).
+struct Committed {
+  std::mutex mutex;
+  std::vector<std::pair<Offset, std::string>> data;  // data entries only
+  Offset last = -1;                                   // any entry
+
+  std::vector<std::pair<Offset, std::string>> snapshot() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return data;
+  }
+};
+
 struct Cluster {
   Network network;
   std::map<NodeId, std::unique_ptr<QuorumRuntime>> nodes;
+  std::map<NodeId, std::shared_ptr<Committed>> committed;
+  std::atomic<int> order_violations{0};
 
-  void start(NodeId id, bool bootstrap = true) {
+  void start(NodeId id, bool bootstrap = true, Offset committed_from = 0) {
     QuorumRuntimeOptions o;
     o.replica.id = id;
     o.replica.voters = {1, 2, 3};
@@ -94,6 +109,15 @@ struct Cluster {
     o.replica.fetch_retry_ms = 20;
     o.replica.bootstrap = bootstrap;
     o.poll_interval_ms = 5;
+    o.committed_from = committed_from;
+    auto sink = std::make_shared<Committed>();
+    committed[id] = sink;
+    o.on_committed = [this, sink](Offset offset, const Entry& entry) {
+      std::lock_guard<std::mutex> lock(sink->mutex);
+      if (offset != sink->last + 1 && sink->last != -1) ++order_violations;
+      sink->last = offset;
+      if (entry.kind == EntryKind::kData) sink->data.emplace_back(offset, entry.payload);
+    };
     std::unique_ptr<QuorumRuntime> rt;
     Status s = QuorumRuntime::open(
         o, std::make_unique<MemoryLog>(), std::make_unique<MemoryQuorumStateStore>(),
@@ -193,6 +217,87 @@ TEST(QuorumRuntime, DeliveredRequestsAreAnsweredAndStopDropsTheRest) {
   ASSERT_EQ(refused_future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
   EXPECT_TRUE(refused_future.get());
   c.kill(1);
+}
+
+// Proposes payload on node id and waits for its outcome.
+Status propose_and_wait(QuorumRuntime* rt, std::string payload, Offset* offset) {
+  auto promise = std::make_shared<std::promise<std::pair<Status, Offset>>>();
+  auto future = promise->get_future();
+  rt->propose(std::move(payload), [promise](const Status& s, Offset o) { promise->set_value({s, o}); });
+  if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready) return Status::timeout("no outcome");
+  auto [s, o] = future.get();
+  *offset = o;
+  return s;
+}
+
+bool wait_until(const std::function<bool()>& done, int64_t timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+TEST(QuorumRuntime, ProposalsAreCommittedOnEveryNodeInOrder) {
+  Cluster c;
+  for (NodeId id : {1, 2, 3}) c.start(id);
+  NodeId leader = c.wait_for_leader(10000);
+  ASSERT_NE(leader, kNoNode);
+  std::vector<std::pair<Offset, std::string>> expected;
+  for (int i = 0; i < 20; ++i) {
+    Offset offset = -1;
+    Status s = propose_and_wait(c.nodes[leader].get(), "change-" + std::to_string(i), &offset);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    if (!expected.empty()) {
+      EXPECT_GT(offset, expected.back().first);
+    }
+    expected.emplace_back(offset, "change-" + std::to_string(i));
+    // Committed: the leader's sink already has it.
+    EXPECT_EQ(c.committed[leader]->snapshot().back(), expected.back());
+  }
+  for (NodeId id : {1, 2, 3}) {
+    EXPECT_TRUE(wait_until([&] { return c.committed[id]->snapshot() == expected; }, 10000)) << "node " << id;
+  }
+  EXPECT_EQ(c.order_violations.load(), 0);
+}
+
+TEST(QuorumRuntime, AFollowerRefusesProposalsAndCommittedFromSkipsWhatWasApplied) {
+  Cluster c;
+  for (NodeId id : {1, 2, 3}) c.start(id);
+  NodeId leader = c.wait_for_leader(10000);
+  ASSERT_NE(leader, kNoNode);
+  NodeId follower = leader == 1 ? 2 : 1;
+  Offset offset = -1;
+  Status s = propose_and_wait(c.nodes[follower].get(), "nope", &offset);
+  EXPECT_EQ(s.kafka_error_code(), kNotLeaderOrFollower) << s.to_string();
+  Offset last = -1;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(propose_and_wait(c.nodes[leader].get(), std::to_string(i), &last).ok());
+  // A restarted follower that had applied everything up to `last` is given
+  // only what comes after it (its MemoryLog is refilled from the leader).
+  c.kill(follower);
+  c.start(follower, /*bootstrap=*/false, /*committed_from=*/last + 1);
+  Offset next = -1;
+  ASSERT_TRUE(propose_and_wait(c.nodes[c.wait_for_leader(10000)].get(), "after", &next).ok());
+  EXPECT_TRUE(wait_until([&] { return !c.committed[follower]->snapshot().empty(); }, 10000));
+  std::vector<std::pair<Offset, std::string>> want = {{next, "after"}};
+  EXPECT_EQ(c.committed[follower]->snapshot(), want);
+}
+
+TEST(QuorumRuntime, ProposalsPendingWhenTheLeaderLosesItsQuorumTimeOutOrFail) {
+  Cluster c;
+  for (NodeId id : {1, 2, 3}) c.start(id);
+  NodeId leader = c.wait_for_leader(10000);
+  ASSERT_NE(leader, kNoNode);
+  for (NodeId id : {1, 2, 3}) {
+    if (id != leader) c.kill(id);
+  }
+  Offset offset = -1;
+  Status s = propose_and_wait(c.nodes[leader].get(), "alone", &offset);
+  // Never committed: either the leader resigned first (not the leader) or the
+  // proposal timed out; never ok.
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(s.kafka_error_code() == kNotLeaderOrFollower || s.code() == Status::Code::kTimeout) << s.to_string();
 }
 
 }  // namespace
