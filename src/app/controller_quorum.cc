@@ -38,6 +38,8 @@ constexpr ControllerApi kControllerApis[] = {
     {ApiKey::kBeginQuorumEpoch, 0, raft::kBeginQuorumEpochVersion},
     {ApiKey::kEndQuorumEpoch, 0, raft::kEndQuorumEpochVersion},
     {ApiKey::kDescribeQuorum, 0, 2},
+    {ApiKey::kEnvelope, 0, 0},
+    {ApiKey::kBrokerRegistration, 0, 4},
 };
 
 const ControllerApi* find_controller_api(int16_t key) {
@@ -123,7 +125,7 @@ ControllerQuorum::ControllerQuorum(QuorumConfig config, std::string cluster_id, 
     : config_(std::move(config)), cluster_id_(std::move(cluster_id)), reactor_(reactor) {}
 
 Status ControllerQuorum::open(const QuorumConfig& config, const std::string& data_dir, std::string cluster_id,
-                              port::Executor* reactor, storage::Flusher* flusher,
+                              raft::Offset committed_from, port::Executor* reactor, storage::Flusher* flusher,
                               std::unique_ptr<ControllerQuorum>* out) {
   std::unique_ptr<ControllerQuorum> q(new ControllerQuorum(config, std::move(cluster_id), reactor));
   const std::string dir = data_dir + "/controller";
@@ -137,6 +139,14 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
   options.replica.fetch_timeout_ms = config.fetch_timeout_ms;
   options.replica.fetch_retry_ms = 50;
   options.replica.bootstrap = config.bootstrap;
+  options.committed_from = committed_from;
+  ControllerQuorum* raw = q.get();
+  // Group thread: each committed entry goes to the reactor, in order.
+  options.on_committed = [raw](raft::Offset offset, const raft::Entry& entry) {
+    raw->post([raw, offset, entry] {
+      if (raw->committed_handler_) raw->committed_handler_(offset, entry);
+    });
+  };
   auto channels = [config](raft::NodeId peer) -> std::unique_ptr<raft::PeerChannel> {
     for (const raft::QuorumVoter& v : config.voters) {
       if (v.id != peer) continue;
@@ -151,8 +161,8 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
   Status s = raft::QuorumRuntime::open(options, std::move(raft_log), std::make_unique<raft::FileQuorumStateStore>(dir),
                                        channels, &q->runtime_);
   if (!s.ok()) return s.with_context("controller quorum in " + dir);
-  q->forwarder_ = std::make_unique<DescribeQuorumForwarder>(config.voters, config.request_timeout_ms,
-                                                            "eddy-describe-quorum-" + std::to_string(config.node_id));
+  q->forwarder_ = std::make_unique<LeaderForwarder>(config.voters, config.request_timeout_ms,
+                                                    "eddy-forward-" + std::to_string(config.node_id));
   *out = std::move(q);
   return Status();
 }
@@ -204,6 +214,19 @@ Status ControllerQuorum::close() {
   return log_ ? log_->close() : Status();
 }
 
+void ControllerQuorum::post(std::function<void()> f) {
+  std::shared_ptr<bool> alive = alive_;
+  reactor_->post([alive, f = std::move(f)] {
+    if (*alive) f();
+  });
+}
+
+void ControllerQuorum::propose(std::string payload, std::function<void(const Status&, raft::Offset)> done) {
+  runtime_->propose(std::move(payload), [this, done = std::move(done)](const Status& s, raft::Offset offset) {
+    post([done, s, offset] { done(s, offset); });
+  });
+}
+
 uint64_t ControllerQuorum::park(net::ResponseSlot slot) {
   const uint64_t ticket = next_ticket_++;
   parked_.emplace(ticket, std::move(slot));
@@ -248,6 +271,10 @@ void ControllerQuorum::on_controller_frame(net::ConnectionContext& connection, p
     describe_quorum_frame(connection, std::move(frame), std::move(slot), /*may_forward=*/false);
   } else if (api->key == ApiKey::kDescribeCluster) {
     answer_describe_cluster(connection, frame, h, std::move(slot));
+  } else if (api->key == ApiKey::kEnvelope) {
+    handle_envelope(connection, frame, h, std::move(slot));
+  } else if (api->key == ApiKey::kBrokerRegistration) {
+    handle_broker_registration(connection, frame, h, std::move(slot));
   } else {
     handle_raft_request(connection, frame, h, std::move(slot));
   }
@@ -400,10 +427,17 @@ void ControllerQuorum::describe_quorum_frame(net::ConnectionContext& connection,
   if (may_forward && !stopped_ && now.role != raft::Role::kLeader && now.leader_id != raft::kNoNode &&
       now.leader_id != config_.node_id && raft::check_describe_quorum_request(req, controller_group()).ok()) {
     const uint64_t ticket = park(std::move(slot));
-    forwarder_->forward(now.leader_id, std::move(req), h.header.request_api_version,
-                        [this, ticket, h](protocol::DescribeQuorumResponse answer) {
-                          answer_later(ticket, encode(answer, h));
-                        });
+    const int16_t version = h.header.request_api_version;
+    auto call = [this, ticket, h, req, version](client::BrokerConnection& leader, client::Deadline deadline) {
+      protocol::DescribeQuorumResponse answer;
+      Status s = leader.call(req, version, &answer, deadline);
+      if (s.ok()) answer_later(ticket, encode(answer, h));
+      return s;
+    };
+    auto failed = [this, ticket, h, req](const Status&) {
+      answer_later(ticket, encode(raft::describe_quorum_error(req, ErrorCode::kNotLeaderOrFollower), h));
+    };
+    forwarder_->forward(now.leader_id, std::move(call), std::move(failed));
     return;
   }
   slot.respond(encode(describe_quorum(req, h.header.request_api_version), h));

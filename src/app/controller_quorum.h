@@ -8,7 +8,12 @@
 // DescribeQuorum and DescribeCluster (KIP-919, so that
 // `kafka-metadata-quorum --bootstrap-controller` finds the leader). Any other
 // request closes the connection. DescribeQuorum on a client listener is
-// answered too (`kafka-metadata-quorum --bootstrap-server`).
+// answered too (`kafka-metadata-quorum --bootstrap-server`). The leader also
+// answers what other nodes forward (controller_requests.cc): Envelope (a
+// client's CreateTopics, DeleteTopics or CreatePartitions, handed to this
+// node's broker as if it had arrived here) and BrokerRegistration (a node's
+// client endpoints, as a controller record); a follower answers both with
+// NOT_CONTROLLER, as Kafka's controllers do.
 //
 // Threads: on_frame() and describe_quorum() run on the reactor; answers are
 // posted back to it. REQUIRES: stop() before the reactor and the frame
@@ -16,12 +21,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
-#include "app/describe_quorum_forwarder.h"
+#include "app/leader_forwarder.h"
 #include "app/quorum_config.h"
+#include "broker/reply.h"
 #include "net/frame_handler.h"
 #include "port/executor.h"
 #include "port/status.h"
@@ -39,8 +46,11 @@ class ControllerQuorum {
   // Opens the log (segment files in data_dir/controller/__cluster_metadata-0,
   // synced by flusher) and the quorum state (data_dir/controller). Threads
   // start in start(). REQUIRES: flusher outlives close().
+  // committed_from: the first log offset not yet applied to this node's
+  // eddy.db (committed entries from there on reach the committed handler).
   static Status open(const QuorumConfig& config, const std::string& data_dir, std::string cluster_id,
-                     port::Executor* reactor, storage::Flusher* flusher, std::unique_ptr<ControllerQuorum>* out);
+                     raft::Offset committed_from, port::Executor* reactor, storage::Flusher* flusher,
+                     std::unique_ptr<ControllerQuorum>* out);
   ~ControllerQuorum();
 
   void start();
@@ -62,8 +72,37 @@ class ControllerQuorum {
   raft::QuorumView view() const { return runtime_->view(); }
   const QuorumConfig& config() const { return config_; }
 
+  // Committed entries of the log, in order, on the reactor thread.
+  // REQUIRES: set before start().
+  using CommittedHandler = std::function<void(raft::Offset offset, const raft::Entry& entry)>;
+  void set_committed_handler(CommittedHandler handler) { committed_handler_ = std::move(handler); }
+  // A request another node forwarded in an Envelope: the inner frame (its
+  // header and body) for this node's broker, answered through reply.
+  using EnvelopeHandler = std::function<void(const broker::ClientInfo& client, protocol::FrameBytes frame,
+                                             std::unique_ptr<broker::Reply> reply)>;
+  void set_envelope_handler(EnvelopeHandler handler) { envelope_handler_ = std::move(handler); }
+  // The cluster id adopted from the log (DescribeCluster answers it).
+  void set_cluster_id(std::string cluster_id) { cluster_id_ = std::move(cluster_id); }
+
+  // Appends payload when this node leads (QuorumRuntime::propose); done runs
+  // on the reactor, after the entry reached the committed handler when ok.
+  void propose(std::string payload, std::function<void(const Status&, raft::Offset)> done);
+  // Carries a job to the current leader's controller listener (any thread;
+  // call/failed run on the forwarder's thread).
+  void forward_to_leader(raft::NodeId leader, LeaderForwarder::Call call, LeaderForwarder::Failed failed) {
+    forwarder_->forward(leader, std::move(call), std::move(failed));
+  }
+  // Runs f on the reactor unless stop() ran first.
+  void post(std::function<void()> f);
+
  private:
   ControllerQuorum(QuorumConfig config, std::string cluster_id, port::Executor* reactor);
+
+  // controller_requests.cc: what the leader answers for other nodes.
+  void handle_envelope(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                       const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
+  void handle_broker_registration(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                                  const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
 
   // Every 15 s while there is no leader: a recovering node logs the likely
   // reason (a new cluster started without eddy.quorum.bootstrap).
@@ -95,7 +134,10 @@ class ControllerQuorum {
   port::Executor* reactor_;
   std::unique_ptr<storage::PartitionLog> log_;     // borrowed by the runtime's SegmentLog
   std::unique_ptr<raft::QuorumRuntime> runtime_;  // destroyed before log_
-  std::unique_ptr<DescribeQuorumForwarder> forwarder_;
+  std::unique_ptr<LeaderForwarder> forwarder_;
+  CommittedHandler committed_handler_;
+  EnvelopeHandler envelope_handler_;
+  uint64_t next_envelope_connection_ = 1;  // ClientInfo::connection_id of forwarded requests
   // Reactor thread only: requests waiting for the group thread's answer.
   std::unordered_map<uint64_t, net::ResponseSlot> parked_;
   uint64_t next_ticket_ = 1;

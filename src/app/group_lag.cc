@@ -22,8 +22,8 @@ Status collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>*
       row.partition = c.partition;
       row.committed = c.offset;
       broker::Topic* topic = broker.topics().find(c.topic);
-      if (topic != nullptr && c.partition >= 0 && static_cast<size_t>(c.partition) < topic->partitions.size()) {
-        row.end_offset = topic->partitions[static_cast<size_t>(c.partition)]->high_watermark();
+      if (topic != nullptr && topic->local(c.partition) != nullptr) {
+        row.end_offset = topic->local(c.partition)->high_watermark();
         row.lag = row.committed >= 0 ? std::max<int64_t>(0, row.end_offset - row.committed) : row.end_offset;
       }
       out->push_back(std::move(row));

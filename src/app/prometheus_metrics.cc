@@ -154,6 +154,7 @@ void render_topics(const MetricsSources& src, PrometheusText& out) {
     out.family(o.name, "gauge", o.help);
     for (const broker::Topic* t : topics) {
       for (size_t p = 0; p < t->partitions.size(); ++p) {
+        if (t->partitions[p] == nullptr) continue;  // held by other nodes
         const std::string partition = std::to_string(p);
         out.sample(o.name, {{"topic", t->name}, {"partition", partition}}, o.get(*t->partitions[p]));
       }

@@ -9,6 +9,7 @@
 
 #include "app/broker_config.h"
 #include "app/broker_frame_handler.h"
+#include "app/cluster_controller.h"
 #include "app/controller_quorum.h"
 #include "app/quorum_config.h"
 #include "app/authorizer_config.h"
@@ -207,14 +208,16 @@ std::thread shut_down_on_signal(net::Reactor& reactor, std::function<void()> shu
 // A cluster node's controller quorum, wired to the frame handler; nullptr
 // for a single node (or when it cannot open: *ok false, logged).
 std::unique_ptr<ControllerQuorum> open_controller_quorum(const std::optional<QuorumConfig>& quorum,
-                                                         const std::string& data_dir, const meta::MetaStore& meta,
+                                                         const std::string& data_dir, meta::MetaStore& meta,
                                                          storage::LogManager& logs, net::Reactor& reactor,
                                                          BrokerFrameHandler& handler, bool* ok) {
   *ok = true;
   if (!quorum) return nullptr;
   std::unique_ptr<ControllerQuorum> q;
-  if (Status s = ControllerQuorum::open(*quorum, data_dir, meta.cluster_id(), &reactor, &logs.flusher(), &q);
-      !s.ok()) {
+  int64_t applied = 0;
+  Status s = meta.cluster().applied_offset(&applied);
+  if (s.ok()) s = ControllerQuorum::open(*quorum, data_dir, meta.cluster_id(), applied, &reactor, &logs.flusher(), &q);
+  if (!s.ok()) {
     EDDY_LOG_ERROR("{}", s.to_string());
     *ok = false;
     return nullptr;
@@ -233,6 +236,22 @@ void advertise_to_clients(const std::optional<QuorumConfig>& quorum, broker::Bro
                   listeners.end());
   options->apis_answered_above.push_back(
       {static_cast<int16_t>(protocol::ApiKey::kDescribeQuorum), 0, protocol::DescribeQuorumRequest::kMaxVersion});
+}
+
+// A cluster node's broker joined to its quorum; nullptr for a single node.
+// endpoints: what this node registers (its client listeners as advertised).
+std::unique_ptr<ClusterController> join_cluster(ControllerQuorum* quorum, broker::Broker& broker, meta::MetaStore& meta,
+                                                net::Reactor& reactor, const broker::BrokerOptions& options,
+                                                const std::vector<net::ListenerConfig>& listeners) {
+  if (quorum == nullptr) return nullptr;
+  std::vector<meta::BrokerEndpoint> endpoints;
+  for (const broker::AdvertisedListener& a : options.advertised_listeners) {
+    auto l = std::find_if(listeners.begin(), listeners.end(),
+                          [&](const net::ListenerConfig& c) { return c.name == a.name; });
+    const auto protocol = l != listeners.end() ? l->security_protocol : net::SecurityProtocol::kPlaintext;
+    endpoints.push_back({a.name, a.host, a.port, static_cast<int16_t>(protocol)});
+  }
+  return std::make_unique<ClusterController>(quorum, &broker, &meta, &reactor, std::move(endpoints));
 }
 
 MetricsSources started_now() {
@@ -275,6 +294,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   options.sasl_listeners = sasl_listeners_from(config, listeners);
   advertise_to_clients(quorum, &options);
   broker::Broker broker(reactor, options, meta.get(), logs.get());
+  std::unique_ptr<ClusterController> cluster = join_cluster(controller.get(), broker, *meta, reactor, options, listeners);
   std::vector<std::string> link_names;
   for (const forward::LinkOptions& link : links) link_names.push_back(link.name);
   // Before the broker opens its topics, so that forwarded partitions are
@@ -311,6 +331,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   }
   broker_ptr = &broker;
   if (controller) controller->start();
+  if (cluster) cluster->start();
   forwarder.start();
   schedule_retention(reactor, logs.get());
   // Runs once the reactor does: listeners bound and accepting, topics loaded.

@@ -82,6 +82,7 @@ void write_topics(const MetricsSources& src, JsonWriter& j) {
     j.field("messages_out", t->traffic.messages_out);
     int64_t end = 0, hw = 0, lso = 0;
     for (const storage::PartitionLog* log : t->partitions) {
+      if (log == nullptr) continue;  // held by other nodes
       end += log->log_end_offset();
       hw += log->high_watermark();
       lso += log->last_stable_offset();

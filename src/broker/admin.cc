@@ -2,6 +2,8 @@
 // administrative APIs kafka-topics.sh, AdminClient and kcat use. With an
 // authorizer: CREATE on the cluster or the topic, DELETE and ALTER on the
 // topic (TOPIC_AUTHORIZATION_FAILED per topic, checked first).
+#include <algorithm>
+
 #include "broker/broker.h"
 #include "protocol/errors.h"
 
@@ -11,74 +13,130 @@ using protocol::ErrorCode;
 
 namespace {
 
-// A manual replica assignment is acceptable only when it names this node
-// alone for every partition.
-bool single_node_assignment(const std::vector<int32_t>& brokers, int32_t node_id) {
-  return brokers.size() == 1 && brokers[0] == node_id;
+// A manual replica assignment is acceptable only when it names one node per
+// partition that is this node (a single node) or a registered node of the
+// cluster (nodes; empty on a single node).
+bool acceptable_assignment(const std::vector<int32_t>& brokers, int32_t node_id, const std::vector<int32_t>& nodes) {
+  if (brokers.size() != 1) return false;
+  if (nodes.empty()) return brokers[0] == node_id;
+  return std::find(nodes.begin(), nodes.end(), brokers[0]) != nodes.end();
+}
+
+std::string assignment_refusal(int32_t node_id, bool cluster) {
+  return cluster ? std::string("Replicas must be one registered node per partition (partitions are not replicated "
+                               "between the nodes of an Eddy cluster yet)")
+                 : "Replicas must be exactly this broker (node " + std::to_string(node_id) + ")";
 }
 
 }  // namespace
 
+std::vector<int32_t> Broker::cluster_node_ids() const {
+  std::vector<int32_t> nodes;
+  if (controller_ == nullptr) return nodes;
+  for (const meta::ClusterBroker& b : cluster_brokers_) nodes.push_back(b.node_id);
+  if (nodes.empty()) nodes.push_back(options_.node_id);
+  return nodes;
+}
+
+TopicResult Broker::check_new_topic(const Request& request, const protocol::CreateTopicsRequest::CreatableTopic& t,
+                                    NewTopicPlan* plan) {
+  plan->partitions = t.num_partitions;
+  plan->replication = t.replication_factor;
+  TopicResult r;
+  const std::vector<int32_t> nodes = cluster_node_ids();
+  if (!t.assignments.empty()) {
+    if (plan->partitions != -1 || plan->replication != -1) {
+      r = {ErrorCode::kInvalidRequest,
+           "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the "
+           "same time."};
+    } else {
+      plan->partitions = static_cast<int32_t>(t.assignments.size());
+      plan->replication = 1;
+      for (const auto& a : t.assignments) {
+        if (!acceptable_assignment(a.broker_ids, options_.node_id, nodes)) {
+          r = {ErrorCode::kInvalidReplicaAssignment, assignment_refusal(options_.node_id, controller_ != nullptr)};
+        }
+        plan->replicas.push_back(a.broker_ids);
+      }
+    }
+  }
+  for (const auto& c : t.configs) {
+    if (!c.value.has_value()) {
+      r = {ErrorCode::kInvalidConfig, "Null value not supported for topic config " + c.name};
+    } else {
+      plan->configs[c.name] = *c.value;
+    }
+  }
+  if (controller_ != nullptr && r.ok()) {
+    const int16_t rf = plan->replication == -1 ? options_.default_replication_factor : plan->replication;
+    if (rf > 1) {
+      r = {ErrorCode::kInvalidReplicationFactor,
+           "Replication factor " + std::to_string(rf) + " is not available: the nodes of an Eddy cluster share "
+           "topics but do not replicate partitions yet (each partition lives on one node)"};
+    }
+    plan->replication = 1;
+  }
+  // The right comes first (as Kafka: a refused client learns nothing else).
+  if (!authorized_on_cluster(request, security::AclOperation::kCreate, true) &&
+      !authorized(request, security::AclOperation::kCreate, security::ResourceType::kTopic, t.name)) {
+    r = {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
+  }
+  return r;
+}
+
+void Broker::describe_created(const NewTopicPlan& plan, const Topic* topic,
+                              protocol::CreateTopicsResponse::CreatableTopicResult* out) const {
+  out->num_partitions = plan.partitions == -1 ? options_.num_partitions : plan.partitions;
+  out->replication_factor = 1;
+  const ConfigMap& overrides = topic != nullptr ? topic->overrides : plan.configs;
+  std::vector<protocol::CreateTopicsResponse::CreatableTopicConfigs> described;
+  for (const auto& c : describe_topic_configs(options_, overrides)) {
+    protocol::CreateTopicsResponse::CreatableTopicConfigs d;
+    d.name = c.name;
+    d.value = c.value;
+    d.config_source = c.source;
+    described.push_back(std::move(d));
+  }
+  out->configs = std::move(described);
+  if (topic != nullptr) out->topic_id = topic->id;
+}
+
 void Broker::handle_create_topics(RequestPtr request) {
   protocol::CreateTopicsRequest body;
   if (!decode(*request, &body)) return;
+  std::vector<std::string> names;
+  for (const auto& t : body.topics) names.push_back(t.name);
+  auto refuse = [names](Broker& self, Request& r, ErrorCode code) {
+    protocol::CreateTopicsResponse response;
+    for (const std::string& name : names) {
+      protocol::CreateTopicsResponse::CreatableTopicResult out;
+      out.name = name;
+      out.configs.reset();
+      out.error_code = protocol::to_int(code);
+      response.topics.push_back(std::move(out));
+    }
+    self.respond(r, response);
+  };
+  if (forward_to_controller(request, refuse)) return;
+  if (controller_ != nullptr) {
+    create_topics_in_cluster(std::move(request), std::move(body));
+    return;
+  }
   protocol::CreateTopicsResponse response;
   for (const auto& t : body.topics) {
     protocol::CreateTopicsResponse::CreatableTopicResult out;
     out.name = t.name;
     out.error_message.reset();
     out.configs.reset();
-    int32_t partitions = t.num_partitions;
-    int16_t replication = t.replication_factor;
-    TopicResult r;
-    if (!t.assignments.empty()) {
-      if (partitions != -1 || replication != -1) {
-        r = {ErrorCode::kInvalidRequest,
-             "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the "
-             "same time."};
-      } else {
-        partitions = static_cast<int32_t>(t.assignments.size());
-        replication = 1;
-        for (const auto& a : t.assignments) {
-          if (!single_node_assignment(a.broker_ids, options_.node_id)) {
-            r = {ErrorCode::kInvalidReplicaAssignment,
-                 "Replicas must be exactly this broker (node " + std::to_string(options_.node_id) + ")"};
-          }
-        }
-      }
-    }
-    ConfigMap configs;
-    for (const auto& c : t.configs) {
-      if (!c.value.has_value()) {
-        r = {ErrorCode::kInvalidConfig, "Null value not supported for topic config " + c.name};
-      } else {
-        configs[c.name] = *c.value;
-      }
-    }
-    // The right comes first (as Kafka: a refused client learns nothing else).
-    if (!authorized_on_cluster(*request, security::AclOperation::kCreate, true) &&
-        !authorized(*request, security::AclOperation::kCreate, security::ResourceType::kTopic, t.name)) {
-      r = {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
-    }
+    NewTopicPlan plan;
+    TopicResult r = check_new_topic(*request, t, &plan);
     Topic* topic = nullptr;
-    if (r.ok()) r = topics_.create(t.name, partitions, replication, configs, body.validate_only, &topic);
+    if (r.ok()) r = topics_.create(t.name, plan.partitions, plan.replication, plan.configs, body.validate_only, &topic);
     out.error_code = protocol::to_int(r.code);
     if (!r.ok()) {
       out.error_message = r.message;
     } else {
-      out.num_partitions = partitions == -1 ? options_.num_partitions : partitions;
-      out.replication_factor = 1;
-      const ConfigMap& overrides = topic != nullptr ? topic->overrides : configs;
-      std::vector<protocol::CreateTopicsResponse::CreatableTopicConfigs> described;
-      for (const auto& c : describe_topic_configs(options_, overrides)) {
-        protocol::CreateTopicsResponse::CreatableTopicConfigs d;
-        d.name = c.name;
-        d.value = c.value;
-        d.config_source = c.source;
-        described.push_back(std::move(d));
-      }
-      out.configs = std::move(described);
-      if (topic != nullptr) out.topic_id = topic->id;
+      describe_created(plan, topic, &out);
     }
     response.topics.push_back(std::move(out));
   }
@@ -88,13 +146,27 @@ void Broker::handle_create_topics(RequestPtr request) {
 void Broker::handle_delete_topics(RequestPtr request) {
   protocol::DeleteTopicsRequest body;
   if (!decode(*request, &body)) return;
-  protocol::DeleteTopicsResponse response;
   std::vector<protocol::DeleteTopicsRequest::DeleteTopicState> wanted = body.topics;
   for (const auto& name : body.topic_names) {
     protocol::DeleteTopicsRequest::DeleteTopicState s;
     s.name = name;
     wanted.push_back(std::move(s));
   }
+  auto refuse = [wanted](Broker& self, Request& r, ErrorCode code) {
+    protocol::DeleteTopicsResponse response;
+    for (const auto& w : wanted) {
+      protocol::DeleteTopicsResponse::DeletableTopicResult out;
+      out.name = w.name;
+      out.topic_id = w.topic_id;
+      out.error_code = protocol::to_int(code);
+      response.responses.push_back(std::move(out));
+    }
+    self.respond(r, response);
+  };
+  if (forward_to_controller(request, refuse)) return;
+  auto state = std::make_shared<std::pair<RequestPtr, protocol::DeleteTopicsResponse>>(std::move(request), protocol::DeleteTopicsResponse{});
+  Request& req = *state->first;
+  Proposals proposals;
   for (const auto& w : wanted) {
     protocol::DeleteTopicsResponse::DeletableTopicResult out;
     out.name = w.name;
@@ -102,12 +174,17 @@ void Broker::handle_delete_topics(RequestPtr request) {
     Topic* topic = w.name.has_value() ? topics_.find(*w.name) : topics_.find(w.topic_id);
     const std::string* name_to_check = w.name.has_value() ? &*w.name : topic != nullptr ? &topic->name : nullptr;
     if (name_to_check != nullptr &&
-        !authorized(*request, security::AclOperation::kDelete, security::ResourceType::kTopic, *name_to_check)) {
+        !authorized(req, security::AclOperation::kDelete, security::ResourceType::kTopic, *name_to_check)) {
       out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
       out.error_message = "Authorization failed.";
     } else if (topic == nullptr) {
       out.error_code = protocol::to_int(w.name.has_value() ? ErrorCode::kUnknownTopicOrPartition
                                                            : ErrorCode::kUnknownTopicId);
+    } else if (controller_ != nullptr) {
+      out.name = topic->name;
+      out.topic_id = topic->id;
+      proposals.records.push_back(protocol::RemoveTopicRecord{topic->id, {}});
+      proposals.entries.push_back(state->second.responses.size());
     } else {
       std::string name = topic->name;
       out.name = name;
@@ -118,36 +195,81 @@ void Broker::handle_delete_topics(RequestPtr request) {
       // Parked fetches of the topic answer now, with UNKNOWN_TOPIC_OR_PARTITION.
       if (r.ok()) wake_fetch_waiters(name, -1);
     }
-    response.responses.push_back(std::move(out));
+    state->second.responses.push_back(std::move(out));
   }
-  respond(*request, response);
+  propose_all(
+      std::move(proposals),
+      [state](size_t entry, const Status& s) {
+        state->second.responses[entry].error_code = protocol::to_int(proposal_error(s));
+        if (!s.ok()) state->second.responses[entry].error_message = s.message();
+      },
+      [this, state] { respond(*state->first, state->second); });
 }
 
 void Broker::handle_create_partitions(RequestPtr request) {
   protocol::CreatePartitionsRequest body;
   if (!decode(*request, &body)) return;
-  protocol::CreatePartitionsResponse response;
+  std::vector<std::string> names;
+  for (const auto& t : body.topics) names.push_back(t.name);
+  auto refuse = [names](Broker& self, Request& r, ErrorCode code) {
+    protocol::CreatePartitionsResponse response;
+    for (const std::string& name : names) {
+      protocol::CreatePartitionsResponse::CreatePartitionsTopicResult out;
+      out.name = name;
+      out.error_code = protocol::to_int(code);
+      response.results.push_back(std::move(out));
+    }
+    self.respond(r, response);
+  };
+  if (forward_to_controller(request, refuse)) return;
+  auto state = std::make_shared<std::pair<RequestPtr, protocol::CreatePartitionsResponse>>(
+      std::move(request), protocol::CreatePartitionsResponse{});
+  Request& req = *state->first;
+  Proposals proposals;
   for (const auto& t : body.topics) {
     protocol::CreatePartitionsResponse::CreatePartitionsTopicResult out;
     out.name = t.name;
     TopicResult r;
     if (t.assignments.has_value()) {
+      const std::vector<int32_t> nodes = cluster_node_ids();
       for (const auto& a : *t.assignments) {
-        if (!single_node_assignment(a.broker_ids, options_.node_id)) {
-          r = {ErrorCode::kInvalidReplicaAssignment,
-               "Replicas must be exactly this broker (node " + std::to_string(options_.node_id) + ")"};
+        if (!acceptable_assignment(a.broker_ids, options_.node_id, nodes)) {
+          r = {ErrorCode::kInvalidReplicaAssignment, assignment_refusal(options_.node_id, controller_ != nullptr)};
         }
       }
     }
-    if (!authorized(*request, security::AclOperation::kAlter, security::ResourceType::kTopic, t.name)) {
+    if (!authorized(req, security::AclOperation::kAlter, security::ResourceType::kTopic, t.name)) {
       r = {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
     }
-    if (r.ok()) r = topics_.add_partitions(t.name, t.count, body.validate_only);
+    const bool propose = controller_ != nullptr && !body.validate_only;
+    if (r.ok()) r = topics_.add_partitions(t.name, t.count, body.validate_only || propose);
+    if (r.ok() && propose) {
+      const Topic* topic = topics_.find(t.name);
+      const auto first = static_cast<int32_t>(topic->partitions.size());
+      protocol::PartitionsAddedRecord added;
+      added.topic_id = topic->id;
+      added.first_partition = first;
+      std::vector<std::vector<int32_t>> replicas;
+      if (t.assignments.has_value() && !t.assignments->empty()) {
+        for (const auto& a : *t.assignments) replicas.push_back(a.broker_ids);
+      } else {
+        replicas = assign_replicas(t.name, first, t.count - first);
+      }
+      for (auto& ids : replicas) added.partitions.push_back({std::move(ids), {}});
+      proposals.records.push_back(std::move(added));
+      proposals.entries.push_back(state->second.results.size());
+    }
     out.error_code = protocol::to_int(r.code);
     if (!r.ok()) out.error_message = r.message;
-    response.results.push_back(std::move(out));
+    state->second.results.push_back(std::move(out));
   }
-  respond(*request, response);
+  propose_all(
+      std::move(proposals),
+      [state](size_t entry, const Status& s) {
+        state->second.results[entry].error_code = protocol::to_int(proposal_error(s));
+        if (!s.ok()) state->second.results[entry].error_message = s.message();
+      },
+      [this, state] { respond(*state->first, state->second); });
 }
 
 void Broker::handle_describe_cluster(RequestPtr request) {

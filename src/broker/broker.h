@@ -12,12 +12,14 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "broker/broker_options.h"
+#include "broker/controller_client.h"
 #include "broker/producer_state_table.h"
 #include "broker/reply.h"
 #include "broker/request_metrics.h"
@@ -148,6 +150,17 @@ class Broker {
       std::function<void(const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start)>;
   void set_partition_observer(PartitionObserver observer) { partition_observer_ = std::move(observer); }
 
+  // A cluster node: changes of topics go through the controller quorum
+  // (controller_client.h). REQUIRES: set before start(); outlives the broker's use.
+  void set_controller(ControllerClient* controller) { controller_ = controller; }
+  // Applies one committed record of the controller log to this node's meta
+  // store and logs (controller_apply.cc). Records that cannot apply here (a
+  // name taken by another topic) are logged and skipped; a non-ok Status
+  // (the meta store or a log failed) means the node must stop applying.
+  Status apply_controller_record(const ControllerRecord& record);
+  // Whether the cluster id came from the controller log already.
+  bool has_log_cluster_id();
+
  private:
   // A Produce with acks=-1 waiting for its batches to become durable.
   struct ProduceWaiter {
@@ -184,6 +197,13 @@ class Broker {
   template <typename M>
   bool decode(Request& request, M* out);
   void close_bad_request(Request& request, const std::string& why);
+  // Why topic's partition p cannot be read or written here:
+  // UNKNOWN_TOPIC_OR_PARTITION when it does not exist, NOT_LEADER_OR_FOLLOWER
+  // when another node of the cluster holds it. REQUIRES topic->local(p) == nullptr.
+  static protocol::ErrorCode partition_error(const Topic* topic, int32_t p) {
+    return topic != nullptr && topic->has_partition(p) ? protocol::ErrorCode::kNotLeaderOrFollower
+                                                       : protocol::ErrorCode::kUnknownTopicOrPartition;
+  }
   void note_trailing_bytes(const Request& request, size_t count);
   // Counts a refused Produce batch and logs it naming the client, at most
   // one line a second (with the count left out since): a looping client
@@ -192,6 +212,19 @@ class Broker {
                           protocol::ErrorCode code, const std::string& why);
   void note_encode_problem(const Request& request, const Status& status);
 
+  // A cluster node's follower: carries request to the controller leader
+  // (controller_forwarding.cc) and returns true; refuse(request, code) answers
+  // it when that cannot be done. False (request untouched): handle it here.
+  using Refusal = std::function<void(Broker& broker, Request& request, protocol::ErrorCode code)>;
+  bool forward_to_controller(RequestPtr& request, Refusal refuse);
+  // The registered nodes of the cluster (cached from the meta store).
+  Status load_cluster_brokers();
+  // Replicas for count new partitions from first on: one node each, round
+  // robin over the registered nodes from a start that depends on the topic.
+  std::vector<std::vector<int32_t>> assign_replicas(const std::string& topic, int32_t first, int32_t count) const;
+  // The error of a proposal's outcome, for a response.
+  static protocol::ErrorCode proposal_error(const Status& s);
+
   // Handlers (one file each, named after the API family).
   void handle_api_versions(RequestPtr request);
   void handle_metadata(RequestPtr request);
@@ -199,6 +232,14 @@ class Broker {
       const Request& request, const protocol::MetadataRequest::MetadataRequestTopic& wanted, bool may_create);
   void add_authorized_operations(const Request& request, const protocol::MetadataRequest& body,
                                  protocol::MetadataResponse* response);
+  // The nodes a client of listener reaches: every registered node of a
+  // cluster, this one alone on a single node.
+  void add_brokers(const std::string& listener,
+                   std::vector<protocol::MetadataResponse::MetadataResponseBroker>* out) const;
+  // Metadata's auto-creation on a cluster node: the leader proposes the
+  // topic, a follower forwards a CreateTopics for it (at most one at a time
+  // per name); the client is told LEADER_NOT_AVAILABLE meanwhile.
+  void auto_create_in_cluster(const Request& request, const std::string& name);
   void handle_produce(RequestPtr request);
   void handle_fetch(RequestPtr request);
   void handle_list_offsets(RequestPtr request);
@@ -206,6 +247,35 @@ class Broker {
   void handle_create_topics(RequestPtr request);
   void handle_delete_topics(RequestPtr request);
   void handle_create_partitions(RequestPtr request);
+  // The controller leader's part (admin_cluster.cc): the changes validated
+  // here become controller records; answered once they are applied.
+  void create_topics_in_cluster(RequestPtr request, protocol::CreateTopicsRequest body);
+  // What CreateTopics asks for one topic, once checked (admin.cc).
+  struct NewTopicPlan {
+    int32_t partitions = -1;
+    int16_t replication = -1;
+    ConfigMap configs;
+    std::vector<std::vector<int32_t>> replicas;  // a manual assignment; empty: none
+    protocol::Uuid id;  // a cluster's leader: the id its record proposes
+  };
+  TopicResult check_new_topic(const Request& request, const protocol::CreateTopicsRequest::CreatableTopic& t,
+                              NewTopicPlan* plan);
+  void describe_created(const NewTopicPlan& plan, const Topic* topic,
+                        protocol::CreateTopicsResponse::CreatableTopicResult* out) const;
+  // A new topic's record (a fresh id; the plan's replicas or a placement).
+  protocol::TopicRecord topic_record(const std::string& name, const NewTopicPlan& plan) const;
+  // The registered nodes' ids on a cluster node (at least this one); empty on a single node.
+  std::vector<int32_t> cluster_node_ids() const;
+  // The controller records a handler proposes (the cluster's leader), each
+  // for one entry of its response.
+  struct Proposals {
+    std::vector<ControllerRecord> records;
+    std::vector<size_t> entries;  // the response entry of each record
+  };
+  // Proposes every record; on_outcome(entry, status) for each outcome, then
+  // done() once all have one (at once when there are none).
+  void propose_all(Proposals proposals, std::function<void(size_t entry, const Status&)> on_outcome,
+                   std::function<void()> done);
   void handle_delete_records(RequestPtr request);
   void handle_describe_configs(RequestPtr request);
   void handle_incremental_alter_configs(RequestPtr request);
@@ -391,6 +461,9 @@ class Broker {
   uint64_t refused_batches_unlogged_ = 0;
   int64_t refused_batch_logged_ms_ = -1;
   PartitionObserver partition_observer_;
+  ControllerClient* controller_ = nullptr;  // a cluster node's controller quorum
+  std::vector<meta::ClusterBroker> cluster_brokers_;  // registered nodes, by node id
+  std::set<std::string> auto_creating_;  // topics Metadata is having created
   std::unique_ptr<security::AclAuthorizer> authorizer_;  // null: no authorizer configured
   uint64_t authorization_refusals_ = 0;
   uint64_t authorization_refusals_unlogged_ = 0;

@@ -41,6 +41,7 @@ TopicResult check_config_change(const storage::DiskBudget& budget, const std::st
   uint64_t now = 0;
   uint64_t after = 0;
   for (const storage::PartitionLog* log : partitions) {
+    if (log == nullptr) continue;  // held by other nodes
     now += log->budget_charge();
     after += log->budget_charge_for(next);
   }

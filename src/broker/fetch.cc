@@ -63,16 +63,15 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
       FetchResponse::PartitionData out;
       out.partition_index = fp.partition;
       out.aborted_transactions.reset();
-      if (refused || topic == nullptr || fp.partition < 0 ||
-          fp.partition >= static_cast<int32_t>(topic->partitions.size())) {
+      if (refused || topic == nullptr || topic->local(fp.partition) == nullptr) {
         out.error_code = protocol::to_int(refused ? ErrorCode::kTopicAuthorizationFailed
-                                                  : ErrorCode::kUnknownTopicOrPartition);
+                                                  : partition_error(topic, fp.partition));
         out.high_watermark = -1;
         errors = true;
         topic_out.partitions.push_back(std::move(out));
         continue;
       }
-      storage::PartitionLog* log = topic->partitions[static_cast<size_t>(fp.partition)];
+      storage::PartitionLog* log = topic->local(fp.partition);
       out.high_watermark = log->high_watermark();
       out.last_stable_offset = log->last_stable_offset();
       out.log_start_offset = log->log_start_offset();

@@ -30,6 +30,7 @@ Response::DescribeLogDirsTopic describe(const Topic& topic, const std::vector<in
   for (size_t p = 0; p < topic.partitions.size(); ++p) {
     const int32_t index = static_cast<int32_t>(p);
     if (wanted != nullptr && std::find(wanted->begin(), wanted->end(), index) == wanted->end()) continue;
+    if (topic.partitions[p] == nullptr) continue;  // held by other nodes
     const storage::PartitionLog& log = *topic.partitions[p];
     Response::DescribeLogDirsPartition d;
     d.partition_index = index;

@@ -15,17 +15,19 @@ using protocol::MetadataResponse;
 
 namespace {
 
-MetadataResponse::MetadataResponseTopic describe(const Topic& topic, int32_t node_id) {
+// Each partition led by its first replica (a cluster places each partition
+// on one node; a single node holds them all).
+MetadataResponse::MetadataResponseTopic describe(const Topic& topic) {
   MetadataResponse::MetadataResponseTopic out;
   out.name = topic.name;
   out.topic_id = topic.id;
   for (size_t p = 0; p < topic.partitions.size(); ++p) {
     MetadataResponse::MetadataResponsePartition partition;
     partition.partition_index = static_cast<int32_t>(p);
-    partition.leader_id = node_id;
+    partition.leader_id = topic.replicas[p].front();
     partition.leader_epoch = 0;
-    partition.replica_nodes = {node_id};
-    partition.isr_nodes = {node_id};
+    partition.replica_nodes = topic.replicas[p];
+    partition.isr_nodes = topic.replicas[p];
     out.partitions.push_back(std::move(partition));
   }
   return out;
@@ -38,15 +40,9 @@ void Broker::handle_metadata(RequestPtr request) {
   if (!decode(*request, &body)) return;
   const int16_t version = request->version();
   MetadataResponse response;
-  if (const AdvertisedListener* endpoint = endpoint_for(request->client.listener)) {
-    MetadataResponse::MetadataResponseBroker broker;
-    broker.node_id = options_.node_id;
-    broker.host = endpoint->host;
-    broker.port = endpoint->port;
-    response.brokers.push_back(std::move(broker));
-  }
+  add_brokers(request->client.listener, &response.brokers);
   response.cluster_id = meta_->cluster_id();
-  response.controller_id = options_.node_id;
+  response.controller_id = controller_ != nullptr ? controller_->leader_id() : options_.node_id;
 
   // Version 0 asks for every topic with an empty list; later versions with null.
   bool all = !body.topics.has_value() || (version == 0 && body.topics->empty());
@@ -57,7 +53,7 @@ void Broker::handle_metadata(RequestPtr request) {
                       true)) {
         continue;
       }
-      response.topics.push_back(describe(*topic, options_.node_id));
+      response.topics.push_back(describe(*topic));
     }
   } else {
     bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
@@ -107,7 +103,7 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_topic(const Request& re
     missing.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
     return missing;
   }
-  if (topic != nullptr) return describe(*topic, options_.node_id);
+  if (topic != nullptr) return describe(*topic);
   if (by_id || !wanted.name.has_value()) {
     missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicId);
   } else if (!meta::is_valid_topic_name(*wanted.name)) {
@@ -115,15 +111,47 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_topic(const Request& re
   } else if (may_create && !authorized_on_cluster(request, AclOperation::kCreate, true) &&
              !authorized(request, AclOperation::kCreate, ResourceType::kTopic, *wanted.name)) {
     missing.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
+  } else if (may_create && controller_ != nullptr) {
+    // Kafka's brokers ask the controller and answer LEADER_NOT_AVAILABLE
+    // meanwhile; the client asks again.
+    auto_create_in_cluster(request, *wanted.name);
+    missing.error_code = protocol::to_int(ErrorCode::kLeaderNotAvailable);
   } else if (may_create) {
     TopicResult r = topics_.create(*wanted.name, -1, -1, {}, false, &topic);
-    if (r.ok()) return describe(*topic, options_.node_id);
+    if (r.ok()) return describe(*topic);
     missing.error_code = protocol::to_int(r.code == ErrorCode::kTopicAlreadyExists ? ErrorCode::kLeaderNotAvailable
                                                                                     : r.code);
   } else {
     missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
   }
   return missing;
+}
+
+void Broker::add_brokers(const std::string& listener,
+                         std::vector<MetadataResponse::MetadataResponseBroker>* out) const {
+  if (controller_ != nullptr && !cluster_brokers_.empty()) {
+    // Every registered node with an endpoint of the listener the client
+    // came in on (Kafka leaves out nodes without one).
+    for (const meta::ClusterBroker& b : cluster_brokers_) {
+      for (const meta::BrokerEndpoint& e : b.endpoints) {
+        if (e.listener != listener) continue;
+        MetadataResponse::MetadataResponseBroker broker;
+        broker.node_id = b.node_id;
+        broker.host = e.host;
+        broker.port = e.port;
+        broker.rack = b.rack;
+        out->push_back(std::move(broker));
+      }
+    }
+    return;
+  }
+  if (const AdvertisedListener* endpoint = endpoint_for(listener)) {
+    MetadataResponse::MetadataResponseBroker broker;
+    broker.node_id = options_.node_id;
+    broker.host = endpoint->host;
+    broker.port = endpoint->port;
+    out->push_back(std::move(broker));
+  }
 }
 
 }  // namespace eddy::broker

@@ -22,8 +22,7 @@ constexpr int32_t kLeaderEpoch = 0;
 
 storage::PartitionLog* find_partition(TopicTable& topics, const std::string& name, int32_t partition) {
   Topic* topic = topics.find(name);
-  if (topic == nullptr || partition < 0 || partition >= static_cast<int32_t>(topic->partitions.size())) return nullptr;
-  return topic->partitions[static_cast<size_t>(partition)];
+  return topic == nullptr ? nullptr : topic->local(partition);
 }
 
 }  // namespace
@@ -46,7 +45,7 @@ void Broker::handle_list_offsets(RequestPtr request) {
       out.partition_index = p.partition_index;
       storage::PartitionLog* log = may_describe ? find_partition(topics_, t.name, p.partition_index) : nullptr;
       if (log == nullptr) {
-        out.error_code = protocol::to_int(may_describe ? ErrorCode::kUnknownTopicOrPartition
+        out.error_code = protocol::to_int(may_describe ? partition_error(topics_.find(t.name), p.partition_index)
                                                        : ErrorCode::kTopicAuthorizationFailed);
         topic_out.partitions.push_back(std::move(out));
         continue;
@@ -109,7 +108,7 @@ void Broker::handle_offset_for_leader_epoch(RequestPtr request) {
       if (!may_describe) {
         out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
       } else if (log == nullptr) {
-        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+        out.error_code = protocol::to_int(partition_error(topics_.find(t.topic), p.partition));
       } else if (p.current_leader_epoch > kLeaderEpoch) {
         out.error_code = protocol::to_int(ErrorCode::kUnknownLeaderEpoch);
       } else if (p.leader_epoch >= kLeaderEpoch) {
@@ -141,7 +140,7 @@ void Broker::handle_delete_records(RequestPtr request) {
       if (!may_delete) {
         out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
       } else if (log == nullptr) {
-        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
+        out.error_code = protocol::to_int(partition_error(topics_.find(t.name), p.partition_index));
       } else {
         // -1 means "up to the high watermark", as in Kafka.
         int64_t offset = p.offset == -1 ? log->high_watermark() : p.offset;

@@ -242,11 +242,10 @@ ProduceResponse::PartitionProduceResponse Broker::produce_partition(const Reques
     code = ErrorCode::kInvalidRequiredAcks;
   } else if (!slot.may_write) {
     code = ErrorCode::kTopicAuthorizationFailed;  // before existence, as Kafka: no probing for names
-  } else if (slot.topic == nullptr || slot.partition < 0 ||
-             slot.partition >= static_cast<int32_t>(slot.topic->partitions.size())) {
-    code = ErrorCode::kUnknownTopicOrPartition;
+  } else if (slot.topic == nullptr || slot.topic->local(slot.partition) == nullptr) {
+    code = partition_error(slot.topic, slot.partition);
   } else {
-    slot.log = slot.topic->partitions[static_cast<size_t>(slot.partition)];
+    slot.log = slot.topic->local(slot.partition);
     std::span<const uint8_t> records;
     if (data.records) records = data.records->bytes;
     code = produce_batch(request, acks, slot, records, &out, waiter, &message);
@@ -417,13 +416,13 @@ void Broker::complete_produce_waiters(bool) {
     auto& pending = it->pending;
     for (size_t i = 0; i < pending.size();) {
       Topic* topic = topics_.find(pending[i].topic);
-      bool gone = topic == nullptr || pending[i].partition >= static_cast<int32_t>(topic->partitions.size());
+      bool gone = topic == nullptr || topic->local(pending[i].partition) == nullptr;
       if (gone) {
         auto& out = it->response.responses[pending[i].topic_index].partition_responses[pending[i].partition_index];
         out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
         out.base_offset = -1;
       }
-      if (gone || topic->partitions[static_cast<size_t>(pending[i].partition)]->durable_offset() >= pending[i].needed) {
+      if (gone || topic->local(pending[i].partition)->durable_offset() >= pending[i].needed) {
         pending[i] = pending.back();
         pending.pop_back();
       } else {
@@ -455,10 +454,7 @@ void Broker::snapshot_producer_state(bool sync) {
   const int64_t started = port::monotonic_millis();
   auto current_log = [this](const std::string& name, int32_t partition) -> storage::PartitionLog* {
     Topic* topic = topics_.find(name);
-    if (topic == nullptr || partition < 0 || partition >= static_cast<int32_t>(topic->partitions.size())) {
-      return nullptr;
-    }
-    return topic->partitions[static_cast<size_t>(partition)];
+    return topic == nullptr ? nullptr : topic->local(partition);
   };
   size_t written = producer_state_.snapshot(current_log, port::wall_clock_millis(), sync);
   if (written > 0) {

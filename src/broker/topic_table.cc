@@ -1,5 +1,6 @@
 #include "broker/topic_table.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "broker/disk_budget_check.h"
@@ -55,8 +56,27 @@ Topic* TopicTable::insert(const meta::TopicRecord& record) {
   return raw;
 }
 
+Status TopicTable::load_replicas(Topic* topic, int32_t from, int32_t to) {
+  std::map<int32_t, std::vector<int32_t>> recorded;
+  meta::Uuid id;
+  std::memcpy(id.bytes.data(), topic->id.bytes.data(), 16);
+  Status s = meta_->cluster().replicas(id, &recorded);
+  if (!s.ok()) return s;
+  topic->replicas.resize(static_cast<size_t>(to));
+  for (int32_t p = from; p < to; ++p) {
+    auto it = recorded.find(p);
+    topic->replicas[static_cast<size_t>(p)] = it != recorded.end() ? it->second : std::vector<int32_t>{options_.node_id};
+  }
+  return Status();
+}
+
 TopicResult TopicTable::open_partitions(Topic* topic, int32_t from, int32_t to) {
   for (int32_t p = from; p < to; ++p) {
+    const std::vector<int32_t>& replicas = topic->replicas[static_cast<size_t>(p)];
+    if (std::find(replicas.begin(), replicas.end(), options_.node_id) == replicas.end()) {
+      topic->partitions.push_back(nullptr);  // held by other nodes only
+      continue;
+    }
     storage::PartitionLog* log = nullptr;
     Status s = logs_->open_partition({topic->name, p}, topic->config.log, &log);
     if (!s.ok()) {
@@ -75,6 +95,7 @@ Status TopicTable::load() {
   if (!s.ok()) return s;
   for (const auto& record : records) {
     Topic* topic = insert(record);
+    if (s = load_replicas(topic, 0, record.partition_count); !s.ok()) return s;
     TopicResult r = open_partitions(topic, 0, record.partition_count);
     // open_partitions fails only with KAFKA_STORAGE_ERROR (a log that cannot be opened).
     if (!r.ok()) return Status::io_error(r.message);
@@ -147,6 +168,7 @@ TopicResult TopicTable::create(const std::string& name, int32_t partitions, int1
   r = from_meta(meta_->topics().create(topic, &record));
   if (!r.ok()) return r;
   Topic* created = insert(record);
+  created->replicas.assign(static_cast<size_t>(partitions), {options_.node_id});
   r = open_partitions(created, 0, partitions);
   if (!r.ok()) {
     EDDY_LOG_ERROR("create topic {}: {}", name, r.message);
@@ -189,6 +211,7 @@ TopicResult TopicTable::add_partitions(const std::string& name, int32_t new_coun
   if (validate_only) return {};
   r = from_meta(meta_->topics().set_partition_count(name, new_count));
   if (!r.ok()) return r;
+  topic->replicas.resize(static_cast<size_t>(new_count), {options_.node_id});
   return open_partitions(topic, current, new_count);
 }
 
@@ -221,6 +244,7 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
   topic->overrides = std::move(next);
   topic->config = effective;
   for (auto* log : topic->partitions) {
+    if (log == nullptr) continue;
     Status s = log->update_config(effective.log);
     if (!s.ok()) {
       EDDY_LOG_WARN("topic {}: new config not applied to {}: {}", name, log->directory(),

@@ -3,7 +3,9 @@
 // through here so that the meta store and the logs agree.
 //
 // Invariant: a Topic in the table has a row in the meta store and an open
-// PartitionLog for each of its partitions. Threading: reactor thread only.
+// PartitionLog for each of its partitions that this node holds (every one
+// on a single node; on a cluster node those whose replicas name it).
+// Threading: reactor thread only.
 #pragma once
 
 #include <functional>
@@ -38,8 +40,19 @@ struct Topic {
   int16_t replication_factor = 1;
   ConfigMap overrides;  // topic-level configs set on this topic
   EffectiveTopicConfig config;
+  // One per partition: its log when this node holds a replica of it,
+  // nullptr when the partition lives on other nodes of the cluster only.
   std::vector<storage::PartitionLog*> partitions;
+  // Parallel to partitions: the nodes holding each one, the leader first
+  // (a single node: itself).
+  std::vector<std::vector<int32_t>> replicas;
   TopicTraffic traffic;
+
+  // Partition p's log here, nullptr when p is out of range or not held here.
+  storage::PartitionLog* local(int32_t p) const {
+    return p >= 0 && static_cast<size_t>(p) < partitions.size() ? partitions[static_cast<size_t>(p)] : nullptr;
+  }
+  bool has_partition(int32_t p) const { return p >= 0 && static_cast<size_t>(p) < partitions.size(); }
 };
 
 struct TopicResult {
@@ -68,14 +81,29 @@ class TopicTable {
   // partitions / replication_factor of -1 mean the broker default.
   TopicResult create(const std::string& name, int32_t partitions, int16_t replication_factor,
                      const ConfigMap& configs, bool validate_only, Topic** out);
+  // REQUIRES: name is not the Topic's own name member (the Topic goes).
   TopicResult remove(const std::string& name);
   TopicResult add_partitions(const std::string& name, int32_t new_count, bool validate_only);
   TopicResult alter_configs(const std::string& name, const std::vector<meta::ConfigChange>& changes,
                             bool validate_only);
 
+  // A cluster node applying the controller log's records (controller_apply.cc).
+  // Each is idempotent: applied again (a crash before the applied offset
+  // advanced) it leaves the same state and succeeds.
+  TopicResult apply_created(const std::string& name, const protocol::Uuid& id,
+                            const std::vector<std::vector<int32_t>>& replicas, const ConfigMap& configs);
+  TopicResult apply_removed(const protocol::Uuid& id);
+  TopicResult apply_partitions_added(const protocol::Uuid& id, int32_t first,
+                                     const std::vector<std::vector<int32_t>>& replicas);
+  TopicResult apply_configs(const protocol::Uuid& id, const ConfigMap& overrides);
+
  private:
+  // Opens partitions [from, to) that this node holds (replicas set first).
   TopicResult open_partitions(Topic* topic, int32_t from, int32_t to);
   Topic* insert(const meta::TopicRecord& record);
+  // Replicas of partitions [from, to) as the meta store has them ({node_id}
+  // for partitions without a row: a single node's).
+  Status load_replicas(Topic* topic, int32_t from, int32_t to);
 
   const BrokerOptions& options_;
   meta::MetaStore* meta_;

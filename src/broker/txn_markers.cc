@@ -38,10 +38,8 @@ txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp
                                                   int64_t producer_id, int16_t epoch, int64_t* offset,
                                                   std::string* why) {
   Topic* topic = topics_.find(tp.topic);
-  if (topic == nullptr || tp.partition < 0 || tp.partition >= static_cast<int32_t>(topic->partitions.size())) {
-    return txn::MarkerSink::Outcome::kPartitionGone;
-  }
-  storage::PartitionLog* log = topic->partitions[static_cast<size_t>(tp.partition)];
+  storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(tp.partition);
+  if (log == nullptr) return txn::MarkerSink::Outcome::kPartitionGone;
   PartitionProducers* producers = producer_state_.find(log);
   if (producers != nullptr && !producers->marker_allowed(producer_id, epoch)) {
     // A newer epoch already wrote here: this marker is stale (Kafka's
@@ -69,10 +67,8 @@ txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp
 
 bool Broker::txn_marker_durable(const meta::TopicPartition& tp, int64_t offset) {
   Topic* topic = topics_.find(tp.topic);
-  if (topic == nullptr || tp.partition < 0 || tp.partition >= static_cast<int32_t>(topic->partitions.size())) {
-    return true;
-  }
-  return topic->partitions[static_cast<size_t>(tp.partition)]->durable_offset() > offset;
+  storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(tp.partition);
+  return log == nullptr || log->durable_offset() > offset;
 }
 
 }  // namespace eddy::broker

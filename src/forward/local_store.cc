@@ -108,14 +108,14 @@ void LocalStore::on_partition_opened(const std::string& topic, int32_t partition
 
 void LocalStore::repin(const std::string& topic, int32_t partition) {
   broker::Topic* t = topics_.find(topic);
-  if (t == nullptr || partition < 0 || static_cast<size_t>(partition) >= t->partitions.size()) return;
+  if (t == nullptr || t->local(partition) == nullptr) return;
   int64_t pin = -1;
   for (const LinkEntry& link : links_) {
     auto it = link.cursors.find({topic, partition});
     if (it == link.cursors.end()) continue;
     pin = pin < 0 ? it->second.next_offset : std::min(pin, it->second.next_offset);
   }
-  t->partitions[static_cast<size_t>(partition)]->set_pin(pin);
+  t->local(partition)->set_pin(pin);
 }
 
 LocalStore::LinkEntry* LocalStore::find_link(const std::string& name) {
@@ -135,6 +135,7 @@ bool LocalStore::list(const std::string& link, const std::map<TopicPartitionKey,
           if (!entry->mapping->forwards(t->name)) continue;
           for (size_t i = 0; i < t->partitions.size(); ++i) {
             storage::PartitionLog* log = t->partitions[i];
+            if (log == nullptr) continue;  // forwarded by a node that holds it
             TopicPartitionKey key{t->name, static_cast<int32_t>(i)};
             LocalPartition p;
             p.topic = t->name;
@@ -170,11 +171,11 @@ bool LocalStore::read(const std::string& topic, int32_t partition, int64_t offse
   return on_reactor<LocalRead>(
       [this, topic, partition, offset, max_bytes](LocalRead* result) {
         broker::Topic* t = topics_.find(topic);
-        if (t == nullptr || partition < 0 || static_cast<size_t>(partition) >= t->partitions.size()) {
+        storage::PartitionLog* log = t == nullptr ? nullptr : t->local(partition);
+        if (log == nullptr) {
           result->exists = false;
           return;
         }
-        storage::PartitionLog* log = t->partitions[static_cast<size_t>(partition)];
         result->log_start_offset = log->log_start_offset();
         result->status =
             log->read_copy(offset, max_bytes, log->last_stable_offset(), &result->bytes, &result->next_offset);
@@ -205,7 +206,7 @@ void LocalStore::cursors_forgotten(const std::string& link, const std::vector<To
     for (const TopicPartitionKey& key : partitions) {
       // A topic re-created since has a fresh entry from on_partition_opened.
       broker::Topic* t = topics_.find(key.first);
-      if (t == nullptr || static_cast<size_t>(key.second) >= t->partitions.size()) {
+      if (t == nullptr || t->local(key.second) == nullptr) {
         auto it = entry->cursors.find(key);
         if (it != entry->cursors.end()) {
           entry->retired[key] = it->second;

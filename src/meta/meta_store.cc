@@ -17,7 +17,8 @@ MetaStore::MetaStore(std::unique_ptr<Database> db, const Options& options)
       scram_credentials_(db_.get()),
       acls_(db_.get()),
       transactions_(db_.get()),
-      pending_offsets_(db_.get()) {}
+      pending_offsets_(db_.get()),
+      cluster_(db_.get()) {}
 
 MetaStore::~MetaStore() {
   Status s = close();
@@ -47,6 +48,18 @@ Status MetaStore::load_cluster_id() {
   Status s = db_->query_text("SELECT cluster_id FROM cluster WHERE singleton = 0", &cluster_id_);
   if (s.is_not_found()) return Status::corruption(db_->path() + ": the cluster row is missing");
   return s;
+}
+
+Status MetaStore::adopt_cluster_id(const std::string& cluster_id) {
+  if (cluster_id.size() != 22) return Status::invalid_argument("cluster id '" + cluster_id + "' is not 22 characters");
+  if (cluster_id == cluster_id_) return Status();
+  Statement st;
+  Status s = db_->prepare("UPDATE cluster SET cluster_id = ? WHERE singleton = 0", &st);
+  if (!s.ok()) return s;
+  st.bind_text(1, cluster_id);
+  if (s = st.run(); !s.ok()) return s;
+  cluster_id_ = cluster_id;
+  return Status();
 }
 
 Status MetaStore::close() { return db_ == nullptr ? Status() : db_->close(); }

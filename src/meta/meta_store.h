@@ -34,6 +34,7 @@
 
 #include "meta/acl_store.h"
 #include "meta/broker_config_store.h"
+#include "meta/cluster_store.h"
 #include "meta/offset_store.h"
 #include "meta/pending_offset_store.h"
 #include "meta/producer_id_allocator.h"
@@ -72,6 +73,9 @@ class MetaStore {
   // 22 characters of URL-safe base64 (Kafka's form), fixed for the
   // database's lifetime.
   const std::string& cluster_id() const { return cluster_id_; }
+  // A cluster node takes the id its controller log carries (the cluster's,
+  // shared by every node). invalid_argument unless 22 characters.
+  Status adopt_cluster_id(const std::string& cluster_id);
 
   TopicStore& topics() { return topics_; }
   BrokerConfigStore& broker_configs() { return broker_configs_; }
@@ -81,6 +85,7 @@ class MetaStore {
   ProducerSnapshotStore& producer_snapshots() { return producer_snapshots_; }
   ScramCredentialStore& scram_credentials() { return scram_credentials_; }
   AclStore& acls() { return acls_; }
+  ClusterStore& cluster() { return cluster_; }
   TransactionStore& transactions() { return transactions_; }
   PendingOffsetStore& pending_offsets() { return pending_offsets_; }
 
@@ -109,6 +114,7 @@ class MetaStore {
   AclStore acls_;
   TransactionStore transactions_;
   PendingOffsetStore pending_offsets_;
+  ClusterStore cluster_;
 };
 
 }  // namespace eddy::meta

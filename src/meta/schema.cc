@@ -185,6 +185,36 @@ Status migrate_to_v5(Database* db) {
   )sql");
 }
 
+// Schema version 6: a cluster node's share of the controller log's state
+// (cluster_store.h). Empty on a single node.
+Status migrate_to_v6(Database* db) {
+  return db->exec(R"sql(
+    CREATE TABLE cluster_brokers (
+      node_id INTEGER PRIMARY KEY CHECK (node_id >= 0),
+      rack TEXT
+    );
+    CREATE TABLE cluster_broker_endpoints (
+      node_id INTEGER NOT NULL REFERENCES cluster_brokers (node_id) ON DELETE CASCADE,
+      listener TEXT NOT NULL,
+      host TEXT NOT NULL,
+      port INTEGER NOT NULL CHECK (port BETWEEN 0 AND 65535),
+      security_protocol INTEGER NOT NULL,
+      PRIMARY KEY (node_id, listener)
+    ) WITHOUT ROWID;
+    CREATE TABLE partition_replicas (
+      topic_id BLOB NOT NULL REFERENCES topics (topic_id) ON DELETE CASCADE,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      replicas TEXT NOT NULL,
+      PRIMARY KEY (topic_id, partition)
+    ) WITHOUT ROWID;
+    CREATE TABLE controller_applied (
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 0),
+      next_offset INTEGER NOT NULL CHECK (next_offset >= 0),
+      cluster_id TEXT CHECK (cluster_id IS NULL OR length(cluster_id) = 22)
+    );
+  )sql");
+}
+
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
     {1, create_schema_v1},
@@ -192,6 +222,7 @@ constexpr Migration kMigrations[] = {
     {3, migrate_to_v3},
     {4, migrate_to_v4},
     {5, migrate_to_v5},
+    {6, migrate_to_v6},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

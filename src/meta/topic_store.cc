@@ -50,6 +50,9 @@ Status TopicStore::create(const NewTopic& topic, TopicRecord* out) {
   if (!name_error.empty()) return Status::invalid_argument(std::move(name_error));
   if (topic.partition_count < 1) return Status::invalid_argument("Number of partitions must be larger than 0.");
   if (topic.replication_factor < 1) return Status::invalid_argument("Replication factor must be larger than 0.");
+  if (!topic.replicas.empty() && topic.replicas.size() != static_cast<size_t>(topic.partition_count)) {
+    return Status::invalid_argument("Replicas are needed for each partition.");
+  }
   for (const auto& [key, value] : topic.configs) {
     Status s = validate_config_key(key);
     if (!s.ok()) return s;
@@ -66,6 +69,7 @@ Status TopicStore::create(const NewTopic& topic, TopicRecord* out) {
   record.configs = topic.configs;
   s = choose_id(topic.id, &record.id);
   if (s.ok()) s = insert(record);
+  if (s.ok()) s = insert_replicas(record.id, 0, topic.replicas);
   if (s.ok()) s = tx.commit();
   if (!s.ok()) return s;
   if (out != nullptr) *out = std::move(record);
@@ -196,7 +200,27 @@ Status TopicStore::remove(const std::string& name) {
   return tx.commit();
 }
 
-Status TopicStore::set_partition_count(const std::string& name, int32_t partition_count) {
+Status TopicStore::insert_replicas(const Uuid& id, int32_t first, const std::vector<std::vector<int32_t>>& replicas) {
+  Status s;
+  for (size_t i = 0; s.ok() && i < replicas.size(); ++i) {
+    std::string ids;
+    for (int32_t node : replicas[i]) {
+      if (!ids.empty()) ids += ',';
+      ids += std::to_string(node);
+    }
+    Statement st;
+    s = db_->prepare("INSERT OR REPLACE INTO partition_replicas (topic_id, partition, replicas) VALUES (?, ?, ?)", &st);
+    if (!s.ok()) return s;
+    st.bind_blob(1, id.bytes.data(), id.bytes.size());
+    st.bind_int64(2, first + static_cast<int64_t>(i));
+    st.bind_text(3, ids);
+    s = st.run();
+  }
+  return s;
+}
+
+Status TopicStore::set_partition_count(const std::string& name, int32_t partition_count,
+                                       const std::vector<std::vector<int32_t>>& new_replicas) {
   Transaction tx(db_);
   Status s = tx.begin();
   if (!s.ok()) return s;
@@ -217,6 +241,12 @@ Status TopicStore::set_partition_count(const std::string& name, int32_t partitio
   st.bind_int64(1, partition_count);
   st.bind_text(2, name);
   s = st.run();
+  if (s.ok() && !new_replicas.empty()) {
+    if (new_replicas.size() != static_cast<size_t>(partition_count - current.partition_count)) {
+      return Status::invalid_argument("Replicas are needed for each new partition.");
+    }
+    s = insert_replicas(current.id, current.partition_count, new_replicas);
+  }
   if (!s.ok()) return s;
   return tx.commit();
 }

@@ -29,6 +29,9 @@ struct NewTopic {
   int16_t replication_factor = 1;
   std::map<std::string, std::string> configs;
   Uuid id;  // zero: a random one is generated (a Raft follower passes the leader's)
+  // A cluster node: partition i's replicas (partition_count lists, written
+  // with the topic in one transaction); empty on a single node.
+  std::vector<std::vector<int32_t>> replicas;
 };
 
 class TopicStore {
@@ -57,8 +60,10 @@ class TopicStore {
   Status remove(const std::string& name);
 
   // CreatePartitions. REQUIRES nothing; refuses (invalid_argument) a count
-  // that is not larger than the current one, as Kafka does.
-  Status set_partition_count(const std::string& name, int32_t partition_count);
+  // that is not larger than the current one, as Kafka does. new_replicas: a
+  // cluster node's replicas of the new partitions (empty, or one list each).
+  Status set_partition_count(const std::string& name, int32_t partition_count,
+                             const std::vector<std::vector<int32_t>>& new_replicas = {});
 
   // IncrementalAlterConfigs SET/DELETE on the topic's overrides, all or
   // nothing. Deleting a key that is not set is not an error (Kafka).
@@ -72,6 +77,8 @@ class TopicStore {
   Status check_name_is_free(const std::string& name);
   Status choose_id(const Uuid& wanted, Uuid* id);
   Status insert(const TopicRecord& record);
+  // partition_replicas rows for partitions [first, first + replicas.size()).
+  Status insert_replicas(const Uuid& id, int32_t first, const std::vector<std::vector<int32_t>>& replicas);
   // Steps st (a bound SELECT name, topic_id, partition_count,
   // replication_factor) once and fills *out; not_found(missing) when no row.
   Status read_topic(Statement* st, const std::string& missing, TopicRecord* out);

@@ -6,7 +6,8 @@ Usage (from the repository root):
     python3 src/protocol/codegen/generate.py /path/to/kafka-protocol/messages
 
 Reads the definitions (JSON with // comments) of the messages Eddy implements
-(APIS, HEADERS, DATA_TYPES and CONTROL_RECORDS below) and writes:
+(APIS, HEADERS, DATA_TYPES and CONTROL_RECORDS below), and Eddy's own records
+of the controller log (EDDY_RECORDS, from src/protocol/records/), and writes:
 
   src/protocol/generated/<api>.h/.cc   one pair per API: <Api>Request and
                                        <Api>Response (plus header.h/.cc for
@@ -90,11 +91,19 @@ APIS = [
     ("begin_quorum_epoch", "BeginQuorumEpoch"),
     ("end_quorum_epoch", "EndQuorumEpoch"),
     ("describe_quorum", "DescribeQuorum"),
+    # A cluster node's controller listener: requests forwarded by another
+    # node (Envelope) and a node's client endpoints (BrokerRegistration).
+    ("envelope", "Envelope"),
+    ("broker_registration", "BrokerRegistration"),
 ]
 HEADERS = ("header", ["RequestHeader", "ResponseHeader"])
 DATA_TYPES = ("consumer_protocol", ["ConsumerProtocolSubscription", "ConsumerProtocolAssignment"])
 # The value of KRaft's LeaderChange control record (src/raft/kafka_wire.*).
 CONTROL_RECORDS = ("leader_change_message", ["LeaderChangeMessage"])
+# Eddy's own records of the controller log (src/broker/controller_records.*),
+# defined in Kafka's format in src/protocol/records/ (not Kafka's messages).
+EDDY_RECORDS = ("controller_records", ["ClusterIdRecord", "RegisterBrokerRecord", "TopicRecord",
+                                       "RemoveTopicRecord", "PartitionsAddedRecord", "TopicConfigsRecord"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")
@@ -1229,6 +1238,9 @@ def main(argv):
         pairs.append((stem, req, resp))
     for stem, names in (HEADERS, DATA_TYPES, CONTROL_RECORDS):
         groups.append((stem, [Message(load_definition(messages_dir, n)) for n in names]))
+    records_dir = os.path.join(REPO_ROOT, "src", "protocol", "records")
+    stem, names = EDDY_RECORDS
+    groups.append((stem, [Message(load_definition(records_dir, n)) for n in names]))
 
     all_messages = []
     generated = []

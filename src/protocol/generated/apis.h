@@ -49,7 +49,9 @@ enum class ApiKey : int16_t {
   kBeginQuorumEpoch = 53,
   kEndQuorumEpoch = 54,
   kDescribeQuorum = 55,
+  kEnvelope = 58,
   kDescribeCluster = 60,
+  kBrokerRegistration = 62,
   kDescribeTransactions = 65,
   kListTransactions = 66,
 };
@@ -109,7 +111,9 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {53, "BeginQuorumEpoch", 0, 1, 1, 1},
     {54, "EndQuorumEpoch", 0, 1, 1, 1},
     {55, "DescribeQuorum", 0, 2, 0, 0},
+    {58, "Envelope", 0, 0, 0, 0},
     {60, "DescribeCluster", 0, 1, 0, 0},
+    {62, "BrokerRegistration", 0, 4, 0, 0},
     {65, "DescribeTransactions", 0, 0, 0, 0},
     {66, "ListTransactions", 0, 1, 0, 0},
 };
@@ -158,7 +162,9 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(BeginQuorumEpochRequest, BeginQuorumEpochResponse) \
   X(EndQuorumEpochRequest, EndQuorumEpochResponse) \
   X(DescribeQuorumRequest, DescribeQuorumResponse) \
+  X(EnvelopeRequest, EnvelopeResponse) \
   X(DescribeClusterRequest, DescribeClusterResponse) \
+  X(BrokerRegistrationRequest, BrokerRegistrationResponse) \
   X(DescribeTransactionsRequest, DescribeTransactionsResponse) \
   X(ListTransactionsRequest, ListTransactionsResponse)
 

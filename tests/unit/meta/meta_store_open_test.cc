@@ -128,6 +128,8 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   }
   // Turn the file back into a version 1 database (as Eddy 0.1 wrote it).
   run_sql(path,
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions;"
           "DROP TABLE acls; DROP TABLE scram_credentials; DROP TABLE security_secrets;"
@@ -159,6 +161,8 @@ TEST(MetaStoreOpen, VersionThreeIsMigratedKeepingCredentials) {
   }
   // Turn the file back into a version 3 database (as Eddy with SASL wrote it).
   run_sql(path,
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions; DROP TABLE acls; PRAGMA user_version = 3;");
   auto store = open_or_die(path);
@@ -185,6 +189,8 @@ TEST(MetaStoreOpen, VersionFourIsMigratedKeepingOffsetsAndAcls) {
   }
   // Turn the file back into a version 4 database (as Eddy with ACLs wrote it).
   run_sql(path,
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions; PRAGMA user_version = 4;");
   auto store = open_or_die(path);
@@ -200,6 +206,31 @@ TEST(MetaStoreOpen, VersionFourIsMigratedKeepingOffsetsAndAcls) {
   std::vector<TransactionRow> transactions;
   ASSERT_TRUE(store->transactions().load_all(&transactions).ok());
   EXPECT_TRUE(transactions.empty());
+}
+
+TEST(MetaStoreOpen, VersionFiveIsMigratedKeepingTopicsWithoutReplicas) {
+  eddy::testing::TempDir dir;
+  const std::string path = dir.file("eddy.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store->topics().create(testing::new_topic("kept", 2), nullptr).ok());
+    ASSERT_TRUE(store->close().ok());
+  }
+  // Turn the file back into a version 5 database (before clusters).
+  run_sql(path,
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE controller_applied; PRAGMA user_version = 5;");
+  auto store = open_or_die(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
+  TopicRecord kept;
+  ASSERT_TRUE(store->topics().get("kept", &kept).ok());
+  std::map<int32_t, std::vector<int32_t>> replicas;
+  ASSERT_TRUE(store->cluster().replicas(kept.id, &replicas).ok());
+  EXPECT_TRUE(replicas.empty()) << "a single node's topics name no replicas";
+  int64_t applied = -1;
+  ASSERT_TRUE(store->cluster().applied_offset(&applied).ok());
+  EXPECT_EQ(applied, 0);
 }
 
 TEST(MetaStoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {

@@ -94,8 +94,18 @@
   X(EndQuorumEpochResponse) \
   X(DescribeQuorumRequest) \
   X(DescribeQuorumResponse) \
+  X(EnvelopeRequest) \
+  X(EnvelopeResponse) \
+  X(BrokerRegistrationRequest) \
+  X(BrokerRegistrationResponse) \
   X(RequestHeader) \
   X(ResponseHeader) \
   X(ConsumerProtocolSubscription) \
   X(ConsumerProtocolAssignment) \
-  X(LeaderChangeMessage)
+  X(LeaderChangeMessage) \
+  X(ClusterIdRecord) \
+  X(RegisterBrokerRecord) \
+  X(TopicRecord) \
+  X(RemoveTopicRecord) \
+  X(PartitionsAddedRecord) \
+  X(TopicConfigsRecord)

@@ -2378,6 +2378,69 @@ void fill_test_values(DescribeQuorumResponse& m, int16_t version, Filler& f) {
   }
 }
 
+void fill_test_values(EnvelopeRequest& m, int16_t version, Filler& f) {
+  m.request_data = f.next_bytes();
+  if (f.make_null()) {
+    m.request_principal.reset();
+  } else {
+    m.request_principal = f.next_bytes();
+  }
+  m.client_host_address = f.next_bytes();
+}
+
+void fill_test_values(EnvelopeResponse& m, int16_t version, Filler& f) {
+  if (f.make_null()) {
+    m.response_data.reset();
+  } else {
+    m.response_data = f.next_bytes();
+  }
+  m.error_code = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(BrokerRegistrationRequest::Listener& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+  m.security_protocol = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(BrokerRegistrationRequest::Feature& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.min_supported_version = f.next_int<int16_t>(0);
+  m.max_supported_version = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(BrokerRegistrationRequest& m, int16_t version, Filler& f) {
+  m.broker_id = f.next_int<int32_t>(0);
+  m.cluster_id = f.next_string();
+  m.incarnation_id = f.next_uuid();
+  m.listeners.resize(f.array_size());
+  for (auto& e : m.listeners) fill_test_values(e, version, f);
+  m.features.resize(f.array_size());
+  for (auto& e : m.features) fill_test_values(e, version, f);
+  if (f.make_null()) {
+    m.rack.reset();
+  } else {
+    m.rack = f.next_string();
+  }
+  if (version >= 1) {
+    m.is_migrating_zk_broker = !false;
+  }
+  if (version >= 2) {
+    m.log_dirs.resize(f.array_size());
+    for (auto& e : m.log_dirs) e = f.next_uuid();
+  }
+  if (version >= 3) {
+    m.previous_broker_epoch = f.next_int<int64_t>(-1);
+  }
+}
+
+void fill_test_values(BrokerRegistrationResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  m.broker_epoch = f.next_int<int64_t>(-1);
+}
+
 void fill_test_values(RequestHeader& m, int16_t version, Filler& f) {
   m.request_api_key = f.next_int<int16_t>(0);
   m.request_api_version = f.next_int<int16_t>(0);
@@ -2455,6 +2518,74 @@ void fill_test_values(LeaderChangeMessage& m, int16_t version, Filler& f) {
   for (auto& e : m.voters) fill_test_values(e, version, f);
   m.granting_voters.resize(f.array_size());
   for (auto& e : m.granting_voters) fill_test_values(e, version, f);
+}
+
+void fill_test_values(ClusterIdRecord& m, int16_t version, Filler& f) {
+  m.cluster_id = f.next_string();
+}
+
+void fill_test_values(RegisterBrokerRecord::Endpoint& m, int16_t version, Filler& f) {
+  m.listener = f.next_string();
+  m.host = f.next_string();
+  m.port = f.next_int<int32_t>(0);
+  m.security_protocol = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(RegisterBrokerRecord& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  if (f.make_null()) {
+    m.rack.reset();
+  } else {
+    m.rack = f.next_string();
+  }
+  m.endpoints.resize(f.array_size());
+  for (auto& e : m.endpoints) fill_test_values(e, version, f);
+}
+
+void fill_test_values(TopicRecord::PartitionReplicas& m, int16_t version, Filler& f) {
+  m.replicas.resize(f.array_size());
+  for (auto& e : m.replicas) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(TopicRecord::TopicConfig& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.value = f.next_string();
+}
+
+void fill_test_values(TopicRecord& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.topic_id = f.next_uuid();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+  m.configs.resize(f.array_size());
+  for (auto& e : m.configs) fill_test_values(e, version, f);
+}
+
+void fill_test_values(RemoveTopicRecord& m, int16_t version, Filler& f) {
+  m.topic_id = f.next_uuid();
+}
+
+void fill_test_values(PartitionsAddedRecord::PartitionReplicas& m, int16_t version, Filler& f) {
+  m.replicas.resize(f.array_size());
+  for (auto& e : m.replicas) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(PartitionsAddedRecord& m, int16_t version, Filler& f) {
+  m.topic_id = f.next_uuid();
+  m.first_partition = f.next_int<int32_t>(0);
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(TopicConfigsRecord::TopicConfig& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.value = f.next_string();
+}
+
+void fill_test_values(TopicConfigsRecord& m, int16_t version, Filler& f) {
+  m.topic_id = f.next_uuid();
+  m.configs.resize(f.array_size());
+  for (auto& e : m.configs) fill_test_values(e, version, f);
 }
 
 namespace {
@@ -2570,8 +2701,12 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<EndQuorumEpochRequest>(version, body, reencode_ok);
     case DescribeQuorumRequest::kApiKey:
       return decode_and_check<DescribeQuorumRequest>(version, body, reencode_ok);
+    case EnvelopeRequest::kApiKey:
+      return decode_and_check<EnvelopeRequest>(version, body, reencode_ok);
     case DescribeClusterRequest::kApiKey:
       return decode_and_check<DescribeClusterRequest>(version, body, reencode_ok);
+    case BrokerRegistrationRequest::kApiKey:
+      return decode_and_check<BrokerRegistrationRequest>(version, body, reencode_ok);
     case DescribeTransactionsRequest::kApiKey:
       return decode_and_check<DescribeTransactionsRequest>(version, body, reencode_ok);
     case ListTransactionsRequest::kApiKey:
@@ -2669,8 +2804,12 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<EndQuorumEpochResponse>(version, body, reencode_ok);
     case DescribeQuorumResponse::kApiKey:
       return decode_and_check<DescribeQuorumResponse>(version, body, reencode_ok);
+    case EnvelopeResponse::kApiKey:
+      return decode_and_check<EnvelopeResponse>(version, body, reencode_ok);
     case DescribeClusterResponse::kApiKey:
       return decode_and_check<DescribeClusterResponse>(version, body, reencode_ok);
+    case BrokerRegistrationResponse::kApiKey:
+      return decode_and_check<BrokerRegistrationResponse>(version, body, reencode_ok);
     case DescribeTransactionsResponse::kApiKey:
       return decode_and_check<DescribeTransactionsResponse>(version, body, reencode_ok);
     case ListTransactionsResponse::kApiKey:

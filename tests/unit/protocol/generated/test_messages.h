@@ -246,6 +246,12 @@ void fill_test_values(DescribeQuorumResponse::TopicData& m, int16_t version, Fil
 void fill_test_values(DescribeQuorumResponse::Listener& m, int16_t version, Filler& f);
 void fill_test_values(DescribeQuorumResponse::Node& m, int16_t version, Filler& f);
 void fill_test_values(DescribeQuorumResponse& m, int16_t version, Filler& f);
+void fill_test_values(EnvelopeRequest& m, int16_t version, Filler& f);
+void fill_test_values(EnvelopeResponse& m, int16_t version, Filler& f);
+void fill_test_values(BrokerRegistrationRequest::Listener& m, int16_t version, Filler& f);
+void fill_test_values(BrokerRegistrationRequest::Feature& m, int16_t version, Filler& f);
+void fill_test_values(BrokerRegistrationRequest& m, int16_t version, Filler& f);
+void fill_test_values(BrokerRegistrationResponse& m, int16_t version, Filler& f);
 void fill_test_values(RequestHeader& m, int16_t version, Filler& f);
 void fill_test_values(ResponseHeader& m, int16_t version, Filler& f);
 void fill_test_values(ConsumerProtocolSubscription::TopicPartition& m, int16_t version, Filler& f);
@@ -254,6 +260,17 @@ void fill_test_values(ConsumerProtocolAssignment::TopicPartition& m, int16_t ver
 void fill_test_values(ConsumerProtocolAssignment& m, int16_t version, Filler& f);
 void fill_test_values(LeaderChangeMessage::Voter& m, int16_t version, Filler& f);
 void fill_test_values(LeaderChangeMessage& m, int16_t version, Filler& f);
+void fill_test_values(ClusterIdRecord& m, int16_t version, Filler& f);
+void fill_test_values(RegisterBrokerRecord::Endpoint& m, int16_t version, Filler& f);
+void fill_test_values(RegisterBrokerRecord& m, int16_t version, Filler& f);
+void fill_test_values(TopicRecord::PartitionReplicas& m, int16_t version, Filler& f);
+void fill_test_values(TopicRecord::TopicConfig& m, int16_t version, Filler& f);
+void fill_test_values(TopicRecord& m, int16_t version, Filler& f);
+void fill_test_values(RemoveTopicRecord& m, int16_t version, Filler& f);
+void fill_test_values(PartitionsAddedRecord::PartitionReplicas& m, int16_t version, Filler& f);
+void fill_test_values(PartitionsAddedRecord& m, int16_t version, Filler& f);
+void fill_test_values(TopicConfigsRecord::TopicConfig& m, int16_t version, Filler& f);
+void fill_test_values(TopicConfigsRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the

@@ -1,0 +1,176 @@
+#include "app/cluster_controller.h"
+
+#include <algorithm>
+#include <arpa/inet.h>
+
+#include "port/log.h"
+#include "protocol/errors.h"
+#include "protocol/generated/broker_registration.h"
+#include "protocol/generated/envelope.h"
+
+namespace eddy::app {
+namespace {
+
+constexpr int64_t kTickMs = 1000;
+
+// The address bytes of "host:port" (IPv4 or IPv6), as Envelope carries them.
+std::vector<uint8_t> address_bytes(const std::string& peer) {
+  std::string host = peer.substr(0, peer.rfind(':'));
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  uint8_t bytes[16];
+  if (inet_pton(AF_INET, host.c_str(), bytes) == 1) return {bytes, bytes + 4};
+  if (inet_pton(AF_INET6, host.c_str(), bytes) == 1) return {bytes, bytes + 16};
+  return {};
+}
+
+Status leader_refused(int16_t code, const char* what) {
+  return Status::kafka(Status::Code::kBrokerError, code, true,
+                       std::string(what) + ": " + protocol::error_name(static_cast<protocol::ErrorCode>(code)));
+}
+
+}  // namespace
+
+ClusterController::ClusterController(ControllerQuorum* quorum, broker::Broker* broker, meta::MetaStore* meta,
+                                     port::Executor* reactor, std::vector<meta::BrokerEndpoint> endpoints)
+    : quorum_(quorum), broker_(broker), meta_(meta), reactor_(reactor), endpoints_(std::move(endpoints)) {
+  std::sort(endpoints_.begin(), endpoints_.end(),
+            [](const meta::BrokerEndpoint& a, const meta::BrokerEndpoint& b) { return a.listener < b.listener; });
+  broker_->set_controller(this);
+  quorum_->set_committed_handler([this](raft::Offset offset, const raft::Entry& entry) { apply(offset, entry); });
+  quorum_->set_envelope_handler(
+      [this](const broker::ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<broker::Reply> reply) {
+        broker_->handle(client, std::move(frame), std::move(reply));
+      });
+}
+
+void ClusterController::start() {
+  std::vector<meta::ClusterBroker> brokers;
+  if (meta_->cluster().brokers(&brokers).ok()) {
+    registered_ = std::find(brokers.begin(), brokers.end(), this_node()) != brokers.end();
+  }
+  cluster_id_known_ = broker_->has_log_cluster_id();
+  if (cluster_id_known_) quorum_->set_cluster_id(meta_->cluster_id());
+  tick();
+}
+
+int32_t ClusterController::leader_id() const { return quorum_->view().leader_id; }
+
+bool ClusterController::is_leader() const {
+  const raft::QuorumView v = quorum_->view();
+  return v.role == raft::Role::kLeader && !v.failed;
+}
+
+void ClusterController::propose(const broker::ControllerRecord& record, std::function<void(const Status&)> done) {
+  quorum_->propose(broker::encode_controller_record(record),
+                   [done = std::move(done)](const Status& s, raft::Offset) { done(s); });
+}
+
+void ClusterController::forward(const broker::Request& request, Forwarded done) {
+  protocol::EnvelopeRequest envelope;
+  envelope.request_data.assign(request.frame.begin(), request.frame.end());
+  envelope.request_principal.emplace(request.client.principal.begin(), request.client.principal.end());
+  envelope.client_host_address = address_bytes(request.client.peer);
+  ControllerQuorum* quorum = quorum_;
+  auto call = [quorum, envelope, done](client::BrokerConnection& leader, client::Deadline deadline) {
+    protocol::EnvelopeResponse answer;
+    Status s = leader.call(envelope, 0, &answer, deadline);
+    if (!s.ok()) return s;
+    if (answer.error_code != 0 || !answer.response_data.has_value()) {
+      const int16_t code =
+          answer.error_code != 0 ? answer.error_code : protocol::to_int(protocol::ErrorCode::kUnknownServerError);
+      return leader_refused(code, "the controller leader refused the forwarded request");
+    }
+    quorum->post([done, data = std::move(*answer.response_data)] {
+      protocol::OutputBuffer framed;
+      const uint32_t size = htonl(static_cast<uint32_t>(data.size()));
+      framed.append(&size, 4);
+      framed.append(data.data(), data.size());
+      done(Status(), std::move(framed));
+    });
+    return Status();
+  };
+  auto failed = [quorum, done](const Status& why) { quorum->post([done, why] { done(why, {}); }); };
+  quorum_->forward_to_leader(leader_id(), std::move(call), std::move(failed));
+}
+
+void ClusterController::apply(raft::Offset offset, const raft::Entry& entry) {
+  if (failed_ || entry.kind != raft::EntryKind::kData) return;
+  broker::ControllerRecord record;
+  Status s = broker::decode_controller_record(entry.payload, &record);
+  if (s.ok()) s = broker_->apply_controller_record(record);
+  if (s.ok()) s = meta_->cluster().set_applied_offset(offset + 1);
+  if (!s.ok()) {
+    // Skipping the entry would leave this node's state apart from the
+    // others' for good: stop applying, loudly.
+    failed_ = true;
+    EDDY_LOG_ERROR("controller log: entry {} cannot be applied on this node: {}; this node applies no more changes "
+                   "of the cluster's metadata (restart it once the cause is fixed)",
+                   offset, s.to_string());
+    return;
+  }
+  if (std::holds_alternative<protocol::ClusterIdRecord>(record)) {
+    cluster_id_known_ = true;
+    quorum_->set_cluster_id(meta_->cluster_id());
+  } else if (const auto* r = std::get_if<protocol::RegisterBrokerRecord>(&record)) {
+    if (r->node_id == quorum_->config().node_id) {
+      std::vector<meta::ClusterBroker> brokers;
+      registered_ = meta_->cluster().brokers(&brokers).ok() &&
+                    std::find(brokers.begin(), brokers.end(), this_node()) != brokers.end();
+    }
+  }
+}
+
+meta::ClusterBroker ClusterController::this_node() const {
+  meta::ClusterBroker b;
+  b.node_id = quorum_->config().node_id;
+  b.rack.reset();
+  b.endpoints = endpoints_;
+  return b;
+}
+
+void ClusterController::tick() {
+  if (failed_) return;
+  if (is_leader() && !cluster_id_known_ && !proposing_cluster_id_) {
+    // The first leader of a cluster gives it its own eddy.db's id.
+    proposing_cluster_id_ = true;
+    propose(protocol::ClusterIdRecord{meta_->cluster_id(), {}}, [this](const Status&) { proposing_cluster_id_ = false; });
+  }
+  if (!registered_ && !registering_ && leader_id() >= 0) register_this_node();
+  reactor_->schedule_after(kTickMs, [this] { tick(); });
+}
+
+void ClusterController::register_this_node() {
+  registering_ = true;
+  const meta::ClusterBroker node = this_node();
+  if (is_leader()) {
+    protocol::RegisterBrokerRecord record;
+    record.node_id = node.node_id;
+    record.rack.reset();
+    for (const auto& e : node.endpoints) record.endpoints.push_back({e.listener, e.host, e.port, e.security_protocol, {}});
+    propose(record, [this](const Status&) { registering_ = false; });
+    return;
+  }
+  protocol::BrokerRegistrationRequest request;
+  request.broker_id = node.node_id;
+  request.cluster_id = meta_->cluster_id();
+  request.rack.reset();
+  for (const auto& e : node.endpoints) {
+    request.listeners.push_back({e.listener, e.host, static_cast<uint16_t>(e.port), e.security_protocol, {}});
+  }
+  ControllerQuorum* quorum = quorum_;
+  auto call = [this, quorum, request](client::BrokerConnection& leader, client::Deadline deadline) {
+    protocol::BrokerRegistrationResponse answer;
+    Status s = leader.call(request, 0, &answer, deadline);
+    if (!s.ok()) return s;
+    if (answer.error_code != 0) return leader_refused(answer.error_code, "registration refused by the leader");
+    quorum->post([this] { registering_ = false; });
+    return Status();
+  };
+  auto failed = [this, quorum](const Status& why) {
+    EDDY_LOG_DEBUG("registering with the controller leader: {}", why.to_string());
+    quorum->post([this] { registering_ = false; });
+  };
+  quorum_->forward_to_leader(leader_id(), std::move(call), std::move(failed));
+}
+
+}  // namespace eddy::app

@@ -1,0 +1,60 @@
+// A cluster node's broker joined to its controller quorum: the broker's
+// ControllerClient (proposals, forwarding to the leader), the committed
+// records applied to this node's broker and eddy.db in log order, and this
+// node's registration (its client endpoints) and the cluster id, proposed
+// until the controller log carries them.
+//
+// Threading: reactor thread only (callbacks from the quorum and the
+// forwarder are posted there). REQUIRES: quorum, broker and meta outlive it;
+// constructed before broker->start().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/controller_quorum.h"
+#include "broker/broker.h"
+#include "broker/controller_client.h"
+#include "meta/cluster_store.h"
+#include "meta/meta_store.h"
+#include "port/executor.h"
+
+namespace eddy::app {
+
+class ClusterController final : public broker::ControllerClient {
+ public:
+  // endpoints: this node's client listeners as clients reach them.
+  ClusterController(ControllerQuorum* quorum, broker::Broker* broker, meta::MetaStore* meta, port::Executor* reactor,
+                    std::vector<meta::BrokerEndpoint> endpoints);
+
+  // Starts registering this node (and, on the leader, the cluster id),
+  // retried every second until the log carries them. After broker->start().
+  void start();
+
+  int32_t leader_id() const override;
+  bool is_leader() const override;
+  void propose(const broker::ControllerRecord& record, std::function<void(const Status&)> done) override;
+  void forward(const broker::Request& request, Forwarded done) override;
+
+ private:
+  // A committed entry of the controller log (reactor thread, in order).
+  void apply(raft::Offset offset, const raft::Entry& entry);
+  void tick();
+  void register_this_node();
+  meta::ClusterBroker this_node() const;
+
+  ControllerQuorum* quorum_;
+  broker::Broker* broker_;
+  meta::MetaStore* meta_;
+  port::Executor* reactor_;
+  std::vector<meta::BrokerEndpoint> endpoints_;
+  bool registered_ = false;      // the applied state holds this node as it is now
+  bool registering_ = false;     // a registration is on its way
+  bool cluster_id_known_ = false;
+  bool proposing_cluster_id_ = false;
+  bool failed_ = false;          // applying failed: this node applies nothing more
+};
+
+}  // namespace eddy::app

@@ -1,0 +1,79 @@
+// A cluster node applying the controller log's committed records: topics
+// and their partitions' replicas, topic configs, the registered nodes, the
+// cluster id (see controller_client.h).
+#include <map>
+
+#include "broker/broker.h"
+#include "port/log.h"
+
+namespace eddy::broker {
+namespace {
+
+ConfigMap to_config_map(const auto& configs) {
+  ConfigMap out;
+  for (const auto& c : configs) out[c.name] = c.value;
+  return out;
+}
+
+std::vector<std::vector<int32_t>> to_replicas(const auto& partitions) {
+  std::vector<std::vector<int32_t>> out;
+  out.reserve(partitions.size());
+  for (const auto& p : partitions) out.push_back(p.replicas);
+  return out;
+}
+
+// A refusal from the topic table: a storage failure stops the node's
+// applying; anything else is this node's disagreement, logged and skipped.
+Status outcome(const char* what, const TopicResult& r) {
+  if (r.ok()) return Status();
+  if (r.code == protocol::ErrorCode::kKafkaStorageError) return Status::io_error(std::string(what) + ": " + r.message);
+  EDDY_LOG_ERROR("controller log: {} skipped on this node: {}", what, r.message);
+  return Status();
+}
+
+}  // namespace
+
+Status Broker::load_cluster_brokers() { return meta_->cluster().brokers(&cluster_brokers_); }
+
+bool Broker::has_log_cluster_id() {
+  std::string id;
+  return meta_->cluster().log_cluster_id(&id).ok() && !id.empty();
+}
+
+Status Broker::apply_controller_record(const ControllerRecord& record) {
+  if (const auto* r = std::get_if<protocol::ClusterIdRecord>(&record)) {
+    if (has_log_cluster_id()) return Status();  // the first one committed wins
+    Status s = meta_->adopt_cluster_id(r->cluster_id);
+    if (s.ok()) s = meta_->cluster().set_log_cluster_id(r->cluster_id);
+    if (s.ok()) EDDY_LOG_INFO("cluster id {}", r->cluster_id);
+    return s;
+  }
+  if (const auto* r = std::get_if<protocol::RegisterBrokerRecord>(&record)) {
+    meta::ClusterBroker b;
+    b.node_id = r->node_id;
+    b.rack = r->rack;
+    for (const auto& e : r->endpoints) b.endpoints.push_back({e.listener, e.host, e.port, e.security_protocol});
+    Status s = meta_->cluster().register_broker(b);
+    return s.ok() ? load_cluster_brokers() : s;
+  }
+  if (const auto* r = std::get_if<protocol::TopicRecord>(&record)) {
+    return outcome("TopicRecord", topics_.apply_created(r->name, r->topic_id, to_replicas(r->partitions),
+                                                        to_config_map(r->configs)));
+  }
+  if (const auto* r = std::get_if<protocol::RemoveTopicRecord>(&record)) {
+    Topic* topic = topics_.find(r->topic_id);
+    const std::string name = topic != nullptr ? topic->name : "";
+    Status s = outcome("RemoveTopicRecord", topics_.apply_removed(r->topic_id));
+    // Parked fetches of the topic answer now, with UNKNOWN_TOPIC_OR_PARTITION.
+    if (s.ok() && !name.empty()) wake_fetch_waiters(name, -1);
+    return s;
+  }
+  if (const auto* r = std::get_if<protocol::PartitionsAddedRecord>(&record)) {
+    return outcome("PartitionsAddedRecord",
+                   topics_.apply_partitions_added(r->topic_id, r->first_partition, to_replicas(r->partitions)));
+  }
+  const auto& r = std::get<protocol::TopicConfigsRecord>(record);
+  return outcome("TopicConfigsRecord", topics_.apply_configs(r.topic_id, to_config_map(r.configs)));
+}
+
+}  // namespace eddy::broker

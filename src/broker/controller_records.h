@@ -1,0 +1,45 @@
+// The entries of a cluster's controller log: what every node must agree on,
+// as Eddy's own records (their definitions: src/protocol/records/*.json,
+// generated into protocol/generated/controller_records.h).
+//
+// An entry's payload is [type: int8][version: int16][the record, in that
+// version], nothing after it. Types are never reused; a newer binary adds
+// types and versions, and an older one refuses what it does not know (a
+// node never skips an entry it cannot apply).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "port/status.h"
+#include "protocol/generated/controller_records.h"
+
+namespace eddy::broker {
+
+enum class ControllerRecordType : int8_t {
+  kClusterId = 1,
+  kRegisterBroker = 2,
+  kTopic = 3,
+  kRemoveTopic = 4,
+  kPartitionsAdded = 5,
+  kTopicConfigs = 6,
+};
+
+// In ControllerRecordType's order (index + 1 = type).
+using ControllerRecord =
+    std::variant<protocol::ClusterIdRecord, protocol::RegisterBrokerRecord, protocol::TopicRecord,
+                 protocol::RemoveTopicRecord, protocol::PartitionsAddedRecord, protocol::TopicConfigsRecord>;
+
+// The payload of record, in the newest version of its type.
+std::string encode_controller_record(const ControllerRecord& record);
+
+// Strict: an unknown type or version, a truncated record or bytes after it
+// are kCorruption (naming what was found).
+Status decode_controller_record(std::string_view payload, ControllerRecord* out);
+
+// "TopicRecord" and so on, for log lines.
+const char* controller_record_name(const ControllerRecord& record);
+
+}  // namespace eddy::broker

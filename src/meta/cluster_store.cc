@@ -1,0 +1,151 @@
+#include "meta/cluster_store.h"
+
+#include <algorithm>
+
+namespace eddy::meta {
+namespace {
+
+Status split(const std::string& text, std::vector<int32_t>* out) {
+  out->clear();
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(at, end - at);
+    if (part.empty() || part.size() > 10 || part.find_first_not_of("0123456789") != std::string::npos) {
+      return Status::corruption("partition_replicas: bad replica list '" + text + "'");
+    }
+    out->push_back(static_cast<int32_t>(std::stoll(part)));
+    at = end + 1;
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status ClusterStore::register_broker(const ClusterBroker& broker) {
+  Transaction tx(db_);
+  Status s = tx.begin();
+  if (!s.ok()) return s;
+  Statement st;
+  s = db_->prepare(
+      "INSERT INTO cluster_brokers (node_id, rack) VALUES (?, ?) ON CONFLICT (node_id) DO UPDATE SET rack = "
+      "excluded.rack",
+      &st);
+  if (!s.ok()) return s;
+  st.bind_int64(1, broker.node_id);
+  if (broker.rack) {
+    st.bind_text(2, *broker.rack);
+  } else {
+    st.bind_null(2);
+  }
+  if (s = st.run(); !s.ok()) return s;
+  Statement del;
+  if (s = db_->prepare("DELETE FROM cluster_broker_endpoints WHERE node_id = ?", &del); !s.ok()) return s;
+  del.bind_int64(1, broker.node_id);
+  if (s = del.run(); !s.ok()) return s;
+  for (const BrokerEndpoint& e : broker.endpoints) {
+    Statement ins;
+    s = db_->prepare(
+        "INSERT INTO cluster_broker_endpoints (node_id, listener, host, port, security_protocol) VALUES (?, ?, ?, ?, ?)",
+        &ins);
+    if (!s.ok()) return s;
+    ins.bind_int64(1, broker.node_id);
+    ins.bind_text(2, e.listener);
+    ins.bind_text(3, e.host);
+    ins.bind_int64(4, e.port);
+    ins.bind_int64(5, e.security_protocol);
+    if (s = ins.run(); !s.ok()) return s;
+  }
+  return tx.commit();
+}
+
+Status ClusterStore::brokers(std::vector<ClusterBroker>* out) {
+  out->clear();
+  Statement st;
+  Status s = db_->prepare("SELECT node_id, rack FROM cluster_brokers ORDER BY node_id", &st);
+  if (!s.ok()) return s;
+  bool row = false;
+  while ((s = st.step(&row)).ok() && row) {
+    ClusterBroker b;
+    b.node_id = static_cast<int32_t>(st.column_int64(0));
+    if (!st.column_is_null(1)) b.rack = st.column_text(1);
+    out->push_back(std::move(b));
+  }
+  if (!s.ok()) return s;
+  Statement ep;
+  s = db_->prepare(
+      "SELECT node_id, listener, host, port, security_protocol FROM cluster_broker_endpoints ORDER BY node_id, "
+      "listener",
+      &ep);
+  if (!s.ok()) return s;
+  while ((s = ep.step(&row)).ok() && row) {
+    const auto node = static_cast<int32_t>(ep.column_int64(0));
+    auto it = std::find_if(out->begin(), out->end(), [&](const ClusterBroker& b) { return b.node_id == node; });
+    if (it == out->end()) continue;
+    it->endpoints.push_back({ep.column_text(1), ep.column_text(2), static_cast<int32_t>(ep.column_int64(3)),
+                             static_cast<int16_t>(ep.column_int64(4))});
+  }
+  return s;
+}
+
+Status ClusterStore::replicas(const Uuid& topic_id, std::map<int32_t, std::vector<int32_t>>* out) {
+  out->clear();
+  Statement st;
+  Status s = db_->prepare("SELECT partition, replicas FROM partition_replicas WHERE topic_id = ?", &st);
+  if (!s.ok()) return s;
+  st.bind_blob(1, topic_id.bytes.data(), topic_id.bytes.size());
+  bool row = false;
+  while ((s = st.step(&row)).ok() && row) {
+    std::vector<int32_t> ids;
+    if (Status p = split(st.column_text(1), &ids); !p.ok()) return p;
+    (*out)[static_cast<int32_t>(st.column_int64(0))] = std::move(ids);
+  }
+  return s;
+}
+
+Status ClusterStore::applied_offset(int64_t* next) {
+  *next = 0;
+  Statement st;
+  Status s = db_->prepare("SELECT next_offset FROM controller_applied WHERE singleton = 0", &st);
+  if (!s.ok()) return s;
+  bool row = false;
+  if (s = st.step(&row); !s.ok()) return s;
+  if (row) *next = st.column_int64(0);
+  return Status();
+}
+
+Status ClusterStore::set_applied_offset(int64_t next) {
+  Statement st;
+  Status s = db_->prepare(
+      "INSERT INTO controller_applied (singleton, next_offset, cluster_id) VALUES (0, ?, NULL) ON CONFLICT "
+      "(singleton) DO UPDATE SET next_offset = excluded.next_offset",
+      &st);
+  if (!s.ok()) return s;
+  st.bind_int64(1, next);
+  return st.run();
+}
+
+Status ClusterStore::log_cluster_id(std::string* out) {
+  out->clear();
+  Statement st;
+  Status s = db_->prepare("SELECT cluster_id FROM controller_applied WHERE singleton = 0", &st);
+  if (!s.ok()) return s;
+  bool row = false;
+  if (s = st.step(&row); !s.ok()) return s;
+  if (row && !st.column_is_null(0)) *out = st.column_text(0);
+  return Status();
+}
+
+Status ClusterStore::set_log_cluster_id(const std::string& cluster_id) {
+  Statement st;
+  Status s = db_->prepare(
+      "INSERT INTO controller_applied (singleton, next_offset, cluster_id) VALUES (0, 0, ?) ON CONFLICT (singleton) "
+      "DO UPDATE SET cluster_id = excluded.cluster_id",
+      &st);
+  if (!s.ok()) return s;
+  st.bind_text(1, cluster_id);
+  return st.run();
+}
+
+}  // namespace eddy::meta

@@ -1,0 +1,217 @@
+"""A three-node cluster's shared metadata (issue 16): topics, their
+partitions' placement and the cluster id go through the controller log and
+every node applies them, so that any node answers the same Metadata and a
+client that knows one node reaches every partition.
+
+One cluster is shared by the file's tests, in order. Clients: Debian's
+kafka-python (admin, producer, consumer; it routes each partition to its
+leader), raw requests where a test needs to aim at one node, and Kafka's
+own kafka-topics (Java, 4.x) for --describe.
+"""
+
+import struct
+
+import pytest
+
+import kafka_fixture
+import kafka_wire as kw
+from cluster_fixture import EddyCluster
+from eddy_fixture import wait_until
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with EddyCluster(3) as c:
+        c.start_all()
+        c.wait_for_leader(timeout=30)
+        yield c
+
+
+def bootstrap(cluster, i):
+    return "127.0.0.1:%d" % cluster.client_ports[i]
+
+
+def metadata(cluster, i, topics=None):
+    """kafka-python's view of node i's Metadata: (cluster id, controller id,
+    {node id: port}, {topic: {partition: (leader, replicas)}})."""
+    with kw.Connection(cluster.client_ports[i]) as conn:
+        payload = conn.request(3, 5, _metadata_v5_body(topics))
+    return _parse_metadata_v5(payload)
+
+
+def _metadata_v5_body(topics):
+    if topics is None:
+        return struct.pack(">i", -1) + b"\x00"
+    return kw.array([kw.string(t) for t in topics]) + b"\x00"
+
+
+def _parse_metadata_v5(data):
+    pos = 4  # throttle
+    def take(fmt):
+        nonlocal pos
+        v = struct.unpack_from(fmt, data, pos)
+        pos += struct.calcsize(fmt)
+        return v[0] if len(v) == 1 else v
+    def string():
+        nonlocal pos
+        n = take(">h")
+        if n < 0:
+            return None
+        s = data[pos:pos + n].decode()
+        pos += n
+        return s
+    brokers = {}
+    for _ in range(take(">i")):
+        node = take(">i")
+        string()
+        port = take(">i")
+        string()  # rack
+        brokers[node] = port
+    cluster_id = string()
+    controller = take(">i")
+    topics = {}
+    for _ in range(take(">i")):
+        error = take(">h")
+        name = string()
+        take(">b")  # internal
+        parts = {}
+        for _ in range(take(">i")):
+            perror, index, leader = take(">hii")
+            replicas = [take(">i") for _ in range(take(">i"))]
+            [take(">i") for _ in range(take(">i"))]  # isr
+            [take(">i") for _ in range(take(">i"))]  # offline
+            parts[index] = (leader, replicas, perror)
+        topics[name] = (error, parts)
+    return cluster_id, controller, brokers, topics
+
+
+def create_topic_at(cluster, i, name, partitions, replication=1):
+    """CreateTopics v1 sent to node i; returns (error code, message)."""
+    with kw.Connection(cluster.client_ports[i], timeout=30) as conn:
+        payload = conn.request(19, 1, kw.create_topics_v1(name, partitions, replication, timeout_ms=20000))
+    count = struct.unpack_from(">i", payload, 0)[0]
+    assert count == 1
+    n = struct.unpack_from(">h", payload, 4)[0]
+    pos = 6 + n
+    error = struct.unpack_from(">h", payload, pos)[0]
+    m = struct.unpack_from(">h", payload, pos + 2)[0]
+    message = payload[pos + 4:pos + 4 + m].decode() if m > 0 else None
+    return error, message
+
+
+def followers(cluster):
+    leader = cluster.wait_for_leader(timeout=30)
+    return leader, [i for i in cluster.ids if i != leader]
+
+
+def test_every_node_answers_one_cluster_with_all_its_nodes(cluster):
+    leader, _ = followers(cluster)
+    def same():
+        views = [metadata(cluster, i) for i in cluster.ids]
+        ids = {v[0] for v in views}
+        return views if len(ids) == 1 and all(len(v[2]) == 3 for v in views) else None
+    views = wait_until(same, 20, "one cluster id and three registered nodes on every node")
+    for _cluster_id, controller, brokers, _topics in views:
+        assert brokers == {i: cluster.client_ports[i] for i in cluster.ids}
+        assert controller == leader  # Kafka's controller id: the active controller
+
+
+def test_a_topic_created_on_a_follower_is_on_every_node_spread_over_them(cluster):
+    _leader, (follower, _) = followers(cluster)
+    assert create_topic_at(cluster, follower, "shared", 6) == (0, None)
+    def everywhere():
+        views = [metadata(cluster, i, ["shared"])[3].get("shared") for i in cluster.ids]
+        return views if all(v is not None and v[0] == 0 and len(v[1]) == 6 for v in views) else None
+    views = wait_until(everywhere, 20, "the topic on every node")
+    assert all(v == views[0] for v in views), "every node answers the same placement"
+    leaders = [views[0][1][p][0] for p in range(6)]
+    assert sorted(set(leaders)) == [1, 2, 3], "partitions spread over the three nodes: %s" % leaders
+    assert all(views[0][1][p][1] == [leaders[p]] for p in range(6))
+    # The same name again, on another node: Kafka's answer.
+    assert create_topic_at(cluster, 3 if follower != 3 else 1, "shared", 6)[0] == 36  # TOPIC_ALREADY_EXISTS
+
+
+def test_clients_reach_every_partition_through_any_node(cluster):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    producer = KafkaProducer(bootstrap_servers=bootstrap(cluster, 1), acks=1, linger_ms=5)
+    sent = {}
+    for n in range(300):
+        p = n % 6
+        producer.send("shared", value=b"m%d" % n, partition=p).get(timeout=30)
+        sent.setdefault(p, []).append(b"m%d" % n)
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap(cluster, 3), consumer_timeout_ms=10000,
+                             auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer.assign([TopicPartition("shared", p) for p in range(6)])
+    got = {}
+    for m in consumer:
+        got.setdefault(m.partition, []).append(m.value)
+        if sum(len(v) for v in got.values()) == 300:
+            break
+    consumer.close()
+    assert got == sent
+
+
+def test_a_node_that_does_not_hold_a_partition_says_not_leader(cluster):
+    parts = metadata(cluster, 1, ["shared"])[3]["shared"][1]
+    p = next(p for p, v in parts.items() if v[0] != 1)
+    batch = kw.record_batch([(None, b"x", ())])
+    with kw.Connection(cluster.client_ports[1]) as conn:
+        error, _offset = kw.produce(conn, "shared", p, batch, acks=1)
+    assert error == 6  # NOT_LEADER_OR_FOLLOWER: the client refreshes and goes to the leader
+
+
+def test_replication_above_one_is_refused_with_a_reason(cluster):
+    error, message = create_topic_at(cluster, 1, "replicated", 1, replication=3)
+    assert error == 38  # INVALID_REPLICATION_FACTOR
+    assert "do not replicate partitions yet" in message
+
+
+def test_kafka_topics_describes_the_placement_and_alters_it(cluster):
+    boot = bootstrap(cluster, 2)
+    out = kafka_fixture.java_tool("org.apache.kafka.tools.TopicCommand",
+                                  ["--bootstrap-server", boot, "--describe", "--topic", "shared"])
+    text = out.stdout.decode()
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert "PartitionCount: 6" in text
+    for line in text.splitlines():
+        if "Partition:" in line:
+            assert "Leader: " in line and "Replicas: " in line
+    out = kafka_fixture.java_tool("org.apache.kafka.tools.TopicCommand",
+                                  ["--bootstrap-server", boot, "--alter", "--topic", "shared", "--partitions", "9"])
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    wait_until(lambda: all(len(metadata(cluster, i, ["shared"])[3]["shared"][1]) == 9 for i in cluster.ids), 20,
+               "nine partitions on every node")
+    out = kafka_fixture.java_tool("org.apache.kafka.tools.TopicCommand",
+                                  ["--bootstrap-server", boot, "--delete", "--topic", "shared"])
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    wait_until(lambda: all(metadata(cluster, i, ["shared"])[3]["shared"][0] == 3 for i in cluster.ids), 20,
+               "the topic gone from every node")  # UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_a_producer_auto_creates_through_a_follower(cluster):
+    from kafka import KafkaProducer
+    _leader, (follower, _) = followers(cluster)
+    producer = KafkaProducer(bootstrap_servers=bootstrap(cluster, follower), acks=1)
+    producer.send("auto-made", value=b"hello").get(timeout=30)
+    producer.close()
+    wait_until(lambda: all(metadata(cluster, i, ["auto-made"])[3]["auto-made"][0] == 0 for i in cluster.ids), 20,
+               "the auto-created topic on every node")
+
+
+def test_a_restarted_node_and_a_wiped_node_have_every_topic(cluster):
+    assert create_topic_at(cluster, 1, "kept", 3) == (0, None)
+    wait_until(lambda: all("kept" in metadata(cluster, i, ["kept"])[3] and
+                           metadata(cluster, i, ["kept"])[3]["kept"][0] == 0 for i in cluster.ids), 20,
+               "the topic on every node")
+    _leader, (a, b) = followers(cluster)
+    cluster.nodes[a].kill()
+    cluster.start(a)
+    cluster.nodes[b].kill()
+    import shutil
+    shutil.rmtree(cluster.nodes[b].data_dir)
+    cluster.start(b, wiped=True)
+    for i in (a, b):
+        wait_until(lambda: metadata(cluster, i, ["kept"])[3]["kept"][0] == 0, 30, "node %d to know the topic" % i)
+    ids = {metadata(cluster, i)[0] for i in cluster.ids}
+    assert len(ids) == 1, "the wiped node adopted the cluster's id: %s" % ids
