@@ -137,7 +137,7 @@ thread-safety: deps
 # then tests/unit/meta/meta_power_cut_test.cc (the SQLite databases) with
 # META_POWER_CUTS (about 11 ms each), then tests/unit/broker/forward_power_cut_test.cc
 # (logs, eddy.db and forward.db of one gateway with a forwarding link) with
-# FORWARD_POWER_CUTS (about 18 ms each); POWER_CUT_SEED replays a run of any.
+# FORWARD_POWER_CUTS (about 18 ms each in a Debug build); POWER_CUT_SEED replays a run of any.
 POWER_CUTS ?= 100000
 META_POWER_CUTS ?= 20000
 FORWARD_POWER_CUTS ?= 10000
