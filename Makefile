@@ -11,7 +11,8 @@
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make fuzz-long         fuzz_live_broker (a real broker behind a connection) for FUZZ_RUNS (10^7) executions
 #   make thread-safety     build eddy with clang's -Wthread-safety as errors (the lock annotations)
-#   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each)
+#   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each),
+#                          10 000 of a whole gateway: logs, eddy.db and forward.db with a forwarding link (make test runs 200)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
 #   make soak              memory figures, then 1 000 connections through a cutting proxy for 30 min (SOAK_FLAGS); RSS per minute, nothing lost
 
@@ -134,12 +135,16 @@ thread-safety: deps
 
 # tests/unit/storage/power_cut_test.cc with POWER_CUTS cuts (about 5 ms each),
 # then tests/unit/meta/meta_power_cut_test.cc (the SQLite databases) with
-# META_POWER_CUTS (about 11 ms each); POWER_CUT_SEED replays a run of either.
+# META_POWER_CUTS (about 11 ms each), then tests/unit/broker/forward_power_cut_test.cc
+# (logs, eddy.db and forward.db of one gateway with a forwarding link) with
+# FORWARD_POWER_CUTS (about 18 ms each in a Debug build); POWER_CUT_SEED replays a run of any.
 POWER_CUTS ?= 100000
 META_POWER_CUTS ?= 20000
+FORWARD_POWER_CUTS ?= 10000
 power-cuts: build
 	EDDY_POWER_CUTS=$(POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/storage/storage_power_cut_test
 	EDDY_POWER_CUTS=$(META_POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/meta/meta_power_cut_test
+	EDDY_POWER_CUTS=$(FORWARD_POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/broker/broker_forward_power_cut_test
 
 # Eddy next to Apache Kafka (one KRaft node; its jars come from Maven Central
 # into ~/.cache/eddy-test on first use, via tests/integration/kafka_fixture.py),

@@ -52,6 +52,39 @@ check "unknown command" 2 "unknown command 'srve'" -- "$EDDY" srve
 check "version" 0 "eddy " -- "$EDDY" --version
 check "config reference" 0 "log.segment.bytes" -- "$EDDY" help config
 
+# A cluster node's quorum configuration (src/app/quorum_config.cc), on the
+# shipped node-1 config: each refusal names the key and why, before the
+# data directory is touched. (A CONTROLLER listener without voters:
+# tests/integration/test_cluster_quorum.py.)
+node1="$SRC/config/cluster-node1.properties"
+quorum_check() {  # quorum_check NAME EXPECTED_STDERR_SUBSTRING override...
+  local name=$1 want_msg=$2
+  shift 2
+  local data="$work/quorum-$passes-$failures" args=()
+  for o in "$@"; do args+=(--override "$o"); done
+  check "quorum: $name" 2 "$want_msg" -- "$EDDY" serve "$node1" --override "log.dirs=$data" "${args[@]}"
+  if [ -e "$data" ]; then
+    echo "FAIL quorum: $name: the refused start created $data"
+    failures=$((failures + 1))
+  fi
+}
+voters_line=$(grep -n '^controller.quorum.voters=' "$node1" | cut -d: -f1)
+quorum_check "node.id not a voter" "$node1:$voters_line: controller.quorum.voters: node.id 4 is not one of the voters" \
+  node.id=4
+quorum_check "controller listener not PLAINTEXT" \
+  "listener.security.protocol.map: the controller listener CONTROLLER must be PLAINTEXT" \
+  listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT
+quorum_check "controller port not the voter's" \
+  "controller.quorum.voters: node 1's address 127.0.0.1:9093 does not name the port of its controller listener (9193)" \
+  listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9193
+quorum_check "controller listener missing" \
+  "listeners: the controller listener CONTROLLER (controller.listener.names) is not among the listeners" \
+  listeners=PLAINTEXT://127.0.0.1:9092
+quorum_check "no client listener" "listeners: a listener for clients is needed besides CONTROLLER" \
+  listeners=CONTROLLER://127.0.0.1:9093
+quorum_check "voter without a port" "controller.quorum.voters: '1@127.0.0.1': '127.0.0.1': expected host:port" \
+  controller.quorum.voters=1@127.0.0.1
+
 # Both shipped configs load; SIGTERM stops the broker with exit code 0 and the
 # data directory is created and locked against a second process.
 for cfg in gateway server; do

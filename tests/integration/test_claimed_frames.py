@@ -1,8 +1,9 @@
 """Frames that claim more than they send (issue 14): a size prefix is a
-claim, not a reason to allocate. Connections that announce 50 MB frames
+claim, not a reason to allocate. Connections that announce 100 MB frames
 (within socket.request.max.bytes; no queued.max.request.bytes) and send
 1 000 bytes, or 1 MB frames and send half, must cost Eddy about what they
-sent; the broker keeps serving others and frees it all when they close.
+sent; the broker keeps serving others (produce and fetch beside the stalled
+claims) and frees it all when they close.
 
 queued.max.request.bytes (a second broker, 16 MiB): eight clients that each
 send a whole 12 MiB frame at once (96 MiB in all) raise Eddy's peak RSS by
@@ -71,7 +72,7 @@ def still_served(broker, case):
 @pytest.fixture(scope="module")
 def eddy_overrides():
     # No queued.max.request.bytes here (a claim reserves its whole size
-    # there, so five 50 MB claims would hold the bound): what is measured is
+    # there, so five 100 MB claims would hold the bound): what is measured is
     # that memory follows the bytes sent, not the claims.
     return {"socket.request.max.bytes": "104857600", "queued.max.request.bytes": "-1"}
 
@@ -90,12 +91,19 @@ def test_memory_follows_bytes_sent_not_claims(eddy):
     pid = eddy.proc.pid
     still_served(eddy, "start")
     base = rss_mib(pid)
-    sockets = [claim(eddy.port, 50_000_000, 1000) for _ in range(5)]
+    sockets = [claim(eddy.port, 100_000_000, 1000) for _ in range(5)]
     settle(eddy)
     grown = rss_mib(pid) - base
-    print("5 x claim 50 MB, send 1000 B: RSS %.1f -> +%.1f MiB" % (base, grown))
-    assert grown < 8, "5 connections claiming 50 MB frames cost < 8 MiB of RSS (+%.1f MiB)" % grown
+    print("5 x claim 100 MB, send 1000 B: RSS %.1f -> +%.1f MiB" % (base, grown))
+    assert grown < 8, "5 connections claiming 100 MB frames cost < 8 MiB of RSS (+%.1f MiB)" % grown
     still_served(eddy, "5 large claims")
+    # While they stall, another client produces and fetches.
+    record = w.record_batch([(b"k", b"beside stalled claims", ())])
+    with w.Connection(eddy.port) as conn:
+        conn.request(19, 1, w.create_topics_v1("beside-claims", 1))
+        code, offset = w.produce(conn, "beside-claims", 0, record)
+        assert (code, offset) == (0, 0), "a produce beside 5 stalled 100 MB claims: accepted"
+        assert len(w.fetch_all(conn, "beside-claims", 0)) == 1, "... and fetched back"
 
     more = [claim(eddy.port, 1_000_000, 500_000) for _ in range(40)]
     settle(eddy)
