@@ -151,12 +151,17 @@ power-cuts: build
 # Then TLS: handshakes per second and consume over SSL vs PLAINTEXT, Eddy vs
 # Kafka vs openssl s_server (tests/bench/tls_bench.py; TLS_BENCH_FLAGS, e.g.
 # "--no-kafka"); report in $(BUILD_DIR)/bench-report/tls.md.
+# Last the metrics listener's cost (tests/bench/metrics_cost.py): idle RSS
+# and CPU over METRICS_IDLE_SECONDS with and without it, scrape wall time;
+# report in $(BUILD_DIR)/bench-report/metrics_cost.md.
+METRICS_IDLE_SECONDS ?= 20
 bench: build
 	@scripts/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 	/usr/bin/python3 tests/bench/tls_bench.py --build $(BUILD_DIR) $(TLS_BENCH_FLAGS)
+	/usr/bin/python3 tests/bench/metrics_cost.py --build $(BUILD_DIR) --idle-seconds $(METRICS_IDLE_SECONDS)
 
 # The soak (tests/bench/soak_bench.py): memory figures of an idle broker, then
 # 1 000 connections producing and fetching through a proxy that cuts them,
