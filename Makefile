@@ -5,7 +5,7 @@
 #   make test              set up, build, run the whole test suite (ctest)
 #   make cross ARCH=...    cross-build for aarch64 or armhf, run the unit tests under qemu
 #   make deb ARCH=...      Debian package of the gateway build for amd64, arm64 or armhf (in build-deb/)
-#   make package-test      the three packages: lintian, qemu, install/upgrade/remove in a Debian 12 chroot
+#   make package-test      the three packages: lintian, qemu, install/upgrade/remove in a Debian 12 tree, booted with systemd
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
@@ -86,7 +86,8 @@ deb:
 	@scripts/deb/build-deb.sh $(DEB_ARCH) $(DEB_BUILD)/eddy $(DEB_OUT) $(DEB_VERSION)
 
 # The packages for all three architectures, then tests/package/package_test.py
-# (as root: chroot; the Debian 12 tree is cached in ~/.cache/eddy-test).
+# (as root: chroot and systemd-nspawn; the Debian 12 tree is cached in
+# ~/.cache/eddy-test).
 package-test:
 	@scripts/install-deps.sh package-test
 	@rm -f $(DEB_OUT)/eddy_*.deb
