@@ -5,7 +5,7 @@
 #   make test              set up, build, run the whole test suite (ctest)
 #   make cross ARCH=...    cross-build for aarch64 or armhf, run the unit tests under qemu
 #   make deb ARCH=...      Debian package of the gateway build for amd64, arm64 or armhf (in build-deb/)
-#   make package-test      the three packages: lintian, qemu, install/upgrade/remove in a Debian 12 chroot
+#   make package-test      the three packages: lintian, qemu, install/upgrade/remove in a Debian 12 tree, booted with systemd
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
@@ -87,7 +87,8 @@ deb:
 	@scripts/deb/build-deb.sh $(DEB_ARCH) $(DEB_BUILD)/eddy $(DEB_OUT) $(DEB_VERSION)
 
 # The packages for all three architectures, then tests/package/package_test.py
-# (as root: chroot; the Debian 12 tree is cached in ~/.cache/eddy-test).
+# (as root: chroot and systemd-nspawn; the Debian 12 tree is cached in
+# ~/.cache/eddy-test).
 package-test:
 	@scripts/install-deps.sh package-test
 	@rm -f $(DEB_OUT)/eddy_*.deb
@@ -156,12 +157,17 @@ power-cuts: build
 # Then TLS: handshakes per second and consume over SSL vs PLAINTEXT, Eddy vs
 # Kafka vs openssl s_server (tests/bench/tls_bench.py; TLS_BENCH_FLAGS, e.g.
 # "--no-kafka"); report in $(BUILD_DIR)/bench-report/tls.md.
+# Last the metrics listener's cost (tests/bench/metrics_cost.py): idle RSS
+# and CPU over METRICS_IDLE_SECONDS with and without it, scrape wall time;
+# report in $(BUILD_DIR)/bench-report/metrics_cost.md.
+METRICS_IDLE_SECONDS ?= 20
 bench: build
 	@scripts/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 	/usr/bin/python3 tests/bench/tls_bench.py --build $(BUILD_DIR) $(TLS_BENCH_FLAGS)
+	/usr/bin/python3 tests/bench/metrics_cost.py --build $(BUILD_DIR) --idle-seconds $(METRICS_IDLE_SECONDS)
 
 # The soak (tests/bench/soak_bench.py): memory figures of an idle broker, then
 # 1 000 connections producing and fetching through a proxy that cuts them,

@@ -61,8 +61,9 @@ HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-
 DEB_BUILD=(dpkg-dev python3 file binutils)
 # make package-test: lintian, the Debian 12 tree (debootstrap), chroot
 # tools (util-linux's setpriv is essential), kcat as the client, strace for
-# the system-call check, systemd-analyze (systemd) for the unit.
-PACKAGE_TEST=(lintian debootstrap kcat strace systemd qemu-user)
+# the system-call check, systemd-analyze (systemd) for the unit,
+# systemd-nspawn (systemd-container) to boot the tree with systemd as PID 1.
+PACKAGE_TEST=(lintian debootstrap kcat strace systemd systemd-container qemu-user)
 
 case "${1:-host}" in
   host)

@@ -46,6 +46,7 @@ MetricsEndpoint::MetricsEndpoint(net::Reactor& reactor, MetricsSources sources,
       sample_ms_(history_sample_ms),
       http_(reactor, [this](const net::HttpRequest& request) { return answer(request); }) {
   sources_.history = &history_;
+  sources_.committed_offsets = &committed_offsets_;
   sources_.http = &http_;
   sources_.history_sample_ms = history_sample_ms;
 }

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "app/committed_offsets_cache.h"
 #include "app/config.h"
 #include "app/link_history.h"
 #include "app/metrics_sources.h"
@@ -47,7 +48,8 @@ Status metrics_listener_from(const Config& config, MetricsListenerConfig* out);
 
 class MetricsEndpoint {
  public:
-  // sources.history is set here (to this endpoint's LinkHistory).
+  // sources.history and sources.committed_offsets are set here (to this
+  // endpoint's LinkHistory and CommittedOffsetsCache).
   // REQUIRES: reactor and what sources point to outlive the endpoint.
   MetricsEndpoint(net::Reactor& reactor, MetricsSources sources, const std::vector<std::string>& link_names,
                   int64_t history_sample_ms);
@@ -69,6 +71,7 @@ class MetricsEndpoint {
 
   net::Reactor& reactor_;
   LinkHistory history_;
+  CommittedOffsetsCache committed_offsets_;
   MetricsSources sources_;
   int64_t sample_ms_;
   net::HttpServer http_;

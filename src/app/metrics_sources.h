@@ -2,7 +2,9 @@
 // scrape (/metrics or /status.json) arrives: the broker (topics, partitions,
 // request counters), the Kafka listeners' connection counts, the disk budget
 // and the flusher, the forwarder's link status and its sampled history.
-// Nothing here is copied between scrapes; every scrape reads live state.
+// Every scrape reads live state; only the committed offsets of the consumer
+// groups are kept between scrapes, read again when eddy.db changed
+// (committed_offsets_cache.h).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@ namespace eddy::app {
 
 class LinkHistory;
 class ControllerQuorum;
+class CommittedOffsetsCache;
 
 struct MetricsSources {
   broker::Broker* broker = nullptr;
@@ -38,6 +41,7 @@ struct MetricsSources {
   const LinkHistory* history = nullptr;     // may be null
   const net::HttpServer* http = nullptr;    // the metrics listener itself; may be null
   const ControllerQuorum* quorum = nullptr; // a cluster node's controller quorum; null on a single node
+  CommittedOffsetsCache* committed_offsets = nullptr;  // the listener's copy; null: read the store every time
   int64_t started_wall_ms = 0;              // when the broker started
   int64_t started_monotonic_ms = 0;
   int64_t history_sample_ms = 0;            // eddy.metrics.history.sample.ms
@@ -54,8 +58,10 @@ struct GroupPartitionLag {
 };
 
 // Every committed offset in the meta store (groups sorted, then topic and
-// partition). Reads SQLite (a few rows per group). The meta store's error
-// when it cannot be read (*out then holds the groups read before it).
-Status collect_group_lag(broker::Broker& broker, std::vector<GroupPartitionLag>* out);
+// partition) against the partition's high watermark now. The offsets come
+// from src.committed_offsets, which reads SQLite only when eddy.db changed
+// since the last scrape. The meta store's error when it cannot be read
+// (*out then holds the groups read before it).
+Status collect_group_lag(const MetricsSources& src, std::vector<GroupPartitionLag>* out);
 
 }  // namespace eddy::app

@@ -164,7 +164,7 @@ void render_topics(const MetricsSources& src, PrometheusText& out) {
 
 void render_groups(const MetricsSources& src, PrometheusText& out) {
   std::vector<GroupPartitionLag> lag;
-  if (Status s = collect_group_lag(*src.broker, &lag); !s.ok()) {
+  if (Status s = collect_group_lag(src, &lag); !s.ok()) {
     EDDY_LOG_WARN("metrics: cannot read committed offsets: {}", s.message());
   }
   out.family("eddy_consumer_group_committed_offset", "gauge", "The offset the group committed for the partition.");

@@ -97,7 +97,7 @@ void write_topics(const MetricsSources& src, JsonWriter& j) {
 
 void write_groups(const MetricsSources& src, JsonWriter& j) {
   std::vector<GroupPartitionLag> lag;
-  const Status read = collect_group_lag(*src.broker, &lag);
+  const Status read = collect_group_lag(src, &lag);
   j.key("groups");
   j.begin_array();
   for (size_t i = 0; i < lag.size();) {

@@ -405,6 +405,20 @@ plot %s
     return png
 
 
+# What `make bench` writes next to report.md after compare_bench.py
+# (file, what it holds).
+OTHER_REPORTS = (
+    ("tls.md", "TLS handshakes per second and consume over SSL vs PLAINTEXT, Eddy vs Kafka vs openssl s_server "
+               "(tests/bench/tls_bench.py)"),
+    ("metrics_cost.md", "the metrics listener's idle cost (RSS, CPU) and the wall time of a /metrics and "
+                        "/status.json scrape (tests/bench/metrics_cost.py)"),
+)
+
+
+def _other_reports():
+    return "".join("- [%s](%s): %s\n" % (name, name, what) for name, what in OTHER_REPORTS)
+
+
 def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, failed):
     os.makedirs(out_dir, exist_ok=True)
     throughput = [r for r in rows if r["kind"] == "throughput"]
@@ -491,6 +505,7 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
             _validation_table(validation)]
     parts += [
         "## Limits measured in this run\n", _limits_table(limits),
+        "## The run's other reports\n", _other_reports(),
         "## Problems\n", _problems(rows, limits, failed),
         "## Machine\n", bench_machine.facts_markdown(machine) if machine else "unknown\n",
     ]

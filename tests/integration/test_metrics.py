@@ -118,6 +118,31 @@ def test_traffic(broker, port):
         "the topic's partitions are charged to the budget"
 
 
+def test_committed_offsets_move_between_scrapes(broker, port):
+    """The listener keeps the committed offsets between scrapes
+    (app/committed_offsets_cache.h): a commit made after a scrape is in the
+    next one, in /metrics and /status.json alike."""
+    group = "moving"
+    produce(broker, 10)
+    end = mf.value(mf.scrape(port)[0], "eddy_partition_high_watermark", topic=TOPIC, partition="0")
+    c = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        for offset in (1, 4, 2):
+            c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(offset, "")})
+            for _ in range(2):  # the second scrape is served from the copy
+                samples = mf.scrape(port)[0]
+                labels = dict(group=group, topic=TOPIC, partition="0")
+                assert mf.value(samples, "eddy_consumer_group_committed_offset", **labels) == offset, \
+                    "the committed offset scraped after committing %d" % offset
+                assert mf.value(samples, "eddy_consumer_group_lag", **labels) == end - offset, \
+                    "the lag after committing %d" % offset
+                rows = [g for g in mf.status_json(port)["groups"] if g["group"] == group]
+                assert [p["committed"] for g in rows for p in g["partitions"]] == [offset], \
+                    "/status.json after committing %d: %r" % (offset, rows)
+    finally:
+        c.close()
+
+
 def test_errors_and_refusals(broker, port):
     before, _, _ = mf.scrape(port)
     # A frame with an unsupported API key closes its connection.

@@ -10,14 +10,22 @@
   qemu-user) and says the package's version.
 - amd64, in a minimal Debian 12 tree (debian_tree.py, cached): dpkg -i
   creates the system user and the data directory and enables the unit;
-  eddy started as the unit would start it (unit_runner.py) reports
-  READY=1 only when it serves; kcat from the host produces and consumes
-  over 127.0.0.1 (the port edited into the conffile, as an admin would);
-  the system calls eddy made are all allowed by the unit's
-  SystemCallFilter=; systemd-analyze verifies the unit.
+  eddy started under strace as the unit would start it (unit_runner.py,
+  in a chroot) reports READY=1 only when it serves; kcat from the host
+  produces and consumes over 127.0.0.1 (the port edited into the
+  conffile, as an admin would); the system calls eddy made are all
+  allowed by the unit's SystemCallFilter=; systemd-analyze verifies the
+  unit.
 - Upgrade to a second build with a higher version (dpkg -i over it): no
   conffile prompt, the admin's edit kept, the data directory byte for byte
   unchanged, the messages still there, the log continuing.
+- The tree booted with systemd as PID 1 (booted_tree.py, systemd-nspawn):
+  eddy.service is started at boot and active only once eddy said READY=1,
+  in systemd's sandbox (seccomp filter, no new privileges, no
+  capabilities); it serves the messages and takes more; `systemctl
+  restart` keeps them; a SIGKILL makes systemd start it again
+  (Restart=on-failure); installing the package again restarts the running
+  service (what an upgrade does); `systemctl stop` ends it with exit 0.
 - dpkg -r keeps the configuration and the data (installing again serves
   the same messages); dpkg -P removes both, keeps the user."""
 
@@ -35,6 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
 import eddy_fixture  # noqa: E402 - port_accepts
+import booted_tree  # noqa: E402
 import debian_tree  # noqa: E402
 import unit_runner  # noqa: E402
 
@@ -92,7 +101,7 @@ DATA = "/var/lib/eddy"
 TOPIC = "package-test"
 QEMU = {"arm64": "qemu-aarch64", "armhf": "qemu-arm"}
 # In the tree besides eddy's dependencies: systemd, for systemd-analyze
-# verify (not as PID 1) and the targets the unit names.
+# verify, the targets the unit names, and PID 1 of the booted tree.
 TREE_EXTRA = ["systemd"]
 
 
@@ -282,7 +291,70 @@ def upgrade(checks, root, tmp, deb, port, count, eddy_ids):
     checks.equal("everything under %s belongs to eddy" % DATA, owners(root), {eddy_ids})
 
 
-def remove_and_purge(checks, root, tmp, deb, port, count):
+def service_active(checks, tree, label, port, old_pid=None):
+    """eddy.service is active and running (Type=notify: only after
+    READY=1), saying where it serves; returns its main PID."""
+    props = tree.wait_for("eddy.service", {"ActiveState": "active", "SubState": "running"}, 60)
+    checks.equal("%s: eddy.service active (running)" % label, (props.get("ActiveState"), props.get("SubState")),
+                 ("active", "running"))
+    status = tree.show("eddy.service", "StatusText")["StatusText"]
+    checks.equal("%s: its status says where it serves" % label, status, "serving on PLAINTEXT://127.0.0.1:%d" % port)
+    pid = tree.show("eddy.service", "MainPID")["MainPID"]
+    if old_pid is not None:
+        checks.check("%s: a new eddy process" % label, pid not in ("0", old_pid), (old_pid, pid))
+    return pid
+
+
+def sandboxed(checks, tree, pid):
+    status = tree.run("cat", "/proc/%s/status" % pid).stdout
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    checks.equal("systemd's sandbox: seccomp filter, no new privileges, no capabilities",
+                 (fields.get("Seccomp"), fields.get("NoNewPrivs"), fields.get("CapEff")), ("2", "1", "0" * 16))
+
+
+def under_systemd(checks, root, tmp, deb, port, messages):
+    """The tree booted with systemd as PID 1; returns how many messages the
+    topic holds afterwards."""
+    tree = booted_tree.BootedTree(root, os.path.join(tmp, "console.log"))
+    # Not /tmp: systemd-nspawn mounts a tmpfs there.
+    run(["cp", deb, os.path.join(root, "root")], check=True)
+    try:
+        checks.check("systemd boots the tree as PID 1 (systemd-nspawn --boot)",
+                     tree.boot() in ("running", "degraded"), tree.run("systemctl", "--failed", "--no-pager").stdout)
+        pid = service_active(checks, tree, "boot", port)
+        sandboxed(checks, tree, pid)
+        checks.equal("systemd: the messages are served", len(consume(port)), messages)
+        checks.equal("systemd: kcat produces", produce(port, ["under:systemd"]).returncode, 0)
+        messages += 1
+        out = tree.run("systemctl", "restart", "eddy.service")
+        checks.check("systemctl restart eddy (returns once READY=1)", out.returncode == 0, out.stdout)
+        pid = service_active(checks, tree, "restart", port, pid)
+        checks.equal("restart: the messages are kept", consume(port)[messages - 1:], ["%d under:systemd" % (messages - 1)])
+        tree.run("systemctl", "kill", "--signal=SIGKILL", "eddy.service")
+        # RestartSec=5s, then the start job waits for READY=1.
+        props = tree.wait_for("eddy.service", {"NRestarts": "1", "ActiveState": "active", "SubState": "running"}, 60)
+        checks.equal("SIGKILL: systemd starts eddy again (Restart=on-failure)",
+                     (props.get("NRestarts"), props.get("ActiveState")), ("1", "active"))
+        pid = service_active(checks, tree, "after SIGKILL", port, pid)
+        checks.equal("after SIGKILL: the messages are kept", len(consume(port)), messages)
+        out = tree.run("dpkg", "-i", "/root/" + os.path.basename(deb))
+        checks.check("systemd: dpkg -i over the installed package", out.returncode == 0, out.stdout)
+        pid = service_active(checks, tree, "dpkg -i restarted the running service", port, pid)
+        checks.equal("systemd: the messages are kept across it", len(consume(port)), messages)
+        out = tree.run("systemctl", "stop", "eddy.service")
+        props = tree.show("eddy.service", "ActiveState", "Result", "ExecMainStatus")
+        checks.equal("systemctl stop eddy: inactive, exit code 0", (out.returncode, props.get("ActiveState"),
+                                                                    props.get("Result"), props.get("ExecMainStatus")),
+                     (0, "inactive", "success", "0"))
+        if checks.failed:
+            print("---- journalctl -u eddy ----\n" + tree.journal("eddy.service")[-6000:])
+    finally:
+        rc = tree.poweroff()
+    checks.equal("the container's systemd powers off cleanly", rc, 0)
+    return messages
+
+
+def remove_and_purge(checks, root, tmp, deb, port, messages):
     data_before = tree_digest(root)
     out = in_root(root, "dpkg", "-r", "eddy")
     checks.check("dpkg -r eddy", out.returncode == 0, out.stdout)
@@ -295,7 +367,7 @@ def remove_and_purge(checks, root, tmp, deb, port, count):
     checks.check("install again after remove", out.returncode == 0, out.stdout)
     runner = start(checks, root, "reinstall", tmp)
     try:
-        checks.equal("reinstall: the same messages are served", len(consume(port)), count + 1)
+        checks.equal("reinstall: the same messages are served", len(consume(port)), messages)
     finally:
         checks.equal("reinstall: eddy stops cleanly", runner.stop(), 0)
     out = in_root(root, "dpkg", "-P", "eddy")
@@ -341,7 +413,9 @@ def debian_12(checks, amd64, binary, upstream, tmp):
         count = 1000
         first_run(checks, root, tmp, port, count)
         upgrade(checks, root, tmp, newer, port, count, eddy_ids)
-        remove_and_purge(checks, root, tmp, newer, port, count)
+        messages = under_systemd(checks, root, tmp, newer, port, count + 1)
+        checks.equal("after systemd: everything under %s belongs to eddy" % DATA, owners(root), {eddy_ids})
+        remove_and_purge(checks, root, tmp, newer, port, messages)
     finally:
         journal = os.path.join(tmp, "journal.log")
         if checks.failed and os.path.exists(journal):

@@ -1,5 +1,6 @@
-"""Runs eddy in a Debian tree (chroot) the way its systemd unit would,
-where systemd cannot run as PID 1: ExecStart= of the installed unit file,
+"""Runs eddy in a Debian tree (chroot) the way its systemd unit would, for
+the package test's run under strace (a traced service under systemd as PID
+1, booted_tree.py, would need the unit changed): ExecStart= of the installed unit file,
 as its User=/Group= (setpriv, with no_new_privs as NoNewPrivileges=yes),
 with its UMask= and LimitNOFILE=, a clean environment as systemd gives a
 service, and NOTIFY_SOCKET pointing at a datagram socket this runner
