@@ -39,6 +39,8 @@ bool forwardable(int16_t api_key) {
     case ApiKey::kCreateTopics:
     case ApiKey::kDeleteTopics:
     case ApiKey::kCreatePartitions:
+    case ApiKey::kIncrementalAlterConfigs:
+    case ApiKey::kAlterConfigs:
       return true;
     default:
       return false;

@@ -276,6 +276,26 @@ class Broker {
   // done() once all have one (at once when there are none).
   void propose_all(Proposals proposals, std::function<void(size_t entry, const Status&)> on_outcome,
                    std::function<void()> done);
+  // Answers response once proposals have their outcomes, each failed one
+  // setting its entry's error_code and error_message (responses with a
+  // .responses list of such entries: the config APIs).
+  template <typename Response>
+  void respond_after(RequestPtr request, Response response, Proposals proposals) {
+    auto state = std::make_shared<std::pair<RequestPtr, Response>>(std::move(request), std::move(response));
+    propose_all(
+        std::move(proposals),
+        [state](size_t entry, const Status& s) {
+          if (s.ok()) return;
+          state->second.responses[entry].error_code = protocol::to_int(proposal_error(s));
+          state->second.responses[entry].error_message = s.message();
+        },
+        [this, state] { respond(*state->first, state->second); });
+  }
+  // IncrementalAlterConfigs / AlterConfigs of a topic: here on a single
+  // node; on a cluster's leader checked here and proposed (into proposals,
+  // for response entry entry).
+  TopicResult alter_topic_configs(const std::string& name, const std::vector<meta::ConfigChange>& changes,
+                                  bool validate_only, Proposals* proposals, size_t entry);
   void handle_delete_records(RequestPtr request);
   void handle_describe_configs(RequestPtr request);
   void handle_incremental_alter_configs(RequestPtr request);

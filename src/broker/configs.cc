@@ -27,7 +27,8 @@ bool has_duplicate_names(const Configs& configs) {
 }
 
 // The answer of both alter APIs: one result per resource; topics are
-// changed by alter_topic(resource), the broker's configuration is static.
+// changed by alter_topic(resource, its entry in the response), the broker's
+// configuration is static.
 template <typename Response, typename Request, typename AlterTopic, typename Refusal>
 Response alter_each(const Request& body, AlterTopic alter_topic, Refusal refusal) {
   Response response;
@@ -42,7 +43,7 @@ Response alter_each(const Request& body, AlterTopic alter_topic, Refusal refusal
     } else if (has_duplicate_names(resource.configs)) {
       r = {ErrorCode::kInvalidRequest, "Error due to duplicate config keys"};
     } else if (resource.resource_type == kTopicResource) {
-      r = alter_topic(resource);
+      r = alter_topic(resource, response.responses.size());
     } else if (resource.resource_type == kBrokerResource) {
       r = {ErrorCode::kInvalidConfig,
            "Eddy's broker configuration is static: change the properties file (or --override) and restart"};
@@ -51,6 +52,21 @@ Response alter_each(const Request& body, AlterTopic alter_topic, Refusal refusal
     }
     out.error_code = protocol::to_int(r.code);
     if (!r.ok()) out.error_message = r.message;
+    response.responses.push_back(std::move(out));
+  }
+  return response;
+}
+
+// Every resource answered with code (the request could not reach the
+// cluster's controller leader).
+template <typename Response, typename Request>
+Response refuse_each(const Request& body, ErrorCode code) {
+  Response response;
+  for (const auto& resource : body.resources) {
+    typename decltype(response.responses)::value_type out;
+    out.resource_type = resource.resource_type;
+    out.resource_name = resource.resource_name;
+    out.error_code = protocol::to_int(code);
     response.responses.push_back(std::move(out));
   }
   return response;
@@ -154,10 +170,15 @@ void Broker::handle_describe_configs(RequestPtr request) {
 void Broker::handle_incremental_alter_configs(RequestPtr request) {
   protocol::IncrementalAlterConfigsRequest body;
   if (!decode(*request, &body)) return;
+  auto refuse = [body](Broker& self, Request& r, ErrorCode code) {
+    self.respond(r, refuse_each<protocol::IncrementalAlterConfigsResponse>(body, code));
+  };
+  if (forward_to_controller(request, refuse)) return;
+  Proposals proposals;
   auto alter_refusal = [&](int8_t type, const std::string& name) {
     return config_refusal(*request, security::AclOperation::kAlterConfigs, type, name);
   };
-  auto alter_topic = [&](const auto& resource) -> TopicResult {
+  auto alter_topic = [&](const auto& resource, size_t entry) -> TopicResult {
     std::vector<meta::ConfigChange> changes;
     // Values as the changes so far leave them, for APPEND/SUBTRACT.
     ConfigMap current;
@@ -192,9 +213,11 @@ void Broker::handle_incremental_alter_configs(RequestPtr request) {
         return {ErrorCode::kInvalidRequest, "Unknown config operation " + std::to_string(c.config_operation)};
       }
     }
-    return topics_.alter_configs(resource.resource_name, changes, body.validate_only);
+    return alter_topic_configs(resource.resource_name, changes, body.validate_only, &proposals, entry);
   };
-  respond(*request, alter_each<protocol::IncrementalAlterConfigsResponse>(body, alter_topic, alter_refusal));
+  // The response first: its entries fill proposals.
+  auto response = alter_each<protocol::IncrementalAlterConfigsResponse>(body, alter_topic, alter_refusal);
+  respond_after(std::move(request), std::move(response), std::move(proposals));
 }
 
 // AlterConfigs (API 33), the non-incremental form older tools still send:
@@ -203,10 +226,15 @@ void Broker::handle_incremental_alter_configs(RequestPtr request) {
 void Broker::handle_alter_configs(RequestPtr request) {
   protocol::AlterConfigsRequest body;
   if (!decode(*request, &body)) return;
+  auto refuse = [body](Broker& self, Request& r, ErrorCode code) {
+    self.respond(r, refuse_each<protocol::AlterConfigsResponse>(body, code));
+  };
+  if (forward_to_controller(request, refuse)) return;
+  Proposals proposals;
   auto alter_refusal = [&](int8_t type, const std::string& name) {
     return config_refusal(*request, security::AclOperation::kAlterConfigs, type, name);
   };
-  auto alter_topic = [&](const auto& resource) -> TopicResult {
+  auto alter_topic = [&](const auto& resource, size_t entry) -> TopicResult {
     ConfigMap wanted_configs;
     for (const auto& c : resource.configs) {
       if (!c.value.has_value()) return {ErrorCode::kInvalidRequest, "Null value not supported for : " + c.name};
@@ -219,9 +247,35 @@ void Broker::handle_alter_configs(RequestPtr request) {
       }
     }
     for (const auto& [key, value] : wanted_configs) changes.push_back(meta::ConfigChange::set(key, value));
-    return topics_.alter_configs(resource.resource_name, changes, body.validate_only);
+    return alter_topic_configs(resource.resource_name, changes, body.validate_only, &proposals, entry);
   };
-  respond(*request, alter_each<protocol::AlterConfigsResponse>(body, alter_topic, alter_refusal));
+  // The response first: its entries fill proposals.
+  auto response = alter_each<protocol::AlterConfigsResponse>(body, alter_topic, alter_refusal);
+  respond_after(std::move(request), std::move(response), std::move(proposals));
+}
+
+TopicResult Broker::alter_topic_configs(const std::string& name, const std::vector<meta::ConfigChange>& changes,
+                                        bool validate_only, Proposals* proposals, size_t entry) {
+  if (controller_ == nullptr || validate_only) return topics_.alter_configs(name, changes, validate_only);
+  // A cluster's leader: the checks here, the change through the controller
+  // log (the record carries the whole resulting set).
+  TopicResult r = topics_.alter_configs(name, changes, true);
+  if (!r.ok()) return r;
+  const Topic* topic = topics_.find(name);
+  ConfigMap next = topic->overrides;
+  for (const meta::ConfigChange& c : changes) {
+    if (c.op == meta::ConfigChange::Op::kSet) {
+      next[c.key] = c.value;
+    } else {
+      next.erase(c.key);
+    }
+  }
+  protocol::TopicConfigsRecord record;
+  record.topic_id = topic->id;
+  for (const auto& [key, value] : next) record.configs.push_back({key, value, {}});
+  proposals->records.push_back(std::move(record));
+  proposals->entries.push_back(entry);
+  return r;
 }
 
 }  // namespace eddy::broker

@@ -189,6 +189,38 @@ def test_kafka_topics_describes_the_placement_and_alters_it(cluster):
                "the topic gone from every node")  # UNKNOWN_TOPIC_OR_PARTITION
 
 
+def topic_config_at(cluster, i, topic, key):
+    """DescribeConfigs v0 of one topic config, asked of node i."""
+    body = kw.array([struct.pack(">b", 2) + kw.string(topic) + kw.array([kw.string(key)])])
+    with kw.Connection(cluster.client_ports[i]) as conn:
+        data = conn.request(32, 0, body)
+    pos = 4 + 4  # throttle, one resource
+    error = struct.unpack_from(">h", data, pos)[0]
+    assert error == 0, error
+    pos += 2
+    n = struct.unpack_from(">h", data, pos)[0]
+    pos += 2 + max(n, 0) + 1
+    n = struct.unpack_from(">h", data, pos)[0]
+    pos += 2 + n + 4  # name, one config
+    n = struct.unpack_from(">h", data, pos)[0]
+    pos += 2 + n
+    n = struct.unpack_from(">h", data, pos)[0]
+    return data[pos + 2:pos + 2 + n].decode() if n >= 0 else None
+
+
+def test_a_topic_config_changed_through_any_node_is_changed_on_all(cluster):
+    assert create_topic_at(cluster, 1, "configured", 2) == (0, None)
+    wait_until(lambda: all(metadata(cluster, i, ["configured"])[3]["configured"][0] == 0 for i in cluster.ids), 20,
+               "the topic on every node")
+    _leader, (follower, _) = followers(cluster)
+    out = kafka_fixture.java_tool("org.apache.kafka.tools.ConfigCommand",
+                                  ["--bootstrap-server", bootstrap(cluster, follower), "--alter", "--entity-type",
+                                   "topics", "--entity-name", "configured", "--add-config", "retention.ms=123456"])
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    wait_until(lambda: all(topic_config_at(cluster, i, "configured", "retention.ms") == "123456" for i in cluster.ids),
+               20, "the new retention.ms on every node")
+
+
 def test_a_producer_auto_creates_through_a_follower(cluster):
     from kafka import KafkaProducer
     _leader, (follower, _) = followers(cluster)
