@@ -50,6 +50,9 @@ Status Broker::start_groups() {
         return t != nullptr && partition >= 0 && static_cast<size_t>(partition) < t->partitions.size();
       },
       o);
+  // A cluster's groups are coordinated by the controller quorum's leader
+  // (FindCoordinator points there); the other nodes answer NOT_COORDINATOR.
+  if (controller_ != nullptr) coordinator_->set_serving([this] { return controller_->is_leader(); });
   return coordinator_->start().with_context("group coordinator");
 }
 
@@ -64,6 +67,21 @@ void Broker::handle_find_coordinator(RequestPtr request) {
   if (!decode(*request, &body)) return;
   const int16_t version = request->version();
   const AdvertisedListener* endpoint = endpoint_for(request->client.listener);
+  // A cluster node: the coordinator is the controller quorum's leader, at
+  // its endpoint for this listener.
+  AdvertisedListener leader_endpoint;
+  int32_t coordinator_node = options_.node_id;
+  if (controller_ != nullptr) {
+    coordinator_node = controller_->leader_id();
+    endpoint = nullptr;
+    for (const meta::ClusterBroker& b : cluster_brokers_) {
+      if (b.node_id != coordinator_node) continue;
+      for (const meta::BrokerEndpoint& e : b.endpoints) {
+        if (e.listener == request->client.listener) leader_endpoint = {e.listener, e.host, e.port};
+      }
+      if (!leader_endpoint.name.empty()) endpoint = &leader_endpoint;
+    }
+  }
   auto answer = [&](const std::string& key, int16_t* error, std::optional<std::string>* message, int32_t* node,
                     std::string* host, int32_t* port) {
     // Key type 0 GROUP, 1 TRANSACTION: this broker coordinates both.
@@ -85,13 +103,14 @@ void Broker::handle_find_coordinator(RequestPtr request) {
       *port = -1;
     } else if (endpoint == nullptr) {
       *error = protocol::to_int(ErrorCode::kCoordinatorNotAvailable);
-      *message = "no advertised listener";
+      *message = controller_ != nullptr ? "no controller leader (or its endpoint is not known yet)"
+                                        : "no advertised listener";
       *node = -1;
       *port = -1;
     } else {
       *error = 0;
       *message = std::nullopt;
-      *node = options_.node_id;
+      *node = coordinator_node;
       *host = endpoint->host;
       *port = endpoint->port;
     }

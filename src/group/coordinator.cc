@@ -83,6 +83,12 @@ void Coordinator::drain() {
   }
 }
 
+ErrorCode Coordinator::availability() const {
+  if (draining_) return ErrorCode::kCoordinatorNotAvailable;
+  if (serving_ && !serving_()) return ErrorCode::kNotCoordinator;
+  return ErrorCode::kNone;
+}
+
 Group* Coordinator::find_group(const std::string& id) {
   auto it = groups_.find(id);
   return it == groups_.end() ? nullptr : it->second.get();

@@ -71,6 +71,13 @@ class Coordinator {
   // REQUIRES: executor and meta outlive the coordinator.
   Coordinator(port::Executor& executor, meta::MetaStore* meta, PartitionExists partition_exists, CoordinatorOptions options);
   ~Coordinator();
+  // A cluster node coordinates groups only while serving() says so (it is
+  // the controller quorum's leader); otherwise every group request is
+  // answered NOT_COORDINATOR, and clients ask FindCoordinator again.
+  void set_serving(std::function<bool()> serving) { serving_ = std::move(serving); }
+  // What a group request gets now instead of an answer: COORDINATOR_NOT_AVAILABLE
+  // while draining, NOT_COORDINATOR when not serving; NONE otherwise.
+  protocol::ErrorCode availability() const;
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
@@ -203,6 +210,7 @@ class Coordinator {
   GroupOffsets offsets_;
   port::Executor::TimerId expiry_timer_ = 0;
   bool draining_ = false;
+  std::function<bool()> serving_;  // empty: always (a single node)
 };
 
 }  // namespace eddy::group

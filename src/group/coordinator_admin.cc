@@ -31,6 +31,9 @@ bool passes_filter(const std::vector<std::string>& filter, const std::string& va
 protocol::ListGroupsResponse Coordinator::list_groups(const protocol::ListGroupsRequest& req) {
   EDDY_DCHECK_ON_LOOP(executor_);
   protocol::ListGroupsResponse r;
+  // A node that does not coordinate lists no groups (Kafka's brokers list
+  // those they coordinate).
+  if (serving_ && !serving_()) return r;
   std::map<std::string, std::pair<std::string, std::string>> all;  // id -> (protocol type, state)
   std::vector<std::string> with_offsets;
   Status s = offsets_.groups_with_offsets(&with_offsets);
@@ -62,7 +65,10 @@ protocol::DescribeGroupsResponse Coordinator::describe_groups(const protocol::De
     protocol::DescribeGroupsResponse::DescribedGroup dg;
     dg.group_id = id;
     const Group* g = find_group(id);
-    if (id.empty()) {
+    if (ErrorCode e = availability(); e != ErrorCode::kNone) {
+      dg.error_code = to_int(e);
+      dg.group_state = group_state_name(State::kDead);
+    } else if (id.empty()) {
       dg.error_code = to_int(ErrorCode::kInvalidGroupId);
       dg.group_state = group_state_name(State::kDead);
     } else if (g == nullptr) {
@@ -101,7 +107,9 @@ protocol::DeleteGroupsResponse Coordinator::delete_groups(const protocol::Delete
     const Group* g = find_group(id);
     bool has_offsets = false;
     Status s = offsets_.has_offsets(id, &has_offsets);
-    if (id.empty()) {
+    if (ErrorCode e = availability(); e != ErrorCode::kNone) {
+      dr.error_code = to_int(e);
+    } else if (id.empty()) {
       dr.error_code = to_int(ErrorCode::kInvalidGroupId);
     } else if (!s.ok()) {
       dr.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);

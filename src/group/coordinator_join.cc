@@ -95,7 +95,7 @@ void Coordinator::join(const protocol::JoinGroupRequest& req, const ClientContex
 }
 
 ErrorCode Coordinator::check_join_request(const protocol::JoinGroupRequest& req) const {
-  if (draining_) return ErrorCode::kCoordinatorNotAvailable;
+  if (ErrorCode e = availability(); e != ErrorCode::kNone) return e;
   if (req.group_id.empty()) return ErrorCode::kInvalidGroupId;
   if (req.session_timeout_ms < options_.min_session_timeout_ms ||
       req.session_timeout_ms > options_.max_session_timeout_ms)

@@ -20,7 +20,7 @@ protocol::OffsetCommitResponse Coordinator::commit_offsets(const protocol::Offse
 }
 
 ErrorCode Coordinator::commit_verdict(const protocol::OffsetCommitRequest& req, int16_t version) {
-  if (draining_) return ErrorCode::kCoordinatorNotAvailable;
+  if (ErrorCode e = availability(); e != ErrorCode::kNone) return e;
   if (req.group_id.empty()) return ErrorCode::kInvalidGroupId;
   const int32_t generation = version >= 1 ? req.generation_id_or_member_epoch : -1;
   Group* g = find_group(req.group_id);
@@ -55,7 +55,7 @@ Status Coordinator::complete_transaction(const std::string& group_id, int64_t pr
 // must come from a current member of the group's generation; one that names
 // none (or a group without members) is accepted.
 ErrorCode Coordinator::txn_commit_verdict(const protocol::TxnOffsetCommitRequest& req, int16_t version) {
-  if (draining_) return ErrorCode::kCoordinatorNotAvailable;
+  if (ErrorCode e = availability(); e != ErrorCode::kNone) return e;
   if (req.group_id.empty()) return ErrorCode::kInvalidGroupId;
   Group* g = find_group(req.group_id);
   if (version < 3 || g == nullptr) return ErrorCode::kNone;
@@ -68,11 +68,16 @@ ErrorCode Coordinator::txn_commit_verdict(const protocol::TxnOffsetCommitRequest
 
 protocol::OffsetFetchResponse Coordinator::fetch_offsets(const protocol::OffsetFetchRequest& req, int16_t version) {
   EDDY_DCHECK_ON_LOOP(executor_);
-  return offsets_.fetch(req, version);
+  return offsets_.fetch(req, version, availability());
 }
 
 protocol::OffsetDeleteResponse Coordinator::delete_offsets(const protocol::OffsetDeleteRequest& req) {
   EDDY_DCHECK_ON_LOOP(executor_);
+  if (ErrorCode e = availability(); e != ErrorCode::kNone) {
+    protocol::OffsetDeleteResponse refused;
+    refused.error_code = to_int(e);
+    return refused;
+  }
   const Group* g = find_group(req.group_id);
   protocol::OffsetDeleteResponse r = offsets_.remove(req, g != nullptr, subscribed_topics(g));
   // The group outlives its last offsets until the next sweep, as in Kafka

@@ -198,7 +198,7 @@ void Coordinator::sync(const protocol::SyncGroupRequest& req, const ClientContex
 ErrorCode Coordinator::check_generation(const std::string& group_id, const std::string& member_id,
                                         const std::optional<std::string>& instance_id, int32_t generation,
                                         Group** group) {
-  if (draining_) return ErrorCode::kCoordinatorNotAvailable;
+  if (ErrorCode e = availability(); e != ErrorCode::kNone) return e;
   if (group_id.empty()) return ErrorCode::kInvalidGroupId;
   Group* g = find_group(group_id);
   if (g == nullptr) return ErrorCode::kUnknownMemberId;

@@ -87,8 +87,8 @@ void Coordinator::remove_member(Group& g, const std::string& member_id, ErrorCod
 protocol::LeaveGroupResponse Coordinator::leave(const protocol::LeaveGroupRequest& req, int16_t version) {
   EDDY_DCHECK_ON_LOOP(executor_);
   protocol::LeaveGroupResponse r;
-  if (draining_) {
-    r.error_code = to_int(ErrorCode::kCoordinatorNotAvailable);
+  if (ErrorCode e = availability(); e != ErrorCode::kNone) {
+    r.error_code = to_int(e);
     return r;
   }
   if (req.group_id.empty()) {

@@ -137,14 +137,17 @@ std::vector<Topic> fetch_group(meta::OffsetStore& offsets, const std::string& gr
 
 }  // namespace
 
-protocol::OffsetFetchResponse GroupOffsets::fetch(const protocol::OffsetFetchRequest& req, int16_t version) {
+protocol::OffsetFetchResponse GroupOffsets::fetch(const protocol::OffsetFetchRequest& req, int16_t version,
+                                                 ErrorCode refused) {
   protocol::OffsetFetchResponse r;
   if (version >= 8) {
     for (const auto& group : req.groups) {
       protocol::OffsetFetchResponse::OffsetFetchResponseGroup rg;
       rg.group_id = group.group_id;
-      ErrorCode e = ErrorCode::kNone;
-      if (group.group_id.empty()) {
+      ErrorCode e = refused;
+      if (e != ErrorCode::kNone) {
+        // refused: nothing read
+      } else if (group.group_id.empty()) {
         e = ErrorCode::kInvalidGroupId;
       } else {
         rg.topics = fetch_group<protocol::OffsetFetchResponse::OffsetFetchResponseTopics>(
@@ -156,8 +159,22 @@ protocol::OffsetFetchResponse GroupOffsets::fetch(const protocol::OffsetFetchReq
     }
     return r;
   }
-  ErrorCode e = ErrorCode::kNone;
-  if (req.group_id.empty()) {
+  ErrorCode e = refused;
+  if (e != ErrorCode::kNone) {
+    if (version < 2 && req.topics.has_value()) {
+      // The partitions asked for carry the code (no top-level error yet).
+      for (const auto& t : *req.topics) {
+        protocol::OffsetFetchResponse::OffsetFetchResponseTopic rt;
+        rt.name = t.name;
+        for (int32_t p : t.partition_indexes) {
+          protocol::OffsetFetchResponse::OffsetFetchResponsePartition rp;
+          rp.partition_index = p;
+          rt.partitions.push_back(std::move(rp));
+        }
+        r.topics.push_back(std::move(rt));
+      }
+    }
+  } else if (req.group_id.empty()) {
     e = ErrorCode::kInvalidGroupId;
   } else {
     r.topics = fetch_group<protocol::OffsetFetchResponse::OffsetFetchResponseTopic>(meta_->offsets(), req.group_id,

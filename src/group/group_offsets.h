@@ -53,7 +53,10 @@ class GroupOffsets {
                                         protocol::ErrorCode group_verdict, int64_t now_ms);
   // OffsetFetch. With require_stable (v7+) a partition with offsets staged
   // by an open transaction answers UNSTABLE_OFFSET_COMMIT (offset -1).
-  protocol::OffsetFetchResponse fetch(const protocol::OffsetFetchRequest& request, int16_t version);
+  // refused (not NONE): every group (v8+) or the request (its partitions
+  // before v2) answered with that code instead, nothing read.
+  protocol::OffsetFetchResponse fetch(const protocol::OffsetFetchRequest& request, int16_t version,
+                                      protocol::ErrorCode refused = protocol::ErrorCode::kNone);
 
   // TxnOffsetCommit (group_txn_offsets.cc): stages the offsets for the
   // transaction of request.producer_id (applied or dropped by

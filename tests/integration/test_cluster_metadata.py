@@ -221,6 +221,48 @@ def test_a_topic_config_changed_through_any_node_is_changed_on_all(cluster):
                20, "the new retention.ms on every node")
 
 
+def test_one_consumer_group_across_nodes(cluster):
+    """Members that bootstrap from different nodes find one coordinator (the
+    controller leader) and share the partitions as one group."""
+    import threading
+    from kafka import KafkaConsumer, KafkaProducer
+    assert create_topic_at(cluster, 1, "grouped", 6) == (0, None)
+    wait_until(lambda: all(metadata(cluster, i, ["grouped"])[3]["grouped"][0] == 0 for i in cluster.ids), 20,
+               "the topic on every node")
+    producer = KafkaProducer(bootstrap_servers=bootstrap(cluster, 2), acks=1)
+    for n in range(120):
+        producer.send("grouped", value=b"g%d" % n, partition=n % 6)
+    producer.flush(timeout=30)
+    producer.close()
+    consumers = [KafkaConsumer("grouped", bootstrap_servers=bootstrap(cluster, i), group_id="across",
+                               auto_offset_reset="earliest", enable_auto_commit=False,
+                               session_timeout_ms=10000, heartbeat_interval_ms=500) for i in (1, 3)]
+    seen = [[] for _ in consumers]
+    stop = threading.Event()
+    def run(k):
+        c = consumers[k]
+        while not stop.is_set():
+            for records in c.poll(timeout_ms=200).values():
+                seen[k].extend(r.value for r in records)
+            if seen[k]:
+                c.commit()
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        wait_until(lambda: len(seen[0]) + len(seen[1]) >= 120 and
+                   all(c.assignment() for c in consumers) and
+                   len(consumers[0].assignment()) + len(consumers[1].assignment()) == 6, 60,
+                   "both members to share the six partitions and read everything")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert sorted(seen[0] + seen[1]) == sorted(b"g%d" % n for n in range(120)), "each message once, in one group"
+    for c in consumers:
+        c.close()
+
+
 def test_a_producer_auto_creates_through_a_follower(cluster):
     from kafka import KafkaProducer
     _leader, (follower, _) = followers(cluster)

@@ -135,3 +135,44 @@ TEST_F(CoordinatorTest, ListGroupsFiltersIgnoreCase) {
 
 }  // namespace
 }  // namespace eddy::group
+
+namespace eddy::group {
+namespace {
+
+// A cluster node that is not the controller leader coordinates nothing:
+// every group request is answered NOT_COORDINATOR (clients then ask
+// FindCoordinator again), and it lists no groups; once it serves, it does.
+TEST_F(CoordinatorTest, ANodeThatDoesNotServeAnswersNotCoordinator) {
+  EXPECT_EQ(commit("", -1, 0, 10), 0);
+  bool serving = false;
+  coordinator_->set_serving([&serving] { return serving; });
+  const int16_t not_coordinator = code(ErrorCode::kNotCoordinator);
+  auto joined = join(join_request(""));
+  ASSERT_TRUE(joined.ready());
+  EXPECT_EQ(joined->error_code, not_coordinator);
+  EXPECT_EQ(heartbeat("m", 1), not_coordinator);
+  EXPECT_EQ(commit("", -1, 0, 11), not_coordinator);
+  protocol::OffsetFetchRequest fetch;
+  fetch.group_id = "g";
+  protocol::OffsetFetchRequest::OffsetFetchRequestTopic t;
+  t.name = "t";
+  t.partition_indexes = {0};
+  fetch.topics->push_back(t);
+  EXPECT_EQ(coordinator_->fetch_offsets(fetch, 7).error_code, not_coordinator) << "no stale offsets from here";
+  auto v1 = coordinator_->fetch_offsets(fetch, 1);
+  ASSERT_EQ(v1.topics.size(), 1u);
+  EXPECT_EQ(v1.topics[0].partitions.at(0).error_code, not_coordinator) << "before v2: on the partitions";
+  protocol::DescribeGroupsRequest d;
+  d.groups = {"g"};
+  EXPECT_EQ(coordinator_->describe_groups(d).groups.at(0).error_code, not_coordinator);
+  protocol::DeleteGroupsRequest del;
+  del.groups_names = {"g"};
+  EXPECT_EQ(coordinator_->delete_groups(del).results.at(0).error_code, not_coordinator);
+  EXPECT_TRUE(coordinator_->list_groups({}).groups.empty());
+  serving = true;
+  EXPECT_EQ(committed(0), 10) << "nothing was changed meanwhile";
+  EXPECT_EQ(coordinator_->list_groups({}).groups.size(), 1u);
+}
+
+}  // namespace
+}  // namespace eddy::group
