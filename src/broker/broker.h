@@ -311,6 +311,9 @@ class Broker {
   void handle_heartbeat(RequestPtr request);
   void handle_leave_group(RequestPtr request);
   void handle_offset_commit(RequestPtr request);
+  // A cluster's coordinator (the controller leader): the commit replicated
+  // through the controller log before response is sent.
+  void replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response);
   void handle_offset_fetch(RequestPtr request);
   void handle_offset_delete(RequestPtr request);
   void handle_list_groups(RequestPtr request);

@@ -1,6 +1,6 @@
 // A cluster node applying the controller log's committed records: topics
 // and their partitions' replicas, topic configs, the registered nodes, the
-// cluster id (see controller_client.h).
+// cluster id, the consumer groups' committed offsets (see controller_client.h).
 #include <map>
 
 #include "broker/broker.h"
@@ -71,6 +71,14 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
   if (const auto* r = std::get_if<protocol::PartitionsAddedRecord>(&record)) {
     return outcome("PartitionsAddedRecord",
                    topics_.apply_partitions_added(r->topic_id, r->first_partition, to_replicas(r->partitions)));
+  }
+  if (const auto* r = std::get_if<protocol::GroupOffsetsRecord>(&record)) {
+    std::vector<meta::CommittedOffset> offsets;
+    offsets.reserve(r->offsets.size());
+    for (const auto& o : r->offsets) {
+      offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms});
+    }
+    return meta_->offsets().commit(r->group_id, offsets);
   }
   const auto& r = std::get<protocol::TopicConfigsRecord>(record);
   return outcome("TopicConfigsRecord", topics_.apply_configs(r.topic_id, to_config_map(r.configs)));

@@ -25,12 +25,14 @@ enum class ControllerRecordType : int8_t {
   kRemoveTopic = 4,
   kPartitionsAdded = 5,
   kTopicConfigs = 6,
+  kGroupOffsets = 7,
 };
 
 // In ControllerRecordType's order (index + 1 = type).
 using ControllerRecord =
     std::variant<protocol::ClusterIdRecord, protocol::RegisterBrokerRecord, protocol::TopicRecord,
-                 protocol::RemoveTopicRecord, protocol::PartitionsAddedRecord, protocol::TopicConfigsRecord>;
+                 protocol::RemoveTopicRecord, protocol::PartitionsAddedRecord, protocol::TopicConfigsRecord,
+                 protocol::GroupOffsetsRecord>;
 
 // The payload of record, in the newest version of its type.
 std::string encode_controller_record(const ControllerRecord& record);

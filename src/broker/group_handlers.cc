@@ -193,7 +193,48 @@ void Broker::handle_leave_group(RequestPtr request) {
 void Broker::handle_offset_commit(RequestPtr request) {
   protocol::OffsetCommitRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, commit_authorized(*request, std::move(body)));
+  const std::string group = body.group_id;
+  protocol::OffsetCommitResponse response = commit_authorized(*request, std::move(body));
+  if (controller_ == nullptr) {
+    respond(*request, response);
+    return;
+  }
+  replicate_commit(std::move(request), group, std::move(response));
+}
+
+void Broker::replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response) {
+  // The offsets as this node stored them go to every node through the
+  // controller log; the client hears back once they are committed there.
+  std::vector<meta::TopicPartition> committed;
+  for (const auto& t : response.topics) {
+    for (const auto& p : t.partitions) {
+      if (p.error_code == 0) committed.push_back({t.name, p.partition_index});
+    }
+  }
+  std::vector<meta::CommittedOffset> stored;
+  if (committed.empty() || !meta_->offsets().fetch(group, committed, &stored).ok() || stored.empty()) {
+    respond(*request, response);
+    return;
+  }
+  protocol::GroupOffsetsRecord record;
+  record.group_id = group;
+  for (const meta::CommittedOffset& o : stored) {
+    record.offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, {}});
+  }
+  auto state = std::make_shared<std::pair<RequestPtr, protocol::OffsetCommitResponse>>(std::move(request),
+                                                                                      std::move(response));
+  controller_->propose(record, [this, state](const Status& s) {
+    if (!s.ok()) {
+      // Not committed by the cluster: the client commits again with the
+      // coordinator FindCoordinator names now.
+      for (auto& t : state->second.topics) {
+        for (auto& p : t.partitions) {
+          if (p.error_code == 0) p.error_code = protocol::to_int(ErrorCode::kNotCoordinator);
+        }
+      }
+    }
+    respond(*state->first, state->second);
+  });
 }
 
 void Broker::handle_offset_fetch(RequestPtr request) {

@@ -263,6 +263,32 @@ def test_one_consumer_group_across_nodes(cluster):
         c.close()
 
 
+def test_committed_offsets_survive_the_loss_of_the_coordinator(cluster):
+    """The offsets of the group above were committed through the controller
+    log: after the leader (the coordinator) is killed, the new one serves
+    them, and the group resumes after what it had read."""
+    from kafka import KafkaConsumer, KafkaProducer
+    leader = cluster.wait_for_leader(timeout=30)
+    cluster.nodes[leader].kill()
+    survivor = next(i for i in cluster.ids if i != leader)
+    cluster.wait_for_leader(timeout=30, other_than=leader)
+    producer = KafkaProducer(bootstrap_servers=bootstrap(cluster, survivor), acks=1)
+    for n in range(120, 150):
+        # Only to partitions on running nodes: the killed node's are down with it.
+        parts = metadata(cluster, survivor, ["grouped"])[3]["grouped"][1]
+        live = [p for p, v in parts.items() if v[0] != leader]
+        producer.send("grouped", value=b"g%d" % n, partition=live[n % len(live)])
+    producer.flush(timeout=30)
+    producer.close()
+    cluster.start(leader)
+    wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
+    consumer = KafkaConsumer("grouped", bootstrap_servers=bootstrap(cluster, survivor), group_id="across",
+                             auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=8000)
+    got = [m.value for m in consumer]
+    consumer.close()
+    assert sorted(got) == sorted(b"g%d" % n for n in range(120, 150)), "resumed after the committed offsets"
+
+
 def test_a_producer_auto_creates_through_a_follower(cluster):
     from kafka import KafkaProducer
     _leader, (follower, _) = followers(cluster)

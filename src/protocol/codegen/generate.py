@@ -103,7 +103,8 @@ CONTROL_RECORDS = ("leader_change_message", ["LeaderChangeMessage"])
 # Eddy's own records of the controller log (src/broker/controller_records.*),
 # defined in Kafka's format in src/protocol/records/ (not Kafka's messages).
 EDDY_RECORDS = ("controller_records", ["ClusterIdRecord", "RegisterBrokerRecord", "TopicRecord",
-                                       "RemoveTopicRecord", "PartitionsAddedRecord", "TopicConfigsRecord"])
+                                       "RemoveTopicRecord", "PartitionsAddedRecord", "TopicConfigsRecord",
+                                       "GroupOffsetsRecord"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")

@@ -108,4 +108,5 @@
   X(TopicRecord) \
   X(RemoveTopicRecord) \
   X(PartitionsAddedRecord) \
-  X(TopicConfigsRecord)
+  X(TopicConfigsRecord) \
+  X(GroupOffsetsRecord)

@@ -2588,6 +2588,21 @@ void fill_test_values(TopicConfigsRecord& m, int16_t version, Filler& f) {
   for (auto& e : m.configs) fill_test_values(e, version, f);
 }
 
+void fill_test_values(GroupOffsetsRecord::CommittedOffset& m, int16_t version, Filler& f) {
+  m.topic = f.next_string();
+  m.partition = f.next_int<int32_t>(0);
+  m.offset = f.next_int<int64_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+  m.metadata = f.next_string();
+  m.commit_timestamp_ms = f.next_int<int64_t>(0);
+}
+
+void fill_test_values(GroupOffsetsRecord& m, int16_t version, Filler& f) {
+  m.group_id = f.next_string();
+  m.offsets.resize(f.array_size());
+  for (auto& e : m.offsets) fill_test_values(e, version, f);
+}
+
 namespace {
 
 template <typename M>

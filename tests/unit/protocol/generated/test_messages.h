@@ -271,6 +271,8 @@ void fill_test_values(PartitionsAddedRecord::PartitionReplicas& m, int16_t versi
 void fill_test_values(PartitionsAddedRecord& m, int16_t version, Filler& f);
 void fill_test_values(TopicConfigsRecord::TopicConfig& m, int16_t version, Filler& f);
 void fill_test_values(TopicConfigsRecord& m, int16_t version, Filler& f);
+void fill_test_values(GroupOffsetsRecord::CommittedOffset& m, int16_t version, Filler& f);
+void fill_test_values(GroupOffsetsRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the
