@@ -36,6 +36,13 @@ ClusterController::ClusterController(ControllerQuorum* quorum, broker::Broker* b
   std::sort(endpoints_.begin(), endpoints_.end(),
             [](const meta::BrokerEndpoint& a, const meta::BrokerEndpoint& b) { return a.listener < b.listener; });
   broker_->set_controller(this);
+  // Producer ids: each node hands out the blocks of its own stride, by its
+  // place among the voters, so that no two nodes give out the same id.
+  std::vector<raft::NodeId> voters;
+  for (const raft::QuorumVoter& v : quorum_->config().voters) voters.push_back(v.id);
+  std::sort(voters.begin(), voters.end());
+  const auto index = std::find(voters.begin(), voters.end(), quorum_->config().node_id) - voters.begin();
+  meta_->producer_ids().set_stride(static_cast<int32_t>(index), static_cast<int32_t>(voters.size()));
   quorum_->set_committed_handler([this](raft::Offset offset, const raft::Entry& entry) { apply(offset, entry); });
   quorum_->set_envelope_handler(
       [this](const broker::ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<broker::Reply> reply) {

@@ -299,6 +299,18 @@ def test_a_producer_auto_creates_through_a_follower(cluster):
                "the auto-created topic on every node")
 
 
+def test_idempotent_producers_get_ids_no_other_node_gives(cluster):
+    ids = []
+    for i in cluster.ids:
+        for _ in range(3):
+            with kw.Connection(cluster.client_ports[i]) as conn:
+                data = conn.request(22, 0, kw.string(None) + struct.pack(">i", 60000))
+            _throttle, error, producer_id, _epoch = struct.unpack_from(">ihqh", data, 0)
+            assert error == 0
+            ids.append(producer_id)
+    assert len(set(ids)) == len(ids), "producer ids handed out twice: %s" % ids
+
+
 def test_a_restarted_node_and_a_wiped_node_have_every_topic(cluster):
     assert create_topic_at(cluster, 1, "kept", 3) == (0, None)
     wait_until(lambda: all("kept" in metadata(cluster, i, ["kept"])[3] and
