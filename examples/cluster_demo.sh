@@ -2,13 +2,16 @@
 # A three-node Eddy cluster on one machine (config/cluster-node{1,2,3}.properties:
 # clients on 127.0.0.1:9092/10092/11092, Raft between the nodes on
 # 9093/10093/11093). It starts the three, shows which one leads the
-# controller quorum, kills the leader, shows the new one, restarts the old
-# leader and shows it catching up again.
+# controller quorum, creates a topic through node 2 and describes it through
+# node 3 (one cluster: its six partitions spread over the three nodes), kills
+# the leader, shows the new one, restarts the old leader and shows it
+# catching up again.
 #   examples/cluster_demo.sh [EDDY_BINARY]
 # With Kafka's tools installed, look at the quorum as in Kafka:
 #   kafka-metadata-quorum.sh --bootstrap-controller 127.0.0.1:9093 describe --replication
-# What the cluster replicates today is the controller quorum itself (see
-# src/raft/README.md); topics are still each node's own.
+# The cluster shares its metadata (topics, placement, configs, group offsets)
+# through the controller quorum; partitions themselves are not replicated
+# yet: each lives on one node (see src/raft/README.md).
 set -eu
 eddy="${1:-build/eddy}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -40,6 +43,16 @@ wait_for_new_leader() {  # wait_for_new_leader OLD_EPOCH
 for i in 1 2 3; do start "$i" --override eddy.quorum.bootstrap=true; done
 read -r node epoch < <(wait_for_new_leader 0)
 echo "node $node leads the controller quorum (epoch $epoch)"
+
+sleep 1  # the nodes register their endpoints with the leader (a topic is placed on registered nodes)
+for _ in $(seq 1 50); do
+  "$eddy" topics --bootstrap-server 127.0.0.1:10092 --create --topic demo --partitions 6 --if-not-exists \
+    >/dev/null 2>&1 && break
+  sleep 0.2
+done
+echo "created topic demo through node 2; node 3 describes it:"
+sleep 1
+"$eddy" topics --bootstrap-server 127.0.0.1:11092 --describe --topic demo
 
 t0=$(date +%s.%N)
 kill -9 "$(eval echo "\$pid$node")"

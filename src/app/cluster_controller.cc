@@ -12,6 +12,7 @@ namespace eddy::app {
 namespace {
 
 constexpr int64_t kTickMs = 1000;
+constexpr int64_t kUnsettledTickMs = 100;
 
 // The address bytes of "host:port" (IPv4 or IPv6), as Envelope carries them.
 std::vector<uint8_t> address_bytes(const std::string& peer) {
@@ -143,7 +144,10 @@ void ClusterController::tick() {
     propose(protocol::ClusterIdRecord{meta_->cluster_id(), {}}, [this](const Status&) { proposing_cluster_id_ = false; });
   }
   if (!registered_ && !registering_ && leader_id() >= 0) register_this_node();
-  reactor_->schedule_after(kTickMs, [this] { tick(); });
+  // Soon again while this node is not registered: a topic created meanwhile
+  // would be placed on the registered nodes only.
+  const bool settled = registered_ && (cluster_id_known_ || !is_leader());
+  reactor_->schedule_after(settled ? kTickMs : kUnsettledTickMs, [this] { tick(); });
 }
 
 void ClusterController::register_this_node() {
