@@ -12,7 +12,9 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <map>
 #include <set>
+#include <tuple>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -314,6 +316,17 @@ class Broker {
   // A cluster's coordinator (the controller leader): the commit replicated
   // through the controller log before response is sent.
   void replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response);
+  // The last offset the applied controller log holds per (group, topic,
+  // partition), as a digest of offset, leader epoch and metadata: a commit
+  // equal to it is not logged again. Filled when GroupOffsets records are
+  // applied; empty after a restart (the first commits are logged again).
+  struct LoggedOffsets {
+    static constexpr size_t kMaxEntries = 10000;
+    std::map<std::tuple<std::string, std::string, int32_t>, uint64_t> last;
+    static uint64_t digest(const meta::CommittedOffset& o);
+    bool same(const std::string& group, const meta::CommittedOffset& o) const;
+    void note(const std::string& group, const meta::CommittedOffset& o);
+  };
   void handle_offset_fetch(RequestPtr request);
   void handle_offset_delete(RequestPtr request);
   void handle_list_groups(RequestPtr request);
@@ -487,6 +500,7 @@ class Broker {
   ControllerClient* controller_ = nullptr;  // a cluster node's controller quorum
   std::vector<meta::ClusterBroker> cluster_brokers_;  // registered nodes, by node id
   std::set<std::string> auto_creating_;  // topics Metadata is having created
+  LoggedOffsets logged_offsets_;
   std::unique_ptr<security::AclAuthorizer> authorizer_;  // null: no authorizer configured
   uint64_t authorization_refusals_ = 0;
   uint64_t authorization_refusals_unlogged_ = 0;

@@ -78,7 +78,11 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
     for (const auto& o : r->offsets) {
       offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms});
     }
-    return meta_->offsets().commit(r->group_id, offsets);
+    Status s = meta_->offsets().commit(r->group_id, offsets);
+    if (s.ok()) {
+      for (const meta::CommittedOffset& o : offsets) logged_offsets_.note(r->group_id, o);
+    }
+    return s;
   }
   const auto& r = std::get<protocol::TopicConfigsRecord>(record);
   return outcome("TopicConfigsRecord", topics_.apply_configs(r.topic_id, to_config_map(r.configs)));

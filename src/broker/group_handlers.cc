@@ -3,6 +3,7 @@
 // DescribeGroups, DeleteGroups. The work is group::Coordinator's; this file
 // decodes, checks the client's rights (group_authorization.cc), delegates
 // and answers (JoinGroup/SyncGroup possibly later).
+#include <algorithm>
 #include <memory>
 
 #include "broker/broker.h"
@@ -202,9 +203,27 @@ void Broker::handle_offset_commit(RequestPtr request) {
   replicate_commit(std::move(request), group, std::move(response));
 }
 
+uint64_t Broker::LoggedOffsets::digest(const meta::CommittedOffset& o) {
+  const uint64_t h = std::hash<std::string>()(o.metadata);
+  return h ^ (static_cast<uint64_t>(o.offset) * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(o.leader_epoch) << 1);
+}
+
+bool Broker::LoggedOffsets::same(const std::string& group, const meta::CommittedOffset& o) const {
+  auto it = last.find({group, o.topic, o.partition});
+  return it != last.end() && it->second == digest(o);
+}
+
+void Broker::LoggedOffsets::note(const std::string& group, const meta::CommittedOffset& o) {
+  if (last.size() >= kMaxEntries) last.clear();  // forgetting only makes the next commits logged again
+  last[{group, o.topic, o.partition}] = digest(o);
+}
+
 void Broker::replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response) {
   // The offsets as this node stored them go to every node through the
   // controller log; the client hears back once they are committed there.
+  // A commit of what the controller log already holds for the partition
+  // (but its time) is not logged: consumers commit the same positions every
+  // few seconds while idle.
   std::vector<meta::TopicPartition> committed;
   for (const auto& t : response.topics) {
     for (const auto& p : t.partitions) {
@@ -212,14 +231,16 @@ void Broker::replicate_commit(RequestPtr request, const std::string& group, prot
     }
   }
   std::vector<meta::CommittedOffset> stored;
-  if (committed.empty() || !meta_->offsets().fetch(group, committed, &stored).ok() || stored.empty()) {
-    respond(*request, response);
-    return;
-  }
+  if (committed.empty() || !meta_->offsets().fetch(group, committed, &stored).ok()) stored.clear();
   protocol::GroupOffsetsRecord record;
   record.group_id = group;
   for (const meta::CommittedOffset& o : stored) {
+    if (logged_offsets_.same(group, o)) continue;  // the controller log has this value already
     record.offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, {}});
+  }
+  if (record.offsets.empty()) {
+    respond(*request, response);
+    return;
   }
   auto state = std::make_shared<std::pair<RequestPtr, protocol::OffsetCommitResponse>>(std::move(request),
                                                                                       std::move(response));

@@ -289,6 +289,23 @@ def test_committed_offsets_survive_the_loss_of_the_coordinator(cluster):
     assert sorted(got) == sorted(b"g%d" % n for n in range(120, 150)), "resumed after the committed offsets"
 
 
+def test_commits_that_change_nothing_do_not_grow_the_controller_log(cluster):
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+    leader = cluster.wait_for_leader(timeout=30)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap(cluster, leader), group_id="idle",
+                             enable_auto_commit=False)
+    tp = TopicPartition("grouped", 0)
+    consumer.commit({tp: OffsetAndMetadata(5, "")})
+    end = cluster.quorum(leader)["high_watermark"]
+    for _ in range(5):
+        consumer.commit({tp: OffsetAndMetadata(5, "")})
+    assert cluster.quorum(leader)["high_watermark"] == end, "the same offset again is not logged"
+    consumer.commit({tp: OffsetAndMetadata(6, "")})
+    wait_until(lambda: cluster.quorum(leader)["high_watermark"] == end + 1, 10, "a changed offset logged once")
+    consumer.close()
+
+
 def test_a_producer_auto_creates_through_a_follower(cluster):
     from kafka import KafkaProducer
     _leader, (follower, _) = followers(cluster)
