@@ -41,6 +41,16 @@ struct MetricsSources {
   const LinkHistory* history = nullptr;     // may be null
   const net::HttpServer* http = nullptr;    // the metrics listener itself; may be null
   const ControllerQuorum* quorum = nullptr; // a cluster node's controller quorum; null on a single node
+
+  // The running broker's parts, once they are up.
+  void set(broker::Broker* b, const net::Server* srv, const storage::LogManager* l, const forward::Forwarder* f,
+           const ControllerQuorum* q) {
+    broker = b;
+    server = srv;
+    logs = l;
+    forwarder = f;
+    quorum = q;
+  }
   CommittedOffsetsCache* committed_offsets = nullptr;  // the listener's copy; null: read the store every time
   int64_t started_wall_ms = 0;              // when the broker started
   int64_t started_monotonic_ms = 0;

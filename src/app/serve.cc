@@ -318,11 +318,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     return kExitFailure;
   }
   report_disk_budget(logs->budget());
-  metrics_sources.broker = &broker;
-  metrics_sources.server = &server;
-  metrics_sources.logs = logs.get();
-  metrics_sources.forwarder = &forwarder;
-  metrics_sources.quorum = controller.get();
+  metrics_sources.set(&broker, &server, logs.get(), &forwarder, controller.get());
   MetricsEndpoint metrics(reactor, metrics_sources, link_names, metrics_config.history_sample_ms);
   if (Status s = metrics_config.enabled ? metrics.start(metrics_config.host, metrics_config.port) : Status();
       !s.ok()) {
