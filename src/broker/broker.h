@@ -326,6 +326,8 @@ class Broker {
     static uint64_t digest(const meta::CommittedOffset& o);
     bool same(const std::string& group, const meta::CommittedOffset& o) const;
     void note(const std::string& group, const meta::CommittedOffset& o);
+    // The group's offsets were deleted (all of them when topic is empty).
+    void forget(const std::string& group, const std::string& topic = "", int32_t partition = -1);
   };
   void handle_offset_fetch(RequestPtr request);
   void handle_offset_delete(RequestPtr request);

@@ -64,6 +64,7 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
     Topic* topic = topics_.find(r->topic_id);
     const std::string name = topic != nullptr ? topic->name : "";
     Status s = outcome("RemoveTopicRecord", topics_.apply_removed(r->topic_id));
+    logged_offsets_.last.clear();  // the topic's offsets went with it
     // Parked fetches of the topic answer now, with UNKNOWN_TOPIC_OR_PARTITION.
     if (s.ok() && !name.empty()) wake_fetch_waiters(name, -1);
     return s;
@@ -83,6 +84,20 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
       for (const meta::CommittedOffset& o : offsets) logged_offsets_.note(r->group_id, o);
     }
     return s;
+  }
+  if (const auto* r = std::get_if<protocol::GroupDeletedRecord>(&record)) {
+    logged_offsets_.forget(r->group_id);
+    Status s = meta_->offsets().remove_group(r->group_id);
+    if (s.ok()) s = meta_->static_members().remove_group(r->group_id);
+    return s;
+  }
+  if (const auto* r = std::get_if<protocol::OffsetsDeletedRecord>(&record)) {
+    std::vector<meta::TopicPartition> partitions;
+    for (const auto& p : r->partitions) {
+      partitions.push_back({p.topic, p.partition});
+      logged_offsets_.forget(r->group_id, p.topic, p.partition);
+    }
+    return meta_->offsets().remove(r->group_id, partitions);
   }
   const auto& r = std::get<protocol::TopicConfigsRecord>(record);
   return outcome("TopicConfigsRecord", topics_.apply_configs(r.topic_id, to_config_map(r.configs)));

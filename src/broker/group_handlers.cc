@@ -218,6 +218,14 @@ void Broker::LoggedOffsets::note(const std::string& group, const meta::Committed
   last[{group, o.topic, o.partition}] = digest(o);
 }
 
+void Broker::LoggedOffsets::forget(const std::string& group, const std::string& topic, int32_t partition) {
+  for (auto it = last.begin(); it != last.end();) {
+    const auto& [g, t, p] = it->first;
+    const bool match = g == group && (topic.empty() || (t == topic && p == partition));
+    it = match ? last.erase(it) : std::next(it);
+  }
+}
+
 void Broker::replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response) {
   // The offsets as this node stored them go to every node through the
   // controller log; the client hears back once they are committed there.
@@ -269,7 +277,31 @@ void Broker::handle_offset_fetch(RequestPtr request) {
 void Broker::handle_offset_delete(RequestPtr request) {
   protocol::OffsetDeleteRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, delete_offsets_authorized(*request, std::move(body)));
+  const std::string group = body.group_id;
+  protocol::OffsetDeleteResponse response = delete_offsets_authorized(*request, std::move(body));
+  // A cluster's coordinator: the deletions go to every node.
+  Proposals proposals;
+  if (controller_ != nullptr && response.error_code == 0) {
+    protocol::OffsetsDeletedRecord record;
+    record.group_id = group;
+    for (const auto& t : response.topics) {
+      for (const auto& p : t.partitions) {
+        if (p.error_code == 0) record.partitions.push_back({t.name, p.partition_index, {}});
+      }
+    }
+    if (!record.partitions.empty()) {
+      proposals.records.push_back(std::move(record));
+      proposals.entries.push_back(0);
+    }
+  }
+  auto state = std::make_shared<std::pair<RequestPtr, protocol::OffsetDeleteResponse>>(std::move(request),
+                                                                                      std::move(response));
+  propose_all(
+      std::move(proposals),
+      [state](size_t, const Status& s) {
+        if (!s.ok()) state->second.error_code = protocol::to_int(ErrorCode::kNotCoordinator);
+      },
+      [this, state] { respond(*state->first, state->second); });
 }
 
 void Broker::handle_list_groups(RequestPtr request) {
@@ -294,7 +326,21 @@ void Broker::handle_delete_groups(RequestPtr request) {
   auto refused = take_undeletable_groups(*request, &body);
   protocol::DeleteGroupsResponse response = coordinator_->delete_groups(body);
   for (auto& r : refused) response.results.push_back(std::move(r));
-  respond(*request, response);
+  // A cluster's coordinator: the deletions go to every node.
+  Proposals proposals;
+  for (size_t i = 0; controller_ != nullptr && i < response.results.size(); ++i) {
+    if (response.results[i].error_code != 0) continue;
+    proposals.records.push_back(protocol::GroupDeletedRecord{response.results[i].group_id, {}});
+    proposals.entries.push_back(i);
+  }
+  auto state = std::make_shared<std::pair<RequestPtr, protocol::DeleteGroupsResponse>>(std::move(request),
+                                                                                      std::move(response));
+  propose_all(
+      std::move(proposals),
+      [state](size_t entry, const Status& s) {
+        if (!s.ok()) state->second.results[entry].error_code = protocol::to_int(ErrorCode::kNotCoordinator);
+      },
+      [this, state] { respond(*state->first, state->second); });
 }
 
 }  // namespace eddy::broker

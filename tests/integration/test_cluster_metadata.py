@@ -306,6 +306,28 @@ def test_commits_that_change_nothing_do_not_grow_the_controller_log(cluster):
     consumer.close()
 
 
+def test_a_deleted_group_stays_deleted_after_a_failover(cluster):
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+    leader = cluster.wait_for_leader(timeout=30)
+    tp = TopicPartition("grouped", 1)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap(cluster, leader), group_id="doomed", enable_auto_commit=False)
+    consumer.commit({tp: OffsetAndMetadata(7, "")})
+    consumer.close()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap(cluster, leader))
+    ((_group, error),) = admin.delete_consumer_groups(["doomed"])
+    assert error.errno == 0, error
+    admin.close()
+    cluster.nodes[leader].kill()
+    survivor = next(i for i in cluster.ids if i != leader)
+    cluster.wait_for_leader(timeout=30, other_than=leader)
+    probe = KafkaConsumer(bootstrap_servers=bootstrap(cluster, survivor), group_id="doomed", enable_auto_commit=False)
+    assert probe.committed(tp) is None, "the new coordinator still had the deleted group's offsets"
+    probe.close()
+    cluster.start(leader)
+    wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
+
+
 def test_a_producer_auto_creates_through_a_follower(cluster):
     from kafka import KafkaProducer
     _leader, (follower, _) = followers(cluster)

@@ -104,7 +104,7 @@ CONTROL_RECORDS = ("leader_change_message", ["LeaderChangeMessage"])
 # defined in Kafka's format in src/protocol/records/ (not Kafka's messages).
 EDDY_RECORDS = ("controller_records", ["ClusterIdRecord", "RegisterBrokerRecord", "TopicRecord",
                                        "RemoveTopicRecord", "PartitionsAddedRecord", "TopicConfigsRecord",
-                                       "GroupOffsetsRecord"])
+                                       "GroupOffsetsRecord", "GroupDeletedRecord", "OffsetsDeletedRecord"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")

@@ -34,6 +34,8 @@ TEST(ControllerRecords, EveryTypeRoundTrips) {
       protocol::PartitionsAddedRecord{sample_topic().topic_id, 3, {{{1}, {}}}, {}},
       protocol::TopicConfigsRecord{sample_topic().topic_id, {{"cleanup.policy", "delete", {}}}, {}},
       protocol::GroupOffsetsRecord{"g", {{"sensors", 1, 42, 3, "meta", 1700000000000, {}}}, {}},
+      protocol::GroupDeletedRecord{"g", {}},
+      protocol::OffsetsDeletedRecord{"g", {{"sensors", 1, {}}}, {}},
   };
   for (const ControllerRecord& record : records) {
     const std::string payload = encode_controller_record(record);

@@ -109,4 +109,6 @@
   X(RemoveTopicRecord) \
   X(PartitionsAddedRecord) \
   X(TopicConfigsRecord) \
-  X(GroupOffsetsRecord)
+  X(GroupOffsetsRecord) \
+  X(GroupDeletedRecord) \
+  X(OffsetsDeletedRecord)

@@ -2603,6 +2603,21 @@ void fill_test_values(GroupOffsetsRecord& m, int16_t version, Filler& f) {
   for (auto& e : m.offsets) fill_test_values(e, version, f);
 }
 
+void fill_test_values(GroupDeletedRecord& m, int16_t version, Filler& f) {
+  m.group_id = f.next_string();
+}
+
+void fill_test_values(OffsetsDeletedRecord::DeletedPartition& m, int16_t version, Filler& f) {
+  m.topic = f.next_string();
+  m.partition = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(OffsetsDeletedRecord& m, int16_t version, Filler& f) {
+  m.group_id = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
 namespace {
 
 template <typename M>

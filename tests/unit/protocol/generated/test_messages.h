@@ -273,6 +273,9 @@ void fill_test_values(TopicConfigsRecord::TopicConfig& m, int16_t version, Fille
 void fill_test_values(TopicConfigsRecord& m, int16_t version, Filler& f);
 void fill_test_values(GroupOffsetsRecord::CommittedOffset& m, int16_t version, Filler& f);
 void fill_test_values(GroupOffsetsRecord& m, int16_t version, Filler& f);
+void fill_test_values(GroupDeletedRecord& m, int16_t version, Filler& f);
+void fill_test_values(OffsetsDeletedRecord::DeletedPartition& m, int16_t version, Filler& f);
+void fill_test_values(OffsetsDeletedRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the
