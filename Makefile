@@ -11,6 +11,7 @@
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make fuzz-long         fuzz_live_broker (a real broker behind a connection) for FUZZ_RUNS (10^7) executions
 #   make thread-safety     build eddy with clang's -Wthread-safety as errors (the lock annotations)
+#   make narrowing         every source compiled for armhf (32-bit size_t) with clang's -Wshorten-64-to-32 as an error
 #   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each),
 #                          10 000 of a whole gateway: logs, eddy.db and forward.db with a forwarding link (make test runs 200)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
@@ -55,7 +56,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety power-cuts bench soak quorum-faults clean
+.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety narrowing power-cuts bench soak quorum-faults clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -142,6 +143,11 @@ thread-safety: deps
 POWER_CUTS ?= 100000
 META_POWER_CUTS ?= 20000
 FORWARD_POWER_CUTS ?= 10000
+narrowing: deps
+	@scripts/install-deps.sh fuzz
+	@scripts/install-deps.sh cross armhf
+	@JOBS=$(JOBS) scripts/narrowing.sh
+
 power-cuts: build
 	EDDY_POWER_CUTS=$(POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/storage/storage_power_cut_test
 	EDDY_POWER_CUTS=$(META_POWER_CUTS) EDDY_POWER_CUT_SEED=$(POWER_CUT_SEED) $(BUILD_DIR)/tests/unit/meta/meta_power_cut_test

@@ -109,7 +109,7 @@ class Connection final : public ConnectionCore {
   void complete(uint64_t sequence, Completion kind, protocol::OutputBuffer response) override {
     if (context().closed()) return;
     if (sequence < first_pending_seq_ || sequence - first_pending_seq_ >= pending_.size()) return;
-    Pending& entry = pending_[sequence - first_pending_seq_];
+    Pending& entry = pending_[static_cast<size_t>(sequence - first_pending_seq_)];  // < pending_.size(), checked above
     if (entry.state != Completion::kWaiting) return;
     if ((kind == Completion::kRespond || (kind == Completion::kClose && response.size() > 0)) &&
         !well_framed(response)) {

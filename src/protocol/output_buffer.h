@@ -59,7 +59,7 @@ class OutputBuffer {
     total_ += region.length;
     Chunk c;
     c.is_file = true;
-    c.length = region.length;
+    c.length = static_cast<size_t>(region.length);  // a region is part of one response: below 2 GiB
     c.file = std::move(region);
     chunks_.push_back(std::move(c));
   }

@@ -66,7 +66,7 @@ Status FileQuorumStateStore::read(QuorumState* out) {
   uint64_t size = 0;
   if (auto ec = file.size(&size)) return Status::from_error_code(ec, path);
   if (size > 4096) return Status::corruption(path + ": larger than a quorum state can be");
-  std::string text(size, '\0');
+  std::string text(static_cast<size_t>(size), '\0');  // <= 4096, checked above
   size_t got = 0;
   if (auto ec = file.read_at(0, text.data(), text.size(), &got)) return Status::from_error_code(ec, path);
   text.resize(got);

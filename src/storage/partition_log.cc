@@ -470,9 +470,10 @@ Status PartitionLog::read_copy(int64_t offset, size_t max_bytes, int64_t upper_o
   bytes->clear();
   return collect(offset, max_bytes, upper_offset, next_offset,
                  [&](const Segment& segment, uint64_t position, uint64_t length) {
-                   size_t at = bytes->size();
-                   bytes->resize(at + length);
-                   return segment.read(position, bytes->data() + at, length);
+                   // length <= max_bytes (an int32): fits size_t on 32-bit boards too.
+                   const size_t at = bytes->size();
+                   bytes->resize(at + static_cast<size_t>(length));
+                   return segment.read(position, bytes->data() + at, static_cast<size_t>(length));
                  });
 }
 

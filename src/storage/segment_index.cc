@@ -100,6 +100,10 @@ bool SegmentIndex::decode(std::span<const uint8_t> bytes, int64_t base_offset, u
   uint64_t sample_count = load_be32(p + 52);
   if (bytes.size() != kIndexHeaderSize + entry_count * 8 + sample_count * 8 + 4) return false;
   if (sample_count != (entry_count + kTimeSampleStride - 1) / kTimeSampleStride) return false;
+  // Both counts are 64-bit so that the size check above cannot wrap on a
+  // 32-bit board; having passed it they are below bytes.size() / 8.
+  const auto entries = static_cast<size_t>(entry_count);
+  const auto samples = static_cast<size_t>(sample_count);
 
   SegmentIndex index(base_offset, interval_bytes);
   index.next_offset_ = static_cast<int64_t>(load_be64(p + 16));
@@ -114,8 +118,8 @@ bool SegmentIndex::decode(std::span<const uint8_t> bytes, int64_t base_offset, u
     return false;
   }
   p += kIndexHeaderSize;
-  index.entries_.resize(entry_count);
-  for (uint64_t i = 0; i < entry_count; ++i, p += 8) {
+  index.entries_.resize(entries);
+  for (size_t i = 0; i < entries; ++i, p += 8) {
     Entry e{load_be32(p), load_be32(p + 4)};
     // Entries strictly increase in both columns and lie inside the data.
     if (i == 0 ? (e.position != 0 || e.relative_offset != 0)
@@ -129,8 +133,8 @@ bool SegmentIndex::decode(std::span<const uint8_t> bytes, int64_t base_offset, u
     }
     index.entries_[i] = e;
   }
-  index.time_samples_.resize(sample_count);
-  for (uint64_t i = 0; i < sample_count; ++i, p += 8) {
+  index.time_samples_.resize(samples);
+  for (size_t i = 0; i < samples; ++i, p += 8) {
     index.time_samples_[i] = static_cast<int64_t>(load_be64(p));
     if (i > 0 && index.time_samples_[i] < index.time_samples_[i - 1]) return false;
   }
@@ -155,7 +159,7 @@ bool read_index_file(const std::string& path, int64_t base_offset, uint32_t inte
   if (port::File::open(path, port::OpenMode::kReadOnly, &file)) return false;
   uint64_t size = 0;
   if (file.size(&size) || size > kMaxIndexFileBytes) return false;
-  std::vector<uint8_t> bytes(size);
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));  // <= kMaxIndexFileBytes
   size_t got = 0;
   if (file.read_at(0, bytes.data(), bytes.size(), &got) || got != size) return false;
   return SegmentIndex::decode(bytes, base_offset, interval_bytes, out);
