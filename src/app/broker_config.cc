@@ -267,6 +267,12 @@ std::vector<ConfigKey> make_keys() {
       ranged(key("controller.quorum.request.timeout.ms", T::kInt, "2000",
                  "How long a Raft request to another voter (connect included) may take before it is dropped."),
              10, kInt32Max),
+      ranged(key("metadata.log.max.record.bytes.between.snapshots", T::kLong, "1048576",
+                 "A node snapshots the cluster's metadata once this many bytes of controller records were applied "
+                 "since its last snapshot, and its controller log then starts there, so the log stays this small "
+                 "(Kafka's default is 20 MiB; 1 MiB suits a gateway's flash). A node whose log lags behind the "
+                 "leader's start fetches the leader's snapshot."),
+             1024, kLongMax),
       eddy_key(key("eddy.quorum.bootstrap", T::kBool, "false",
                    "Only read when this node finds no Raft state in log.dirs. true: it is a first start of a new "
                    "cluster, a full voter at once (set it for the first start only, e.g. as --override). false: "

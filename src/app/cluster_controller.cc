@@ -45,6 +45,8 @@ ClusterController::ClusterController(ControllerQuorum* quorum, broker::Broker* b
   const auto index = std::find(voters.begin(), voters.end(), quorum_->config().node_id) - voters.begin();
   meta_->producer_ids().set_stride(static_cast<int32_t>(index), static_cast<int32_t>(voters.size()));
   quorum_->set_committed_handler([this](raft::Offset offset, const raft::Entry& entry) { apply(offset, entry); });
+  quorum_->set_snapshot_handler(
+      [this](raft::SnapshotId id, const std::string& bytes) { load_snapshot(id, bytes); });
   quorum_->set_envelope_handler(
       [this](const broker::ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<broker::Reply> reply) {
         broker_->handle(client, std::move(frame), std::move(reply));
@@ -108,24 +110,60 @@ void ClusterController::apply(raft::Offset offset, const raft::Entry& entry) {
   if (s.ok()) s = broker_->apply_controller_record(record);
   if (s.ok()) s = meta_->cluster().set_applied_offset(offset + 1);
   if (!s.ok()) {
-    // Skipping the entry would leave this node's state apart from the
-    // others' for good: stop applying, loudly.
-    failed_ = true;
-    EDDY_LOG_ERROR("controller log: entry {} cannot be applied on this node: {}; this node applies no more changes "
-                   "of the cluster's metadata (restart it once the cause is fixed)",
-                   offset, s.to_string());
+    stop_applying("entry " + std::to_string(offset), s);
     return;
   }
   if (std::holds_alternative<protocol::ClusterIdRecord>(record)) {
     cluster_id_known_ = true;
     quorum_->set_cluster_id(meta_->cluster_id());
   } else if (const auto* r = std::get_if<protocol::RegisterBrokerRecord>(&record)) {
-    if (r->node_id == quorum_->config().node_id) {
-      std::vector<meta::ClusterBroker> brokers;
-      registered_ = meta_->cluster().brokers(&brokers).ok() &&
-                    std::find(brokers.begin(), brokers.end(), this_node()) != brokers.end();
-    }
+    if (r->node_id == quorum_->config().node_id) refresh_flags();
   }
+  maybe_snapshot(offset, entry);
+}
+
+void ClusterController::stop_applying(const std::string& what, const Status& why) {
+  // Skipping it would leave this node's state apart from the others' for
+  // good: stop applying, loudly.
+  failed_ = true;
+  EDDY_LOG_ERROR("controller log: {} cannot be applied on this node: {}; this node applies no more changes of the "
+                 "cluster's metadata (restart it once the cause is fixed)",
+                 what, why.to_string());
+}
+
+void ClusterController::refresh_flags() {
+  std::vector<meta::ClusterBroker> brokers;
+  registered_ = meta_->cluster().brokers(&brokers).ok() &&
+                std::find(brokers.begin(), brokers.end(), this_node()) != brokers.end();
+  cluster_id_known_ = broker_->has_log_cluster_id();
+  if (cluster_id_known_) quorum_->set_cluster_id(meta_->cluster_id());
+}
+
+void ClusterController::maybe_snapshot(raft::Offset offset, const raft::Entry& entry) {
+  applied_since_snapshot_ += static_cast<int64_t>(entry.payload.size());
+  if (applied_since_snapshot_ < quorum_->config().snapshot_bytes) return;
+  std::vector<broker::ControllerRecord> records;
+  if (Status s = broker_->controller_state(&records); !s.ok()) {
+    EDDY_LOG_WARN("controller log: no snapshot at offset {}: {}", offset + 1, s.to_string());
+    return;
+  }
+  applied_since_snapshot_ = 0;
+  quorum_->take_snapshot(raft::SnapshotId{offset + 1, entry.epoch}, broker::encode_controller_snapshot(records));
+}
+
+void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& bytes) {
+  if (failed_) return;
+  std::vector<broker::ControllerRecord> records;
+  Status s = broker::decode_controller_snapshot(bytes, &records);
+  if (s.ok()) s = broker_->load_controller_state(records);
+  if (s.ok()) s = meta_->cluster().set_applied_offset(id.end_offset);
+  if (!s.ok()) {
+    stop_applying("the snapshot at offset " + std::to_string(id.end_offset), s);
+    return;
+  }
+  EDDY_LOG_INFO("controller log: loaded the snapshot at offset {} ({} records)", id.end_offset, records.size());
+  applied_since_snapshot_ = 0;
+  refresh_flags();
 }
 
 meta::ClusterBroker ClusterController::this_node() const {

@@ -41,6 +41,15 @@ class ClusterController final : public broker::ControllerClient {
  private:
   // A committed entry of the controller log (reactor thread, in order).
   void apply(raft::Offset offset, const raft::Entry& entry);
+  // A snapshot loaded in place of the applied state (reactor thread, in
+  // order with the entries).
+  void load_snapshot(raft::SnapshotId id, const std::string& bytes);
+  // Snapshots the applied state when enough was applied since the last one.
+  void maybe_snapshot(raft::Offset offset, const raft::Entry& entry);
+  // Stops applying for good, loudly (see apply()).
+  void stop_applying(const std::string& what, const Status& why);
+  // registered_ and cluster_id_known_ from the applied state.
+  void refresh_flags();
   void tick();
   void register_this_node();
   meta::ClusterBroker this_node() const;
@@ -55,6 +64,7 @@ class ClusterController final : public broker::ControllerClient {
   bool cluster_id_known_ = false;
   bool proposing_cluster_id_ = false;
   bool failed_ = false;          // applying failed: this node applies nothing more
+  int64_t applied_since_snapshot_ = 0;  // payload bytes applied since the last snapshot (or this start)
 };
 
 }  // namespace eddy::app

@@ -12,6 +12,7 @@
 #include "raft/kafka_describe_quorum.h"
 #include "raft/kafka_peer_channel.h"
 #include "raft/kafka_wire.h"
+#include "raft/file_snapshot_store.h"
 #include "raft/segment_log.h"
 #include "raft/quorum_state_store.h"
 
@@ -38,6 +39,7 @@ constexpr ControllerApi kControllerApis[] = {
     {ApiKey::kBeginQuorumEpoch, 0, raft::kBeginQuorumEpochVersion},
     {ApiKey::kEndQuorumEpoch, 0, raft::kEndQuorumEpochVersion},
     {ApiKey::kDescribeQuorum, 0, 2},
+    {ApiKey::kFetchSnapshot, 0, raft::kFetchSnapshotVersion},
     {ApiKey::kEnvelope, 0, 0},
     {ApiKey::kBrokerRegistration, 0, 4},
 };
@@ -94,8 +96,9 @@ protocol::OutputBuffer api_versions_answer(const protocol::ParsedRequestHeader& 
   return out;
 }
 
-// The controller log's segment files: small (it holds metadata records),
-// never dropped (there are no snapshots yet: a Raft log starts at 0).
+// The controller log's segment files: small (it holds metadata records);
+// no retention: the log starts at the latest snapshot (ClusterController
+// takes them), and the segments below it are recycled.
 storage::LogConfig controller_log_config() {
   storage::LogConfig config;
   config.segment_bytes = 1 << 20;
@@ -104,19 +107,19 @@ storage::LogConfig controller_log_config() {
   return config;
 }
 
+// The log (dir/__cluster_metadata-0) made to start at the latest snapshot
+// of *snapshots (dir/snapshots).
 Status open_controller_log(const QuorumConfig& config, const std::string& dir, storage::Flusher* flusher,
-                           std::unique_ptr<storage::PartitionLog>* log, std::unique_ptr<raft::RaftLog>* raft_log) {
+                           std::unique_ptr<raft::FileSnapshotStore>* snapshots,
+                           std::unique_ptr<raft::SegmentLog>* log) {
+  Status s = raft::FileSnapshotStore::open(dir + "/snapshots", snapshots);
+  if (!s.ok()) return s;
   const std::string log_dir = dir + "/__cluster_metadata-0";
-  Status s = storage::PartitionLog::open(log_dir, controller_log_config(), flusher, log);
-  if (!s.ok()) return s.with_context(log_dir);
   raft::SegmentLogOptions options;
   options.local_id = config.node_id;
   for (const raft::QuorumVoter& v : config.voters) options.voters.push_back(v.id);
-  std::unique_ptr<raft::SegmentLog> segment_log;
-  s = raft::SegmentLog::open(log->get(), options, &segment_log);
-  if (!s.ok()) return s.with_context(log_dir);
-  *raft_log = std::move(segment_log);
-  return Status();
+  s = raft::SegmentLog::open(log_dir, controller_log_config(), flusher, options, (*snapshots)->latest(), log);
+  return s.ok() ? Status() : s.with_context(log_dir);
 }
 
 }  // namespace
@@ -130,8 +133,10 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
   std::unique_ptr<ControllerQuorum> q(new ControllerQuorum(config, std::move(cluster_id), reactor));
   const std::string dir = data_dir + "/controller";
   if (std::error_code ec = port::make_directories(dir); ec) return Status::from_error_code(ec, dir);
-  std::unique_ptr<raft::RaftLog> raft_log;
-  if (Status s = open_controller_log(config, dir, flusher, &q->log_, &raft_log); !s.ok()) return s;
+  std::unique_ptr<raft::FileSnapshotStore> snapshots;
+  std::unique_ptr<raft::SegmentLog> raft_log;
+  if (Status s = open_controller_log(config, dir, flusher, &snapshots, &raft_log); !s.ok()) return s;
+  q->log_ = raft_log.get();
   raft::QuorumRuntimeOptions options;
   options.replica.id = config.node_id;
   for (const raft::QuorumVoter& v : config.voters) options.replica.voters.push_back(v.id);
@@ -147,6 +152,11 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
       if (raw->committed_handler_) raw->committed_handler_(offset, entry);
     });
   };
+  options.on_snapshot = [raw](raft::SnapshotId id, std::string bytes) {
+    raw->post([raw, id, bytes = std::move(bytes)] {
+      if (raw->snapshot_handler_) raw->snapshot_handler_(id, bytes);
+    });
+  };
   auto channels = [config](raft::NodeId peer) -> std::unique_ptr<raft::PeerChannel> {
     for (const raft::QuorumVoter& v : config.voters) {
       if (v.id != peer) continue;
@@ -158,8 +168,8 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
     }
     return nullptr;
   };
-  Status s = raft::QuorumRuntime::open(options, std::move(raft_log), std::make_unique<raft::FileQuorumStateStore>(dir),
-                                       channels, &q->runtime_);
+  Status s = raft::QuorumRuntime::open(options, std::move(raft_log), std::move(snapshots),
+                                       std::make_unique<raft::FileQuorumStateStore>(dir), channels, &q->runtime_);
   if (!s.ok()) return s.with_context("controller quorum in " + dir);
   q->forwarder_ = std::make_unique<LeaderForwarder>(config.voters, config.request_timeout_ms,
                                                     "eddy-forward-" + std::to_string(config.node_id));
@@ -317,6 +327,9 @@ bool ControllerQuorum::decode_raft_request(net::ConnectionContext& connection, c
     case ApiKey::kEndQuorumEpoch:
       return take(protocol::EndQuorumEpochRequest{}, raft::EndQuorumEpochRequest{}, protocol::EndQuorumEpochResponse{},
                   [](const raft::EndQuorumEpochRequest& r) { return r.leader_id; });
+    case ApiKey::kFetchSnapshot:
+      return take(protocol::FetchSnapshotRequest{}, raft::FetchSnapshotRequest{}, protocol::FetchSnapshotResponse{},
+                  [](const raft::FetchSnapshotRequest& r) { return r.replica_id; });
     default:
       return take(protocol::FetchRequest{}, raft::FetchRequest{}, protocol::FetchResponse{},
                   [](const raft::FetchRequest& r) { return r.replica_id; });
@@ -361,6 +374,11 @@ protocol::OutputBuffer ControllerQuorum::encode_raft_answer(const protocol::Pars
     case ApiKey::kEndQuorumEpoch: {
       const raft::QuorumView now = runtime_->view();
       return encode(raft::to_kafka(raft::EndQuorumEpochAck{now.epoch, now.leader_id}, group), h);
+    }
+    case ApiKey::kFetchSnapshot: {
+      if (answer == nullptr) return encode(raft::refusal_response<protocol::FetchSnapshotResponse>(no_answer), h);
+      const auto& chunk = std::get<raft::FetchSnapshotResponse>(*answer);
+      return encode(raft::to_kafka(chunk, group), h);  // encoded here, while chunk.bytes lives
     }
     default: {
       if (answer == nullptr) return encode(raft::refusal_response<protocol::FetchResponse>(no_answer), h);

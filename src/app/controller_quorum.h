@@ -4,8 +4,8 @@
 // and the requests that arrive on this node's controller listener.
 //
 // Requests on the controller listener (Kafka's controller APIs): ApiVersions,
-// Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch of __cluster_metadata-0,
-// DescribeQuorum and DescribeCluster (KIP-919, so that
+// Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot of
+// __cluster_metadata-0, DescribeQuorum and DescribeCluster (KIP-919, so that
 // `kafka-metadata-quorum --bootstrap-controller` finds the leader). Any other
 // request closes the connection. DescribeQuorum on a client listener is
 // answered too (`kafka-metadata-quorum --bootstrap-server`). The leader also
@@ -36,15 +36,16 @@
 #include "protocol/headers.h"
 #include "raft/kafka_wire.h"
 #include "raft/quorum_runtime.h"
+#include "raft/segment_log.h"
 #include "storage/flusher.h"
-#include "storage/partition_log.h"
 
 namespace eddy::app {
 
 class ControllerQuorum {
  public:
   // Opens the log (segment files in data_dir/controller/__cluster_metadata-0,
-  // synced by flusher) and the quorum state (data_dir/controller). Threads
+  // synced by flusher), its snapshots (data_dir/controller/snapshots) and
+  // the quorum state (data_dir/controller). Threads
   // start in start(). REQUIRES: flusher outlives close().
   // committed_from: the first log offset not yet applied to this node's
   // eddy.db (committed entries from there on reach the committed handler).
@@ -76,6 +77,14 @@ class ControllerQuorum {
   // REQUIRES: set before start().
   using CommittedHandler = std::function<void(raft::Offset offset, const raft::Entry& entry)>;
   void set_committed_handler(CommittedHandler handler) { committed_handler_ = std::move(handler); }
+  // A snapshot to load in place of the applied state (QuorumRuntime's
+  // on_snapshot), on the reactor thread, in order with the committed
+  // entries. REQUIRES: set before start().
+  using SnapshotHandler = std::function<void(raft::SnapshotId id, const std::string& bytes)>;
+  void set_snapshot_handler(SnapshotHandler handler) { snapshot_handler_ = std::move(handler); }
+  // Stores bytes as the snapshot of the state the entries below
+  // id.end_offset built (QuorumRuntime::take_snapshot; any thread).
+  void take_snapshot(raft::SnapshotId id, std::string bytes) { runtime_->take_snapshot(id, std::move(bytes)); }
   // A request another node forwarded in an Envelope: the inner frame (its
   // header and body) for this node's broker, answered through reply.
   using EnvelopeHandler = std::function<void(const broker::ClientInfo& client, protocol::FrameBytes frame,
@@ -132,10 +141,11 @@ class ControllerQuorum {
   QuorumConfig config_;
   std::string cluster_id_;
   port::Executor* reactor_;
-  std::unique_ptr<storage::PartitionLog> log_;     // borrowed by the runtime's SegmentLog
-  std::unique_ptr<raft::QuorumRuntime> runtime_;  // destroyed before log_
+  raft::SegmentLog* log_ = nullptr;               // owned by runtime_; closed after it stopped
+  std::unique_ptr<raft::QuorumRuntime> runtime_;
   std::unique_ptr<LeaderForwarder> forwarder_;
   CommittedHandler committed_handler_;
+  SnapshotHandler snapshot_handler_;
   EnvelopeHandler envelope_handler_;
   uint64_t next_envelope_connection_ = 1;  // ClientInfo::connection_id of forwarded requests
   // Reactor thread only: requests waiting for the group thread's answer.

@@ -22,6 +22,8 @@ struct QuorumConfig {
   int32_t fetch_timeout_ms = 2000;
   int32_t request_timeout_ms = 2000;
   bool bootstrap = false;  // eddy.quorum.bootstrap
+  // metadata.log.max.record.bytes.between.snapshots
+  int64_t snapshot_bytes = 1 << 20;
 };
 
 // Reads and checks the keys against the parsed listeners: node.id is a

@@ -162,6 +162,18 @@ class Broker {
   Status apply_controller_record(const ControllerRecord& record);
   // Whether the cluster id came from the controller log already.
   bool has_log_cluster_id();
+  // The controller state held here as the records that rebuild it (a
+  // snapshot's content; controller_snapshot.cc): the cluster id, the
+  // registered nodes, every topic with its replicas and configs, every
+  // group's committed offsets.
+  Status controller_state(std::vector<ControllerRecord>* out);
+  // Replaces the controller state held here by records (a snapshot from
+  // controller_state(), maybe another node's): topics absent from it are
+  // removed, its topics created or brought to its partitions and configs,
+  // every group's offsets replaced by its. Applying it twice leaves the same
+  // state. A non-ok Status (the meta store or a log failed) means the node
+  // must stop applying.
+  Status load_controller_state(const std::vector<ControllerRecord>& records);
 
  private:
   // A Produce with acks=-1 waiting for its batches to become durable.

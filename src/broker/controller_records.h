@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "port/status.h"
 #include "protocol/generated/controller_records.h"
@@ -45,5 +46,14 @@ Status decode_controller_record(std::string_view payload, ControllerRecord* out)
 
 // "TopicRecord" and so on, for log lines.
 const char* controller_record_name(const ControllerRecord& record);
+
+// A snapshot of the controller state (raft::SnapshotStore's bytes): the
+// records that rebuild it, as
+//   "EDDYCS01" [count: uint32] count x ([size: uint32][payload, as above])
+//   [CRC-32C of everything before it: uint32]
+// big-endian. Decoding is strict (kCorruption for a bad magic, CRC, count,
+// size, a record that does not decode, or bytes after the CRC).
+std::string encode_controller_snapshot(const std::vector<ControllerRecord>& records);
+Status decode_controller_snapshot(std::string_view bytes, std::vector<ControllerRecord>* out);
 
 }  // namespace eddy::broker

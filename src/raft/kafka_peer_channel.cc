@@ -98,6 +98,13 @@ Status KafkaPeerChannel::call(const Message& request, Payload* response, bool* a
                          [&](const auto& k, auto* c) { return from_kafka(k, group, req.fetch_offset, c); });
           if (s.ok()) *response = std::move(core);
           return s;
+        } else if constexpr (std::is_same_v<T, FetchSnapshotRequest>) {
+          protocol::FetchSnapshotResponse kafka;
+          FetchSnapshotResponse core;
+          Status s = rpc(to_kafka(req, group, options_.fetch_max_bytes), kFetchSnapshotVersion, &kafka, &core,
+                         [&](const auto& k, auto* c) { return from_kafka(k, group, c); });
+          if (s.ok()) *response = std::move(core);
+          return s;
         } else {
           return Status::invalid_argument("raft: not a request");
         }

@@ -138,19 +138,26 @@ int16_t fetch_error_code(FetchError error) {
     case FetchError::kNone: return 0;
     case FetchError::kFencedLeaderEpoch: return protocol::to_int(ErrorCode::kFencedLeaderEpoch);
     case FetchError::kNotLeader: return protocol::to_int(ErrorCode::kNotLeaderOrFollower);
+    case FetchError::kSnapshotNotFound: return protocol::to_int(ErrorCode::kSnapshotNotFound);
+    case FetchError::kPositionOutOfRange: return protocol::to_int(ErrorCode::kPositionOutOfRange);
   }
   return protocol::to_int(ErrorCode::kUnknownServerError);
 }
 
-Status fetch_error_from_code(int16_t code, FetchError* error) {
-  if (code == 0) {
+Status fetch_error_from_code(int16_t code, FetchError* error, bool snapshot = false) {
+  if (snapshot && code == protocol::to_int(ErrorCode::kSnapshotNotFound)) {
+    *error = FetchError::kSnapshotNotFound;
+  } else if (snapshot && code == protocol::to_int(ErrorCode::kPositionOutOfRange)) {
+    *error = FetchError::kPositionOutOfRange;
+  } else if (code == 0) {
     *error = FetchError::kNone;
   } else if (code == protocol::to_int(ErrorCode::kFencedLeaderEpoch)) {
     *error = FetchError::kFencedLeaderEpoch;
   } else if (code == protocol::to_int(ErrorCode::kNotLeaderOrFollower)) {
     *error = FetchError::kNotLeader;
   } else {
-    return protocol::broker_error(code, "raft: FetchResponse partition");
+    return protocol::broker_error(code, snapshot ? "raft: FetchSnapshotResponse partition"
+                                                 : "raft: FetchResponse partition");
   }
   return Status();
 }
@@ -159,9 +166,11 @@ Status fetch_error_from_code(int16_t code, FetchError* error) {
 Status read_fetch_positions(const protocol::FetchResponse::PartitionData& p, FetchResponse* out) {
   const char* name = protocol::FetchResponse::kName;
   if (p.snapshot_id.epoch != -1 || p.snapshot_id.end_offset != -1) {
-    return Status::not_supported("raft: FetchResponse: the leader asks for snapshot (" +
-                                 std::to_string(p.snapshot_id.end_offset) + ", " +
-                                 std::to_string(p.snapshot_id.epoch) + "); Eddy has no snapshots yet");
+    if (p.snapshot_id.epoch < 1 || p.snapshot_id.end_offset < 1) {
+      return unusable(name, "snapshot id " + std::to_string(p.snapshot_id.end_offset) + "-" +
+                                std::to_string(p.snapshot_id.epoch));
+    }
+    out->snapshot_id = {p.snapshot_id.end_offset, p.snapshot_id.epoch};
   }
   if (p.high_watermark < -1) return unusable(name, "high watermark " + std::to_string(p.high_watermark));
   out->high_watermark = p.high_watermark == -1 ? 0 : p.high_watermark;
@@ -383,6 +392,7 @@ Status to_kafka(const FetchResponse& response, const GroupAddress& address, cons
   p.error_code = fetch_error_code(response.error);
   p.high_watermark = response.high_watermark;
   if (response.diverging) p.diverging_epoch = {response.diverging_epoch.epoch, response.diverging_epoch.end_offset, {}};
+  if (!response.snapshot_id.empty()) p.snapshot_id = {response.snapshot_id.end_offset, response.snapshot_id.epoch, {}};
   p.current_leader = {response.leader_id, response.leader_epoch, {}};
   p.records = protocol::Records{std::span<const uint8_t>(*records_storage), {}};
   out->responses.push_back({address.topic_name, address.topic_id, {std::move(p)}, {}});
@@ -407,6 +417,106 @@ Status from_kafka(const protocol::FetchResponse& response, const GroupAddress& a
     if (!p.records->file_regions.empty()) return unusable(name, "records in file regions (not decoded bytes)");
     if (s = decode_entries(p.records->bytes, expected_base, &decoded.entries); !s.ok()) return s;
   }
+  *out = std::move(decoded);
+  return Status();
+}
+
+// --- FetchSnapshot -----------------------------------------------------------
+
+namespace {
+
+template <typename Topics>
+Status check_snapshot_partition(const Topics& topics, const GroupAddress& address, const char* message_name) {
+  if (topics.size() != 1 || topics[0].partitions.size() != 1) {
+    return refuse(ErrorCode::kInvalidRequest, message_name,
+                  std::to_string(topics.size()) + " topics (exactly one topic with one partition expected)");
+  }
+  int32_t partition = 0;
+  if constexpr (requires { topics[0].partitions[0].partition; }) {
+    partition = topics[0].partitions[0].partition;
+  } else {
+    partition = topics[0].partitions[0].index;
+  }
+  if (topics[0].name != address.topic_name || partition != address.partition) {
+    return refuse(ErrorCode::kInvalidRequest, message_name,
+                  "partition " + topics[0].name + "-" + std::to_string(partition) + " is not " +
+                      address.topic_name + "-" + std::to_string(address.partition));
+  }
+  return Status();
+}
+
+}  // namespace
+
+protocol::FetchSnapshotRequest to_kafka(const FetchSnapshotRequest& request, const GroupAddress& address,
+                                        int32_t max_bytes) {
+  protocol::FetchSnapshotRequest m;
+  m.cluster_id = address.cluster_id;
+  m.replica_id = request.replica_id;
+  m.max_bytes = max_bytes;
+  protocol::FetchSnapshotRequest::PartitionSnapshot p;
+  p.partition = address.partition;
+  p.current_leader_epoch = request.current_leader_epoch;
+  p.snapshot_id = {request.snapshot_id.end_offset, request.snapshot_id.epoch, {}};
+  p.position = request.position;
+  m.topics.push_back({address.topic_name, {std::move(p)}, {}});
+  return m;
+}
+
+Status from_kafka(const protocol::FetchSnapshotRequest& request, const GroupAddress& address,
+                  FetchSnapshotRequest* out) {
+  const char* name = protocol::FetchSnapshotRequest::kName;
+  Status s = check_cluster_id(request.cluster_id, address, name);
+  if (!s.ok()) return s;
+  if (s = check_snapshot_partition(request.topics, address, name); !s.ok()) return s;
+  const auto& p = request.topics[0].partitions[0];
+  if (p.position < 0 || p.current_leader_epoch < 0 || p.snapshot_id.end_offset < 0 || p.snapshot_id.epoch < 0 ||
+      request.max_bytes <= 0) {
+    return refuse(ErrorCode::kInvalidRequest, name,
+                  "position " + std::to_string(p.position) + ", snapshot " + std::to_string(p.snapshot_id.end_offset) +
+                      "-" + std::to_string(p.snapshot_id.epoch) + ", current leader epoch " +
+                      std::to_string(p.current_leader_epoch) + ", max bytes " + std::to_string(request.max_bytes));
+  }
+  *out = FetchSnapshotRequest{p.current_leader_epoch, request.replica_id,
+                              SnapshotId{p.snapshot_id.end_offset, p.snapshot_id.epoch}, p.position};
+  return Status();
+}
+
+protocol::FetchSnapshotResponse to_kafka(const FetchSnapshotResponse& response, const GroupAddress& address) {
+  protocol::FetchSnapshotResponse m;
+  protocol::FetchSnapshotResponse::PartitionSnapshot p;
+  p.index = address.partition;
+  p.error_code = fetch_error_code(response.error);
+  p.snapshot_id = {response.snapshot_id.end_offset, response.snapshot_id.epoch, {}};
+  p.current_leader = {response.leader_id, response.leader_epoch, {}};
+  p.size = response.size;
+  p.position = response.position;
+  p.unaligned_records = protocol::Records{
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(response.bytes.data()), response.bytes.size()), {}};
+  m.topics.push_back({address.topic_name, {std::move(p)}, {}});
+  return m;
+}
+
+Status from_kafka(const protocol::FetchSnapshotResponse& response, const GroupAddress& address,
+                  FetchSnapshotResponse* out) {
+  const char* name = protocol::FetchSnapshotResponse::kName;
+  if (response.error_code != 0) return protocol::broker_error(response.error_code, "raft: FetchSnapshotResponse");
+  Status s = check_snapshot_partition(response.topics, address, name);
+  if (!s.ok()) return s.with_message(std::string("raft: FetchSnapshotResponse for another partition: ") + s.message());
+  const auto& p = response.topics[0].partitions[0];
+  FetchSnapshotResponse decoded;
+  if (s = fetch_error_from_code(p.error_code, &decoded.error, /*snapshot=*/true); !s.ok()) return s;
+  if (s = check_epoch(p.current_leader.leader_epoch, name); !s.ok()) return s;
+  if (p.size < 0 || p.position < 0) {
+    return unusable(name, "size " + std::to_string(p.size) + ", position " + std::to_string(p.position));
+  }
+  if (!p.unaligned_records.file_regions.empty()) return unusable(name, "records in file regions (not bytes)");
+  decoded.leader_epoch = p.current_leader.leader_epoch;
+  decoded.leader_id = p.current_leader.leader_id;
+  decoded.snapshot_id = {p.snapshot_id.end_offset, p.snapshot_id.epoch};
+  decoded.size = p.size;
+  decoded.position = p.position;
+  decoded.bytes.assign(reinterpret_cast<const char*>(p.unaligned_records.bytes.data()),
+                       p.unaligned_records.bytes.size());
   *out = std::move(decoded);
   return Status();
 }

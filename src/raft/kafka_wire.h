@@ -46,8 +46,14 @@
 //     raft/kafka_entries.h).
 //   - FetchError: kFencedLeaderEpoch = FENCED_LEADER_EPOCH, kNotLeader =
 //     NOT_LEADER_OR_FOLLOWER. Any other partition error (UNKNOWN_LEADER_EPOCH,
-//     INVALID_REQUEST, ...), any top-level error and a SnapshotId (Eddy has no
-//     snapshots yet) decode to a non-ok Status.
+//     INVALID_REQUEST, ...) and any top-level error decode to a non-ok Status.
+//   - SnapshotId: Kafka's {-1, -1} is "none" (an empty raft::SnapshotId).
+//
+// FetchSnapshot (v1; v0 has the same fields but ReplicaDirectoryId): the
+// snapshot's bytes travel in UnalignedRecords as they are (KRaft's snapshot
+// is record batches; Eddy's is its own state machine's bytes, which only
+// another Eddy reads). Errors SNAPSHOT_NOT_FOUND and POSITION_OUT_OF_RANGE
+// are kSnapshotNotFound and kPositionOutOfRange; the others as for Fetch.
 //   - a HighWatermark of -1 (Kafka's "unknown") decodes as 0 (nothing
 //     committed).
 #pragma once
@@ -61,6 +67,7 @@
 #include "protocol/generated/begin_quorum_epoch.h"
 #include "protocol/generated/end_quorum_epoch.h"
 #include "protocol/generated/fetch.h"
+#include "protocol/generated/fetch_snapshot.h"
 #include "protocol/generated/vote.h"
 #include "raft/kafka_entries.h"
 #include "raft/messages.h"
@@ -71,6 +78,7 @@ inline constexpr int16_t kVoteVersion = 1;
 inline constexpr int16_t kBeginQuorumEpochVersion = 1;
 inline constexpr int16_t kEndQuorumEpochVersion = 1;
 inline constexpr int16_t kFetchVersion = 17;
+inline constexpr int16_t kFetchSnapshotVersion = 1;
 // The first Fetch version with LastFetchedEpoch, DivergingEpoch and
 // CurrentLeader: the oldest the conversions support.
 inline constexpr int16_t kMinFetchVersion = 12;
@@ -164,5 +172,16 @@ Status to_kafka(const FetchResponse& response, const GroupAddress& address, cons
 // must start there and *out's base_offset is set to it.
 Status from_kafka(const protocol::FetchResponse& response, const GroupAddress& address, Offset expected_base,
                   FetchResponse* out);
+
+// --- FetchSnapshot -----------------------------------------------------------
+
+protocol::FetchSnapshotRequest to_kafka(const FetchSnapshotRequest& request, const GroupAddress& address,
+                                        int32_t max_bytes);
+Status from_kafka(const protocol::FetchSnapshotRequest& request, const GroupAddress& address,
+                  FetchSnapshotRequest* out);
+// The response's records view response.bytes, which must outlive it.
+protocol::FetchSnapshotResponse to_kafka(const FetchSnapshotResponse& response, const GroupAddress& address);
+Status from_kafka(const protocol::FetchSnapshotResponse& response, const GroupAddress& address,
+                  FetchSnapshotResponse* out);
 
 }  // namespace eddy::raft

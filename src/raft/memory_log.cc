@@ -5,31 +5,23 @@
 
 namespace eddy::raft {
 
-Status check_appendable(Epoch last_epoch, const std::vector<Entry>& entries) {
-  Epoch previous = last_epoch;
-  for (const Entry& e : entries) {
-    if (e.epoch <= 0) return Status::invalid_argument("raft log: an entry's epoch must be >= 1");
-    if (e.epoch < previous) {
-      return Status::invalid_argument("raft log: entry epoch " + std::to_string(e.epoch) + " after epoch " +
-                                      std::to_string(previous));
-    }
-    previous = e.epoch;
-  }
-  return Status();
-}
-
 EpochEndOffset MemoryLog::end_offset_for_epoch(Epoch epoch) const {
   // The first entry whose epoch is larger than epoch ends the answer.
   auto after = std::upper_bound(entries_.begin(), entries_.end(), epoch,
                                 [](Epoch e, const Entry& entry) { return e < entry.epoch; });
-  if (after == entries_.begin()) return {0, 0};
-  return {std::prev(after)->epoch, static_cast<Offset>(after - entries_.begin())};
+  if (after == entries_.begin()) {
+    // No entry of the log answers: the start does when its epoch is small enough.
+    if (start_.empty() || start_.epoch > epoch) return {0, 0};
+    return {start_.epoch, start_.end_offset};
+  }
+  return {std::prev(after)->epoch, start_.end_offset + static_cast<Offset>(after - entries_.begin())};
 }
 
 Status MemoryLog::read(Offset offset, size_t max_entries, std::vector<Entry>* out) const {
   out->clear();
   if (offset < 0) return Status();
-  for (size_t i = static_cast<size_t>(offset); i < entries_.size() && out->size() < max_entries; ++i) {
+  if (offset < start_.end_offset) return Status::out_of_range("raft log: offset below the log start");
+  for (size_t i = index(offset); i < entries_.size() && out->size() < max_entries; ++i) {
     out->push_back(entries_[i]);
   }
   return Status();
@@ -43,11 +35,11 @@ Status MemoryLog::append(const std::vector<Entry>& entries) {
 }
 
 Status MemoryLog::truncate_to(Offset offset) {
-  if (offset < 0 || offset > end_offset()) {
-    return Status::out_of_range("raft log: truncate to " + std::to_string(offset) + " outside [0, " +
-                                std::to_string(end_offset()) + "]");
+  if (offset < start_.end_offset || offset > end_offset()) {
+    return Status::out_of_range("raft log: truncate to " + std::to_string(offset) + " outside [" +
+                                std::to_string(start_.end_offset) + ", " + std::to_string(end_offset()) + "]");
   }
-  entries_.resize(static_cast<size_t>(offset));
+  entries_.resize(index(offset));
   durable_ = std::min(durable_, offset);
   return Status();
 }
@@ -57,6 +49,22 @@ Status MemoryLog::flush() {
   return Status();
 }
 
-void MemoryLog::crash() { entries_.resize(static_cast<size_t>(durable_)); }
+Status MemoryLog::delete_before(SnapshotId id) {
+  if (Status s = check_deletable(*this, id); !s.ok()) return s;
+  entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(index(id.end_offset)));
+  start_ = id;
+  durable_ = std::max(durable_, id.end_offset);
+  return Status();
+}
+
+Status MemoryLog::reset_to(SnapshotId id) {
+  if (id.empty() || id.epoch < 1) return Status::invalid_argument("raft log: reset to an empty snapshot id");
+  entries_.clear();
+  start_ = id;
+  durable_ = id.end_offset;
+  return Status();
+}
+
+void MemoryLog::crash() { entries_.resize(index(std::max(durable_, start_.end_offset))); }
 
 }  // namespace eddy::raft

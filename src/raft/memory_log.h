@@ -8,23 +8,30 @@ namespace eddy::raft {
 
 class MemoryLog final : public RaftLog {
  public:
-  Offset end_offset() const override { return static_cast<Offset>(entries_.size()); }
+  SnapshotId start() const override { return start_; }
+  Offset end_offset() const override { return start_.end_offset + static_cast<Offset>(entries_.size()); }
   Offset durable_offset() const override { return durable_; }
-  Epoch last_epoch() const override { return entries_.empty() ? 0 : entries_.back().epoch; }
-  Epoch epoch_at(Offset offset) const override { return entries_.at(static_cast<size_t>(offset)).epoch; }
+  Epoch last_epoch() const override { return entries_.empty() ? start_.epoch : entries_.back().epoch; }
+  Epoch epoch_at(Offset offset) const override { return entries_.at(index(offset)).epoch; }
   EpochEndOffset end_offset_for_epoch(Epoch epoch) const override;
   Status read(Offset offset, size_t max_entries, std::vector<Entry>* out) const override;
 
   Status append(const std::vector<Entry>& entries) override;
   Status truncate_to(Offset offset) override;
   Status flush() override;
+  Status delete_before(SnapshotId id) override;
+  Status reset_to(SnapshotId id) override;
 
   // Drops every entry at or after durable_offset() (a power cut).
   void crash();
+  // The entries from start().end_offset on.
   const std::vector<Entry>& entries() const { return entries_; }
 
  private:
-  std::vector<Entry> entries_;
+  size_t index(Offset offset) const { return static_cast<size_t>(offset - start_.end_offset); }
+
+  SnapshotId start_;
+  std::vector<Entry> entries_;  // entries_[i] is at offset start_.end_offset + i
   // Entries below this offset are durable. Truncation lowers it too: the
   // truncation of a real log is itself written durably before it matters.
   Offset durable_ = 0;

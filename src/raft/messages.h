@@ -1,10 +1,12 @@
 // raft/messages.h — the messages replicas exchange, as plain structs. They
 // carry the fields of Kafka's KRaft RPCs (VoteRequest.json,
-// BeginQuorumEpochRequest.json, EndQuorumEpochRequest.json, FetchRequest's
-// KRaft fields: lastFetchedEpoch, divergingEpoch, highWatermark); encoding
-// them on the wire is the caller's job (not done yet).
+// BeginQuorumEpochRequest.json, EndQuorumEpochRequest.json,
+// FetchSnapshotRequest.json, FetchRequest's
+// KRaft fields: lastFetchedEpoch, divergingEpoch, highWatermark,
+// snapshotId); raft/kafka_wire.h converts them to and from Kafka's.
 #pragma once
 
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -54,8 +56,10 @@ struct FetchRequest {
 
 enum class FetchError : uint8_t {
   kNone = 0,
-  kFencedLeaderEpoch,  // the fetcher's epoch is older than the receiver's
-  kNotLeader,          // the receiver is not the leader of that epoch
+  kFencedLeaderEpoch,   // the fetcher's epoch is older than the receiver's
+  kNotLeader,           // the receiver is not the leader of that epoch
+  kSnapshotNotFound,    // FetchSnapshot: not the leader's latest snapshot
+  kPositionOutOfRange,  // FetchSnapshot: a position past the snapshot's end
 };
 
 struct FetchResponse {
@@ -67,12 +71,35 @@ struct FetchResponse {
   // end offset and the follower's end offset for this epoch, fetch again.
   bool diverging = false;
   EpochEndOffset diverging_epoch;
+  // Set (not empty) when the entries the follower needs are gone from the
+  // leader's log: it fetches this snapshot (FetchSnapshot), then the log
+  // after it.
+  SnapshotId snapshot_id;
   Offset base_offset = 0;  // offset of entries[0]
   std::vector<Entry> entries;
 };
 
+// KRaft's FetchSnapshot: a chunk of the leader's latest snapshot.
+struct FetchSnapshotRequest {
+  Epoch current_leader_epoch = 0;
+  NodeId replica_id = kNoNode;
+  SnapshotId snapshot_id;
+  int64_t position = 0;  // bytes the fetcher already holds
+};
+
+struct FetchSnapshotResponse {
+  FetchError error = FetchError::kNone;
+  Epoch leader_epoch = 0;
+  NodeId leader_id = kNoNode;
+  SnapshotId snapshot_id;
+  int64_t size = 0;      // of the whole snapshot
+  int64_t position = 0;  // of bytes[0]
+  std::string bytes;
+};
+
 using Payload = std::variant<VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
-                             EndQuorumEpochRequest, FetchRequest, FetchResponse>;
+                             EndQuorumEpochRequest, FetchRequest, FetchResponse, FetchSnapshotRequest,
+                             FetchSnapshotResponse>;
 
 struct Message {
   NodeId from = kNoNode;

@@ -21,29 +21,35 @@ bool answers(const Message& answer, const Message& request) {
   if (std::holds_alternative<VoteRequest>(r)) return std::holds_alternative<VoteResponse>(a);
   if (std::holds_alternative<BeginQuorumEpochRequest>(r)) return std::holds_alternative<BeginQuorumEpochResponse>(a);
   if (std::holds_alternative<FetchRequest>(r)) return std::holds_alternative<FetchResponse>(a);
+  if (std::holds_alternative<FetchSnapshotRequest>(r)) return std::holds_alternative<FetchSnapshotResponse>(a);
   return false;
 }
 
 bool is_request(const Payload& p) {
   return std::holds_alternative<VoteRequest>(p) || std::holds_alternative<BeginQuorumEpochRequest>(p) ||
-         std::holds_alternative<EndQuorumEpochRequest>(p) || std::holds_alternative<FetchRequest>(p);
+         std::holds_alternative<EndQuorumEpochRequest>(p) || std::holds_alternative<FetchRequest>(p) ||
+         std::holds_alternative<FetchSnapshotRequest>(p);
 }
 
 }  // namespace
 
 QuorumRuntime::QuorumRuntime(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log,
-                             std::unique_ptr<QuorumStateStore> store)
-    : options_(std::move(options)), log_(std::move(log)), store_(std::move(store)) {}
+                             std::unique_ptr<SnapshotStore> snapshots, std::unique_ptr<QuorumStateStore> store)
+    : options_(std::move(options)), log_(std::move(log)), snapshots_(std::move(snapshots)), store_(std::move(store)) {}
 
 Status QuorumRuntime::open(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log,
-                           std::unique_ptr<QuorumStateStore> store, ChannelFactory channels,
-                           std::unique_ptr<QuorumRuntime>* out) {
+                           std::unique_ptr<SnapshotStore> snapshots, std::unique_ptr<QuorumStateStore> store,
+                           ChannelFactory channels, std::unique_ptr<QuorumRuntime>* out) {
   if (options.poll_interval_ms <= 0) return Status::invalid_argument("raft: poll interval must be positive");
-  std::unique_ptr<QuorumRuntime> rt(new QuorumRuntime(std::move(options), std::move(log), std::move(store)));
+  if (options.on_committed && !options.on_snapshot) {
+    return Status::invalid_argument("raft: a caller of committed entries must load snapshots too");
+  }
+  std::unique_ptr<QuorumRuntime> rt(
+      new QuorumRuntime(std::move(options), std::move(log), std::move(snapshots), std::move(store)));
   auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
   Replica::Random random = [rng](uint64_t bound) { return (*rng)() % bound; };
-  Status s = Replica::open(rt->options_.replica, rt->log_.get(), rt->store_.get(), std::move(random),
-                           port::monotonic_millis(), &rt->replica_);
+  Status s = Replica::open(rt->options_.replica, rt->log_.get(), rt->snapshots_.get(), rt->store_.get(),
+                           std::move(random), port::monotonic_millis(), &rt->replica_);
   if (!s.ok()) return s;
   for (NodeId peer : rt->options_.replica.voters) {
     if (peer == rt->options_.replica.id) continue;
@@ -96,8 +102,20 @@ void QuorumRuntime::stop(int64_t grace_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   inbox_.clear();
   proposals_.clear();
+  snapshot_requests_.clear();
   appended_.clear();
   pending_proposals_ = 0;
+}
+
+void QuorumRuntime::take_snapshot(SnapshotId id, std::string bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    // Only the newest matters: an older one waiting is replaced.
+    snapshot_requests_.clear();
+    snapshot_requests_.push_back(SnapshotRequest{id, std::move(bytes)});
+  }
+  wake_.notify_one();
 }
 
 void QuorumRuntime::deliver(Message request, Answer answer) {
@@ -134,16 +152,20 @@ void QuorumRuntime::run_group() {
   for (;;) {
     std::deque<Arrival> arrivals;
     std::deque<Proposal> proposals;
+    std::deque<SnapshotRequest> snapshots;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       const int64_t wait_ms = std::max<int64_t>(0, next_poll - port::monotonic_millis());
       wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] {
-        return stopping_ || !inbox_.empty() || !proposals_.empty() || (resign_requested_ && !resign_done_);
+        return stopping_ || !inbox_.empty() || !proposals_.empty() || !snapshot_requests_.empty() ||
+               (resign_requested_ && !resign_done_);
       });
       if (stopping_) return;
       arrivals.swap(inbox_);
       proposals.swap(proposals_);
+      snapshots.swap(snapshot_requests_);
     }
+    for (SnapshotRequest& r : snapshots) store_snapshot(r);
     for (Arrival& a : arrivals) step(std::move(a), port::monotonic_millis());
     append_proposals(std::move(proposals), port::monotonic_millis());
     const int64_t now = port::monotonic_millis();
@@ -210,7 +232,32 @@ void QuorumRuntime::append_proposals(std::deque<Proposal> proposals, int64_t now
   if (!proposals.empty() && !appended_.empty()) poll(now_ms);
 }
 
+void QuorumRuntime::store_snapshot(const SnapshotRequest& request) {
+  if (failed_) return;
+  Status s = replica_->store_snapshot(request.id, request.bytes);
+  // The log keeps its entries: nothing is lost, the disk is only not freed.
+  if (!s.ok()) EDDY_LOG_WARN("raft {}: snapshot at offset {} not taken: {}", options_.name, request.id.end_offset,
+                             s.to_string());
+}
+
+void QuorumRuntime::publish_snapshot() {
+  const SnapshotId start = log_->start();
+  if (!options_.on_committed || next_committed_ >= start.end_offset) return;
+  // The entries the caller still needs are gone (a snapshot from the leader,
+  // or a restart after this node's own): it loads the snapshot first.
+  std::string bytes;
+  Status s = snapshots_->read(start, 0, static_cast<size_t>(snapshots_->latest_size()), &bytes);
+  if (!s.ok()) {
+    fail(s.with_context("raft: reading the snapshot the log starts at"));
+    return;
+  }
+  options_.on_snapshot(start, std::move(bytes));
+  next_committed_ = start.end_offset;
+}
+
 void QuorumRuntime::publish_commits(int64_t now_ms) {
+  if (failed_) return;
+  publish_snapshot();
   if (failed_) return;
   const Offset hw = replica_->high_watermark();
   std::vector<Entry> entries;
@@ -224,9 +271,17 @@ void QuorumRuntime::publish_commits(int64_t now_ms) {
   }
   if (!options_.on_committed) next_committed_ = std::max(next_committed_, hw);
   size_t resolved = 0;
+  const Offset start = log_->start().end_offset;
   for (auto it = appended_.begin(); it != appended_.end();) {
-    const bool present = it->offset < log_->end_offset() && log_->epoch_at(it->offset) == it->epoch;
-    if (present && it->offset < hw) {
+    const bool present = it->offset >= start && it->offset < log_->end_offset() &&
+                         log_->epoch_at(it->offset) == it->epoch;
+    if (it->offset < start) {
+      // A snapshot covers it now: committed, unless another leader's entry
+      // replaced it first, which this node can no longer tell.
+      it->done(Status::timeout("raft " + options_.name + ": the change's outcome is unknown (a snapshot covers its "
+                               "offset now)"),
+               -1);
+    } else if (present && it->offset < hw) {
       it->done(Status(), it->offset);
     } else if (!present) {
       it->done(Status::kafka(Status::Code::kBrokerError, kNotLeaderOrFollower, true,

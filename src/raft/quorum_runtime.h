@@ -22,7 +22,10 @@
 //    slow or down the oldest are dropped (Raft resends on its own timers),
 //    so a dead peer costs neither memory nor time on the group thread;
 //  - committed entries reach on_committed in log order, each exactly once
-//    per runtime, from options.committed_from on, on the group thread;
+//    per runtime, from options.committed_from on, on the group thread; when
+//    the entries from there are gone (the log starts at a snapshot past
+//    them) on_snapshot gets that snapshot first, and the entries after it
+//    follow;
 //  - every propose() gets exactly one outcome, on the group thread (or at
 //    once on the caller's when refused), unless stop() runs first; an entry
 //    reaches on_committed before its proposal's outcome is given;
@@ -46,6 +49,7 @@
 #include "raft/quorum_state_store.h"
 #include "raft/raft_log.h"
 #include "raft/replica.h"
+#include "raft/snapshot_store.h"
 
 namespace eddy::raft {
 
@@ -86,6 +90,9 @@ struct QuorumView {
 // Called on the group thread for each committed entry (leader-change
 // entries included: the caller skips what it does not apply).
 using CommittedSink = std::function<void(Offset offset, const Entry& entry)>;
+// Called on the group thread with a snapshot the caller must load in place
+// of its state: the state built by every entry below id.end_offset.
+using SnapshotSink = std::function<void(SnapshotId id, std::string bytes)>;
 
 struct QuorumRuntimeOptions {
   ReplicaOptions replica;
@@ -94,6 +101,8 @@ struct QuorumRuntimeOptions {
   // it restarted is not given again); on_committed empty: none are given.
   Offset committed_from = 0;
   CommittedSink on_committed;
+  // Required with on_committed.
+  SnapshotSink on_snapshot;
   // A proposal whose entry is neither committed nor lost this long after
   // its append gets a timeout (its outcome is then unknown to the caller).
   int64_t proposal_timeout_ms = 5000;
@@ -116,11 +125,11 @@ class QuorumRuntime {
   // a timeout when its fate is unknown after proposal_timeout_ms.
   using Proposed = std::function<void(const Status& status, Offset offset)>;
 
-  // Opens the replica over log and store (see Replica::open). Threads start
-  // in start().
+  // Opens the replica over log, snapshots and store (see Replica::open).
+  // Threads start in start().
   static Status open(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log,
-                     std::unique_ptr<QuorumStateStore> store, ChannelFactory channels,
-                     std::unique_ptr<QuorumRuntime>* out);
+                     std::unique_ptr<SnapshotStore> snapshots, std::unique_ptr<QuorumStateStore> store,
+                     ChannelFactory channels, std::unique_ptr<QuorumRuntime>* out);
   ~QuorumRuntime();  // stop()s
 
   void start();
@@ -135,6 +144,11 @@ class QuorumRuntime {
   // Appends payload as a data entry when this node is the leader (any
   // thread); done gets its outcome (see Proposed).
   void propose(std::string payload, Proposed done);
+  // Stores bytes as a snapshot of the state built by the committed entries
+  // below id.end_offset (any thread; see Replica::store_snapshot): the log
+  // then starts there. A refusal or failure is logged (the log keeps its
+  // entries).
+  void take_snapshot(SnapshotId id, std::string bytes);
   // The latest view (updated by the group thread after each step).
   QuorumView view() const;
 
@@ -146,6 +160,10 @@ class QuorumRuntime {
   struct Proposal {
     std::string payload;
     Proposed done;
+  };
+  struct SnapshotRequest {
+    SnapshotId id;
+    std::string bytes;
   };
   // An appended entry waiting for the high watermark to pass it.
   struct Appended {
@@ -163,7 +181,8 @@ class QuorumRuntime {
     std::thread thread;
   };
 
-  QuorumRuntime(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log, std::unique_ptr<QuorumStateStore> store);
+  QuorumRuntime(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log, std::unique_ptr<SnapshotStore> snapshots,
+                std::unique_ptr<QuorumStateStore> store);
 
   void run_group();
   void run_sender(Sender* sender);
@@ -175,6 +194,10 @@ class QuorumRuntime {
   // Gives on_committed what the high watermark passed, then the outcomes of
   // appended proposals that are committed, lost or timed out.
   void publish_commits(int64_t now_ms);
+  // Gives on_snapshot the snapshot the log starts at when the caller needs
+  // entries below it.
+  void publish_snapshot();
+  void store_snapshot(const SnapshotRequest& request);
   // Routes the core's outbox; answered_by: the arrival the core was answering
   // (its answer goes to its callback), or nullptr.
   void route(std::vector<Message> outbox, Arrival* answered_by);
@@ -188,6 +211,7 @@ class QuorumRuntime {
 
   QuorumRuntimeOptions options_;
   std::unique_ptr<RaftLog> log_;
+  std::unique_ptr<SnapshotStore> snapshots_;
   std::unique_ptr<QuorumStateStore> store_;
   std::unique_ptr<Replica> replica_;  // group thread only (after start)
   bool failed_ = false;                 // group thread
@@ -198,6 +222,7 @@ class QuorumRuntime {
   std::condition_variable wake_;
   std::deque<Arrival> inbox_;  // guarded by mutex_
   std::deque<Proposal> proposals_;  // guarded by mutex_
+  std::deque<SnapshotRequest> snapshot_requests_;  // guarded by mutex_: at most one
   size_t pending_proposals_ = 0;    // guarded by mutex_: proposals_ + appended_
   bool stopping_ = false;      // guarded by mutex_
   bool resign_requested_ = false;  // guarded by mutex_

@@ -2,11 +2,15 @@
 // implements (the partition's segment files later; MemoryLog in tests).
 //
 // Invariants every implementation keeps:
-//  - entries are contiguous from offset 0 to end_offset() - 1;
-//  - entry epochs never decrease along the log;
+//  - entries are contiguous from start().end_offset to end_offset() - 1; the
+//    entries below the start are gone, covered by the snapshot start()
+//    names (raft/snapshot_store.h), and the start counts as an entry of
+//    start().epoch at start().end_offset - 1 for every epoch question;
+//  - entry epochs never decrease along the log (start().epoch included);
 //  - durable_offset() <= end_offset(); entries below durable_offset()
 //    survive a crash, entries at or above it may be lost (power loss of
-//    unsynced writes) but only as a suffix.
+//    unsynced writes) but only as a suffix; a change of the start is
+//    durable when delete_before() or reset_to() returns.
 #pragma once
 
 #include <optional>
@@ -21,33 +25,54 @@ class RaftLog {
  public:
   virtual ~RaftLog() = default;
 
+  // Where the log starts: {0, 0} for a log from offset 0, else the
+  // snapshot that covers the entries below it.
+  virtual SnapshotId start() const = 0;
   virtual Offset end_offset() const = 0;
   virtual Offset durable_offset() const = 0;
-  // Epoch of the last entry; 0 for an empty log.
+  // Epoch of the last entry; start().epoch when the log holds no entry past
+  // its start (0 for an empty log from 0).
   virtual Epoch last_epoch() const = 0;
-  // Epoch of the entry at offset. REQUIRES: 0 <= offset < end_offset().
+  // Epoch of the entry at offset.
+  // REQUIRES: start().end_offset <= offset < end_offset().
   virtual Epoch epoch_at(Offset offset) const = 0;
   // Kafka's endOffsetForEpoch: the largest epoch in the log that is <= epoch
   // and the end offset of its entries (the start offset of the next larger
-  // epoch, or end_offset() when it is the last). {0, 0} when every entry's
-  // epoch is larger than epoch (or the log is empty).
+  // epoch, or end_offset() when it is the last); the start counts as an
+  // entry of start().epoch. {0, 0} when every entry's epoch, the start's
+  // included, is larger than epoch (or the log is empty from 0).
   virtual EpochEndOffset end_offset_for_epoch(Epoch epoch) const = 0;
   // Replaces *out with up to max_entries entries from offset (none at or
-  // past the end). An error (corrupt or unreadable storage) leaves *out
-  // empty.
+  // past the end, none for a negative offset). An offset from 0 to below the
+  // start is kOutOfRange; an error
+  // (corrupt or unreadable storage) leaves *out empty.
   virtual Status read(Offset offset, size_t max_entries, std::vector<Entry>* out) const = 0;
 
   // Appends entries at end_offset(). Fails (invalid argument) when an
   // entry's epoch is below last_epoch() or is 0; nothing is appended then.
   virtual Status append(const std::vector<Entry>& entries) = 0;
-  // Removes every entry at or after offset. REQUIRES: offset <= end_offset().
+  // Removes every entry at or after offset.
+  // REQUIRES: start().end_offset <= offset <= end_offset().
   virtual Status truncate_to(Offset offset) = 0;
   // Makes every entry below end_offset() durable.
   virtual Status flush() = 0;
+
+  // Drops the entries below id.end_offset, which the snapshot id now covers
+  // (it is stored before this is called): the log starts at id. Fails
+  // (invalid argument, nothing changed) unless start().end_offset <
+  // id.end_offset <= end_offset() and epoch_at(id.end_offset - 1) ==
+  // id.epoch. Durable when it returns.
+  virtual Status delete_before(SnapshotId id) = 0;
+  // Drops every entry and starts the log at id (a follower that stored the
+  // leader's snapshot id): end_offset() == id.end_offset afterwards. Fails
+  // (invalid argument) for an empty id. Durable when it returns.
+  virtual Status reset_to(SnapshotId id) = 0;
 };
 
 // Checks that entries may be appended after a log whose last epoch is
 // last_epoch (shared by the implementations).
 Status check_appendable(Epoch last_epoch, const std::vector<Entry>& entries);
+// Checks delete_before's REQUIRES on log (shared by the implementations).
+Status check_deletable(const RaftLog& log, SnapshotId id);
 
 }  // namespace eddy::raft

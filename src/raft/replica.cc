@@ -25,11 +25,12 @@ const char* role_name(Role role) {
   return "unknown";
 }
 
-Replica::Replica(ReplicaOptions options, RaftLog* log, QuorumStateStore* store, Random random)
-    : options_(std::move(options)), log_(log), store_(store), random_(std::move(random)) {}
+Replica::Replica(ReplicaOptions options, RaftLog* log, SnapshotStore* snapshots, QuorumStateStore* store,
+                 Random random)
+    : options_(std::move(options)), log_(log), snapshots_(snapshots), store_(store), random_(std::move(random)) {}
 
-Status Replica::open(ReplicaOptions options, RaftLog* log, QuorumStateStore* store, Random random, int64_t now_ms,
-                     std::unique_ptr<Replica>* out) {
+Status Replica::open(ReplicaOptions options, RaftLog* log, SnapshotStore* snapshots, QuorumStateStore* store,
+                     Random random, int64_t now_ms, std::unique_ptr<Replica>* out) {
   std::vector<NodeId> sorted = options.voters;
   std::sort(sorted.begin(), sorted.end());
   if (sorted.empty() || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
@@ -37,14 +38,18 @@ Status Replica::open(ReplicaOptions options, RaftLog* log, QuorumStateStore* sto
     return Status::invalid_argument("raft: the voters must be distinct and include the replica's own id");
   }
   if (options.election_timeout_ms <= 0 || options.fetch_timeout_ms <= 0 || options.fetch_retry_ms <= 0 ||
-      options.max_fetch_entries == 0) {
+      options.max_fetch_entries == 0 || options.max_snapshot_chunk_bytes == 0 || options.max_snapshot_bytes <= 0) {
     return Status::invalid_argument("raft: timeouts and max_fetch_entries must be positive");
   }
-  if (log == nullptr || store == nullptr || !random) return Status::invalid_argument("raft: log, store and random needed");
-  std::unique_ptr<Replica> r(new Replica(std::move(options), log, store, std::move(random)));
+  if (log == nullptr || snapshots == nullptr || store == nullptr || !random) {
+    return Status::invalid_argument("raft: log, snapshots, store and random needed");
+  }
+  std::unique_ptr<Replica> r(new Replica(std::move(options), log, snapshots, store, std::move(random)));
   r->now_ = now_ms;
+  Status s = r->start_log_at_snapshot();
+  if (!s.ok()) return s;
   QuorumState state;
-  Status s = store->read(&state);
+  s = store->read(&state);
   if (s.is_not_found()) {
     state = QuorumState{};
     state.recovering = !r->options_.bootstrap;
@@ -68,6 +73,40 @@ Status Replica::open(ReplicaOptions options, RaftLog* log, QuorumStateStore* sto
   EDDY_LOG_INFO("raft {}: open in epoch {} as {}{}", r->id(), state.epoch, role_name(r->role_),
                 state.recovering ? " (recovering after a wiped disk)" : "");
   *out = std::move(r);
+  return Status();
+}
+
+Status Replica::start_log_at_snapshot() {
+  const SnapshotId latest = snapshots_->latest();
+  const SnapshotId start = log_->start();
+  if (latest.end_offset < start.end_offset) {
+    return Status::corruption("raft: the log starts at " + std::to_string(start.end_offset) +
+                              ", past its latest snapshot (" + std::to_string(latest.end_offset) + ")");
+  }
+  if (latest.end_offset > start.end_offset) {
+    // A crash between storing a snapshot and starting the log there (or a
+    // follower's between storing the leader's and resetting its log).
+    const bool held = latest.end_offset <= log_->end_offset() && log_->epoch_at(latest.end_offset - 1) == latest.epoch;
+    Status s = held ? log_->delete_before(latest) : log_->reset_to(latest);
+    if (!s.ok()) return s.with_context("raft: starting the log at its latest snapshot");
+  }
+  // A snapshot holds committed entries only.
+  high_watermark_ = log_->start().end_offset;
+  return Status();
+}
+
+Status Replica::store_snapshot(SnapshotId id, const std::string& bytes) {
+  if (id.end_offset <= snapshots_->latest().end_offset) return Status();
+  if (id.end_offset > high_watermark_) {
+    return Status::invalid_argument("raft: a snapshot at " + std::to_string(id.end_offset) +
+                                    " covers entries above the high watermark " + std::to_string(high_watermark_));
+  }
+  if (Status s = check_deletable(*log_, id); !s.ok()) return s;
+  if (Status s = snapshots_->store(id, bytes); !s.ok()) return s.with_context("raft: storing a snapshot");
+  Status s = log_->delete_before(id);
+  if (!s.ok()) return s.with_context("raft: starting the log at a snapshot");
+  EDDY_LOG_INFO("raft {}: snapshot at offset {} (epoch {}, {} bytes): the log starts there", options_.id, id.end_offset,
+                id.epoch, bytes.size());
   return Status();
 }
 
@@ -139,6 +178,7 @@ Status Replica::become_follower(Epoch epoch, NodeId leader) {
   early_election_at_ = -1;
   leader_high_watermark_ = 0;
   validated_end_ = 0;
+  snapshot_fetch_.reset();
   EDDY_LOG_DEBUG("raft {}: follower of {} in epoch {}", id(), leader, epoch);
   return Status();
 }
@@ -242,12 +282,17 @@ Status Replica::poll_follower() {
   bool early = early_election_at_ >= 0 && now_ >= early_election_at_;
   if ((leader_lost || early) && !state_.recovering) return become_candidate();
   if (now_ < next_fetch_at_) return Status();
-  Offset end = log_->end_offset();
   ++last_fetch_id_;
   fetch_outstanding_ = true;
-  send(state_.leader_id,
-       FetchRequest{state_.epoch, id(), end, end > 0 ? log_->epoch_at(end - 1) : 0, state_.recovering},
-       last_fetch_id_);
+  if (snapshot_fetch_) {
+    send(state_.leader_id,
+         FetchSnapshotRequest{state_.epoch, id(), snapshot_fetch_->id,
+                              static_cast<int64_t>(snapshot_fetch_->bytes.size())},
+         last_fetch_id_);
+  } else {
+    send(state_.leader_id,
+         FetchRequest{state_.epoch, id(), log_->end_offset(), log_->last_epoch(), state_.recovering}, last_fetch_id_);
+  }
   next_fetch_at_ = now_ + options_.fetch_retry_ms;
   return Status();
 }
@@ -301,8 +346,12 @@ Status Replica::update_follower_high_watermark() {
   // the leader's and covers the leader's leader-change entry (the first
   // entry of its epoch): every entry committed anywhere is below the
   // leader's high watermark then, so this replica durably holds it.
+  // leader_high_watermark_ is 0 until the leader answered in this epoch (a
+  // replica that opens at its snapshot has a high watermark before that).
   Offset epoch_start = log_->end_offset_for_epoch(state_.epoch - 1).end_offset;
-  if (high_watermark_ < leader_high_watermark_ || high_watermark_ <= epoch_start) return Status();
+  if (leader_high_watermark_ == 0 || high_watermark_ < leader_high_watermark_ || high_watermark_ <= epoch_start) {
+    return Status();
+  }
   QuorumState next = state_;
   next.recovering = false;
   Status s = persist(next);
@@ -329,6 +378,12 @@ Status Replica::handle(const Message& message, int64_t now_ms) {
         if constexpr (std::is_same_v<T, EndQuorumEpochRequest>) return handle_end_epoch(p);
         if constexpr (std::is_same_v<T, FetchRequest>) return handle_fetch_request(from, message.correlation_id, p);
         if constexpr (std::is_same_v<T, FetchResponse>) return handle_fetch_response(from, message.correlation_id, p);
+        if constexpr (std::is_same_v<T, FetchSnapshotRequest>) {
+          return handle_fetch_snapshot_request(from, message.correlation_id, p);
+        }
+        if constexpr (std::is_same_v<T, FetchSnapshotResponse>) {
+          return handle_fetch_snapshot_response(from, message.correlation_id, p);
+        }
         return Status();
       },
       message.payload);
@@ -436,6 +491,10 @@ FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req, Status
     progress->second.fetched_once = true;
     if (req.fetch_offset >= log_->end_offset()) progress->second.caught_up_ms = now_;
   }
+  if (needs_snapshot(req.fetch_offset, req.last_fetched_epoch)) {
+    resp.snapshot_id = snapshots_->latest();
+    return resp;
+  }
   // Kafka's validateOffsetAndEpoch: the fetcher's last epoch must end at or
   // after its fetch offset in this log, else it diverged.
   if (req.fetch_offset > 0 || req.last_fetched_epoch > 0) {
@@ -458,17 +517,30 @@ FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req, Status
   return resp;
 }
 
+bool Replica::takes_answer(NodeId from, Epoch epoch, int32_t correlation_id) {
+  if (epoch != state_.epoch || role_ != Role::kFollower || from != state_.leader_id) return false;
+  if (!fetch_outstanding_ || correlation_id != last_fetch_id_) return false;  // duplicated or superseded
+  fetch_outstanding_ = false;
+  return true;
+}
+
 Status Replica::handle_fetch_response(NodeId from, int32_t correlation_id, const FetchResponse& resp) {
   if (resp.leader_epoch > state_.epoch) return observe_epoch(resp.leader_epoch, resp.leader_id);
-  if (resp.leader_epoch < state_.epoch || role_ != Role::kFollower || from != state_.leader_id) return Status();
-  if (!fetch_outstanding_ || correlation_id != last_fetch_id_) return Status();  // duplicated or superseded
-  fetch_outstanding_ = false;
+  if (!takes_answer(from, resp.leader_epoch, correlation_id) || snapshot_fetch_) return Status();
   if (resp.error != FetchError::kNone) return Status();
-  if (resp.high_watermark < 0 || resp.base_offset < 0) {
+  if (resp.high_watermark < 0 || resp.base_offset < 0 || resp.snapshot_id.end_offset < 0 ||
+      (!resp.snapshot_id.empty() && (resp.snapshot_id.epoch < 1 || resp.snapshot_id.epoch > state_.epoch))) {
     return Status::invalid_argument("raft: malformed fetch response from " + std::to_string(from));
   }
   last_leader_contact_ = now_;
   leader_high_watermark_ = std::max(leader_high_watermark_, resp.high_watermark);
+  if (!resp.snapshot_id.empty()) {
+    EDDY_LOG_INFO("raft {}: the entries after offset {} are gone from leader {}: fetching its snapshot at {}", id(),
+                  log_->end_offset(), from, resp.snapshot_id.end_offset);
+    snapshot_fetch_ = SnapshotFetch{resp.snapshot_id, -1, {}};
+    next_fetch_at_ = now_;
+    return Status();
+  }
   if (resp.diverging) {
     EpochEndOffset mine = log_->end_offset_for_epoch(resp.diverging_epoch.epoch);
     Offset truncate_to = std::min({resp.diverging_epoch.end_offset, mine.end_offset, log_->end_offset()});
@@ -508,6 +580,104 @@ Status Replica::append(std::string payload, Offset* offset) {
   }
   *offset = log_->end_offset();
   return log_->append({Entry{state_.epoch, EntryKind::kData, std::move(payload)}});
+}
+
+}  // namespace eddy::raft
+
+namespace eddy::raft {
+
+// ---------------------------------------------------------------------------
+// Snapshots
+// ---------------------------------------------------------------------------
+
+bool Replica::needs_snapshot(Offset fetch_offset, Epoch last_fetched_epoch) const {
+  const SnapshotId start = log_->start();
+  if (start.empty()) return false;
+  return fetch_offset < start.end_offset || (fetch_offset == start.end_offset && last_fetched_epoch != start.epoch) ||
+         last_fetched_epoch < start.epoch;
+}
+
+Status Replica::handle_fetch_snapshot_request(NodeId from, int32_t correlation_id, const FetchSnapshotRequest& req) {
+  if (req.replica_id != from || req.position < 0 || req.current_leader_epoch < 0 || req.snapshot_id.end_offset < 0) {
+    return Status::invalid_argument("raft: malformed FetchSnapshot from " + std::to_string(from));
+  }
+  if (req.current_leader_epoch > state_.epoch) {
+    Status s = become_unattached(req.current_leader_epoch);
+    if (!s.ok()) return s;
+  }
+  FetchSnapshotResponse resp;
+  resp.leader_epoch = state_.epoch;
+  resp.leader_id = role_ == Role::kResigned ? kNoNode : state_.leader_id;
+  resp.snapshot_id = req.snapshot_id;
+  resp.position = req.position;
+  if (req.current_leader_epoch < state_.epoch) {
+    resp.error = FetchError::kFencedLeaderEpoch;
+  } else if (role_ != Role::kLeader) {
+    resp.error = FetchError::kNotLeader;
+  } else if (req.snapshot_id.empty() || req.snapshot_id != snapshots_->latest()) {
+    resp.error = FetchError::kSnapshotNotFound;
+  } else if (req.position > snapshots_->latest_size()) {
+    resp.error = FetchError::kPositionOutOfRange;
+  } else {
+    // A follower fetching a snapshot is alive for check-quorum, but holds
+    // nothing of this epoch yet.
+    auto progress = progress_.find(from);
+    if (progress != progress_.end()) {
+      progress->second.last_fetch_ms = now_;
+      progress->second.fetched_once = true;
+    }
+    resp.size = snapshots_->latest_size();
+    Status s = snapshots_->read(req.snapshot_id, req.position, options_.max_snapshot_chunk_bytes, &resp.bytes);
+    if (!s.ok()) return s.with_context("raft: reading a snapshot for " + std::to_string(from));
+  }
+  send(from, std::move(resp), correlation_id);
+  return Status();
+}
+
+Status Replica::handle_fetch_snapshot_response(NodeId from, int32_t correlation_id,
+                                               const FetchSnapshotResponse& resp) {
+  if (resp.leader_epoch > state_.epoch) return observe_epoch(resp.leader_epoch, resp.leader_id);
+  if (!takes_answer(from, resp.leader_epoch, correlation_id) || !snapshot_fetch_) return Status();
+  if (resp.error == FetchError::kSnapshotNotFound || resp.error == FetchError::kPositionOutOfRange) {
+    // The leader moved on to a newer snapshot: fetch again, which names it.
+    snapshot_fetch_.reset();
+    next_fetch_at_ = now_;
+    return Status();
+  }
+  if (resp.error != FetchError::kNone) return Status();
+  last_leader_contact_ = now_;
+  SnapshotFetch& f = *snapshot_fetch_;
+  const int64_t held = static_cast<int64_t>(f.bytes.size());
+  if (resp.snapshot_id != f.id || resp.position != held) return Status();  // not the chunk asked for: ask again
+  const int64_t chunk = static_cast<int64_t>(resp.bytes.size());
+  if (resp.size <= 0 || resp.size > options_.max_snapshot_bytes || (f.size >= 0 && resp.size != f.size) ||
+      chunk > resp.size - held || (chunk == 0 && held < resp.size)) {
+    EDDY_LOG_WARN("raft {}: leader {} answered FetchSnapshot with a chunk of {} bytes at {} of a {}-byte snapshot "
+                  "(at most {} accepted): starting over",
+                  id(), from, chunk, resp.position, resp.size, options_.max_snapshot_bytes);
+    snapshot_fetch_.reset();
+    next_fetch_at_ = now_ + options_.fetch_retry_ms;
+    return Status();
+  }
+  f.size = resp.size;
+  f.bytes.append(resp.bytes);
+  next_fetch_at_ = now_;
+  if (static_cast<int64_t>(f.bytes.size()) < f.size) return Status();
+  return install_fetched_snapshot();
+}
+
+Status Replica::install_fetched_snapshot() {
+  const SnapshotFetch f = std::move(*snapshot_fetch_);
+  snapshot_fetch_.reset();
+  Status s = snapshots_->store(f.id, f.bytes);
+  if (!s.ok()) return s.with_context("raft: storing the leader's snapshot");
+  s = log_->reset_to(f.id);
+  if (!s.ok()) return s.with_context("raft: starting the log at the leader's snapshot");
+  validated_end_ = f.id.end_offset;
+  high_watermark_ = std::max(high_watermark_, f.id.end_offset);
+  EDDY_LOG_INFO("raft {}: installed leader {}'s snapshot at offset {} (epoch {}, {} bytes)", id(), state_.leader_id,
+                f.id.end_offset, f.id.epoch, f.bytes.size());
+  return update_follower_high_watermark();
 }
 
 }  // namespace eddy::raft

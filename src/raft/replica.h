@@ -25,12 +25,21 @@
 //    and then to the end offset of that epoch, never below its high
 //    watermark; its high watermark never exceeds its own durable offset;
 //  - a leader that has not heard fetches from a majority within the fetch
-//    timeout resigns (check-quorum), so an isolated leader stops accepting.
+//    timeout resigns (check-quorum), so an isolated leader stops accepting;
+//  - snapshots (KRaft's): any replica may snapshot its committed state
+//    (store_snapshot); the log then starts at the snapshot. A leader answers
+//    a fetch whose entries are gone (below its log start, or whose epoch
+//    the start already covers) with its latest snapshot's id, and the
+//    follower fetches that snapshot in chunks (FetchSnapshot), stores it and
+//    starts its log there; at open a log that starts before the latest
+//    snapshot is made to start at it. A snapshot covers committed entries
+//    only: the high watermark is never below the log start.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +48,7 @@
 #include "raft/messages.h"
 #include "raft/quorum_state_store.h"
 #include "raft/raft_log.h"
+#include "raft/snapshot_store.h"
 
 namespace eddy::raft {
 
@@ -57,6 +67,11 @@ struct ReplicaOptions {
   // long before fetching again after an answer that carried no entries.
   int64_t fetch_retry_ms = 100;
   size_t max_fetch_entries = 64;
+  // FetchSnapshot: the bytes a leader answers at most per chunk, and the
+  // largest snapshot a follower accepts (it holds one in memory while it
+  // fetches it; a leader claiming a larger one is refused).
+  size_t max_snapshot_chunk_bytes = 256 * 1024;
+  int64_t max_snapshot_bytes = 64 * 1024 * 1024;
   // A start that finds no quorum state is the group's first start (true),
   // or a restart after a wiped disk (false): then the replica recovers
   // first (QuorumState::recovering).
@@ -76,10 +91,11 @@ class Replica {
   // Returns a uniformly random value in [0, bound). REQUIRES: bound > 0.
   using Random = std::function<uint64_t(uint64_t bound)>;
 
-  // Reads the quorum state and starts in the role it implies. log and store
-  // must outlive the replica. Fails on bad options or a store that fails.
-  static Status open(ReplicaOptions options, RaftLog* log, QuorumStateStore* store, Random random, int64_t now_ms,
-                     std::unique_ptr<Replica>* out);
+  // Reads the quorum state and starts in the role it implies; makes the log
+  // start at the latest snapshot. log, snapshots and store must outlive the
+  // replica. Fails on bad options or a log or store that fails.
+  static Status open(ReplicaOptions options, RaftLog* log, SnapshotStore* snapshots, QuorumStateStore* store,
+                     Random random, int64_t now_ms, std::unique_ptr<Replica>* out);
 
   // Timers: elections, fetches, check-quorum, flushing and the high
   // watermark. Call often (every few milliseconds of the caller's time).
@@ -94,6 +110,12 @@ class Replica {
   Status append(std::string payload, Offset* offset);
   // A leader's graceful resignation (EndQuorumEpoch to the others).
   Status resign(int64_t now_ms);
+  // Stores bytes, the caller's state built from every entry below
+  // id.end_offset, as snapshot id, and starts the log there. Ignored (ok)
+  // when the latest snapshot is not older. Fails (invalid argument) unless
+  // id.end_offset <= high_watermark() and the entry before it has id.epoch;
+  // a store or log failure is returned too (the log keeps its entries).
+  Status store_snapshot(SnapshotId id, const std::string& bytes);
 
   std::vector<Message> take_outbox();
 
@@ -118,7 +140,16 @@ class Replica {
     int64_t caught_up_ms = -1;  // last fetch at the leader's log end
   };
 
-  Replica(ReplicaOptions options, RaftLog* log, QuorumStateStore* store, Random random);
+  // A follower's fetch of the leader's snapshot, held in memory until whole.
+  struct SnapshotFetch {
+    SnapshotId id;
+    int64_t size = -1;  // -1 until the first chunk says it
+    std::string bytes;
+  };
+
+  Replica(ReplicaOptions options, RaftLog* log, SnapshotStore* snapshots, QuorumStateStore* store, Random random);
+  // Makes the log start at the latest snapshot (open).
+  Status start_log_at_snapshot();
 
   Status poll_follower();
   Status poll_leader();
@@ -128,6 +159,16 @@ class Replica {
   Status handle_end_epoch(const EndQuorumEpochRequest& req);
   Status handle_fetch_request(NodeId from, int32_t correlation_id, const FetchRequest& req);
   Status handle_fetch_response(NodeId from, int32_t correlation_id, const FetchResponse& resp);
+  Status handle_fetch_snapshot_request(NodeId from, int32_t correlation_id, const FetchSnapshotRequest& req);
+  Status handle_fetch_snapshot_response(NodeId from, int32_t correlation_id, const FetchSnapshotResponse& resp);
+  // The follower stores the snapshot it fetched and starts its log there.
+  Status install_fetched_snapshot();
+  // Whether a fetch at (offset, epoch) needs the snapshot (KRaft's
+  // validateOffsetAndEpoch: the entries it needs are gone).
+  bool needs_snapshot(Offset fetch_offset, Epoch last_fetched_epoch) const;
+  // Whether an answer from `from` in `epoch` is for this follower's fetch
+  // of id correlation_id; clears fetch_outstanding_ when it is.
+  bool takes_answer(NodeId from, Epoch epoch, int32_t correlation_id);
   Status append_fetched(const FetchResponse& resp);
   // *read_status: the log's answer to reading the entries (the response is
   // not sent when it failed).
@@ -151,6 +192,7 @@ class Replica {
 
   ReplicaOptions options_;
   RaftLog* log_;
+  SnapshotStore* snapshots_;
   QuorumStateStore* store_;
   Random random_;
   int64_t now_ = 0;
@@ -169,6 +211,7 @@ class Replica {
   int64_t early_election_at_ = -1;   // follower after EndQuorumEpoch
   Offset leader_high_watermark_ = 0; // follower: the leader's last answer
   Offset validated_end_ = 0;         // follower: log matches the leader's below
+  std::optional<SnapshotFetch> snapshot_fetch_;  // follower: fetching the leader's snapshot
 
   Offset epoch_start_offset_ = -1;           // leader, resigned
   int64_t leader_since_ = 0;                 // leader

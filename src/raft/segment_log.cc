@@ -9,6 +9,7 @@
 #include "port/port.h"
 #include "protocol/control_batch.h"
 #include "protocol/record_batch.h"
+#include "storage/checkpoint.h"
 
 namespace eddy::raft {
 
@@ -44,23 +45,54 @@ Status decode_entry(const protocol::RecordBatchView& view, Offset offset, Entry*
 
 }  // namespace
 
-Status SegmentLog::open(storage::PartitionLog* log, SegmentLogOptions options, std::unique_ptr<SegmentLog>* out) {
-  if (log->log_start_offset() != 0) {
-    return Status::not_supported("raft log: " + log->directory() + " starts at offset " +
-                                 std::to_string(log->log_start_offset()) + " (no snapshots yet)");
+Status SegmentLog::open(const std::string& directory, const storage::LogConfig& config, storage::Flusher* flusher,
+                        SegmentLogOptions options, SnapshotId start, std::unique_ptr<SegmentLog>* out) {
+  std::unique_ptr<SegmentLog> log(new SegmentLog(directory, config, flusher, std::move(options)));
+  // What a reset interrupted by a crash left (see reset_to).
+  for (const char* leftover : {".reset", ".old"}) {
+    if (auto ec = port::remove_tree(directory + leftover)) return Status::from_error_code(ec, directory + leftover);
   }
-  out->reset(new SegmentLog(log, std::move(options)));
+  Status s = storage::PartitionLog::open(directory, config, flusher, &log->log_);
+  if (!s.ok()) return s;
+  s = log->start_at(start);
+  if (!s.ok()) return s.with_context(directory);
+  *out = std::move(log);
   return Status();
 }
 
-Offset SegmentLog::durable_offset() const { return std::min(log_->durable_offset(), log_->log_end_offset()); }
+Status SegmentLog::start_at(SnapshotId start) {
+  const Offset log_start = log_->log_start_offset();
+  if (log_start > start.end_offset || (start.empty() && log_start != 0)) {
+    return Status::corruption("raft log: starts at offset " + std::to_string(log_start) + ", past the latest "
+                              "snapshot's end " + std::to_string(start.end_offset));
+  }
+  if (log_start == start.end_offset) {
+    start_ = start;
+    return Status();
+  }
+  // A crash between storing the snapshot and moving the start: finish it.
+  const bool held = start.end_offset <= end_offset() && epoch_at(start.end_offset - 1) == start.epoch;
+  start_ = SnapshotId{log_start, log_start > 0 ? epoch_at(log_start) : 0};  // below every question asked
+  return held ? delete_before(start) : reset_to(start);
+}
 
-Epoch SegmentLog::last_epoch() const { return std::max<Epoch>(log_->last_epoch(), 0); }
+Offset SegmentLog::durable_offset() const {
+  return std::max(start_.end_offset, std::min(log_->durable_offset(), log_->log_end_offset()));
+}
+
+Epoch SegmentLog::last_epoch() const {
+  return end_offset() > start_.end_offset ? std::max<Epoch>(log_->last_epoch(), 0) : start_.epoch;
+}
 
 Epoch SegmentLog::epoch_at(Offset offset) const { return std::max<Epoch>(log_->epoch_at(offset), 0); }
 
 EpochEndOffset SegmentLog::end_offset_for_epoch(Epoch epoch) const {
   storage::EpochEndOffset answer = log_->end_offset_for_epoch(epoch);
+  if (answer.epoch <= 0 && answer.end_offset <= 0) {
+    // No entry answers: the start does when its epoch is small enough.
+    if (start_.empty() || start_.epoch > epoch) return {0, 0};
+    return {start_.epoch, start_.end_offset};
+  }
   return EpochEndOffset{answer.epoch, answer.end_offset};
 }
 
@@ -135,7 +167,10 @@ Status SegmentLog::append(const std::vector<Entry>& entries) {
   return Status();
 }
 
-Status SegmentLog::truncate_to(Offset offset) { return log_->truncate_to(offset); }
+Status SegmentLog::truncate_to(Offset offset) {
+  if (offset < start_.end_offset) return Status::out_of_range("raft log: truncate below the log start");
+  return log_->truncate_to(offset);
+}
 
 Status SegmentLog::flush() {
   const Offset end = end_offset();
@@ -144,6 +179,43 @@ Status SegmentLog::flush() {
     return Status::io_error("raft log: " + log_->directory() + " not durable up to " + std::to_string(end) +
                             " (the sync failed or timed out)");
   }
+  return Status();
+}
+
+Status SegmentLog::delete_before(SnapshotId id) {
+  if (Status s = check_deletable(*this, id); !s.ok()) return s;
+  if (Status s = flush(); !s.ok()) return s;
+  if (Status s = log_->delete_records_before(id.end_offset); !s.ok()) return s.with_context("raft log");
+  start_ = id;
+  return Status();
+}
+
+Status SegmentLog::reset_to(SnapshotId id) {
+  if (id.empty() || id.epoch < 1) return Status::invalid_argument("raft log: reset to an empty snapshot id");
+  // A new, empty directory whose log starts at id; the old one goes. A crash
+  // before the rename keeps the old log (open() resets again: the snapshot
+  // is stored before this is called), after it the new one.
+  const std::string fresh = directory_ + ".reset";
+  if (auto ec = port::remove_tree(fresh)) return Status::from_error_code(ec, fresh);
+  if (auto ec = port::make_directories(fresh)) return Status::from_error_code(ec, fresh);
+  if (Status s = storage::write_log_start_offset(fresh, id.end_offset); !s.ok()) return s.with_context(fresh);
+  if (auto ec = port::sync_directory(fresh)) return Status::from_error_code(ec, fresh);
+  (void)log_->close();
+  log_.reset();
+  const std::string old = directory_ + ".old";
+  if (auto ec = port::remove_tree(old)) return Status::from_error_code(ec, old);
+  if (auto ec = port::rename_file(directory_, old)) return Status::from_error_code(ec, directory_);
+  if (auto ec = port::rename_file(fresh, directory_)) return Status::from_error_code(ec, fresh);
+  const std::string parent = directory_.substr(0, directory_.find_last_of('/') + 1);
+  if (auto ec = port::sync_directory(parent.empty() ? "." : parent)) return Status::from_error_code(ec, parent);
+  (void)port::remove_tree(old);
+  Status s = storage::PartitionLog::open(directory_, config_, flusher_, &log_);
+  if (!s.ok()) return s.with_context(directory_);
+  if (log_->log_start_offset() != id.end_offset || log_->log_end_offset() != id.end_offset) {
+    return Status::corruption("raft log: " + directory_ + " reopened at " + std::to_string(log_->log_start_offset()) +
+                              " after a reset to " + std::to_string(id.end_offset));
+  }
+  start_ = id;
   return Status();
 }
 

@@ -18,8 +18,16 @@
 // Epochs come from the partition's epoch index (storage/epoch_index.h), so
 // last_epoch, epoch_at and end_offset_for_epoch read no file.
 //
+// The start (a snapshot's end): delete_before moves the partition's log
+// start there (DeleteRecords; the segments below it are recycled at the
+// next rolls), reset_to replaces the partition's directory by an empty one
+// whose log start is the snapshot's end. Neither records the start's epoch:
+// the caller's snapshot store does (its latest snapshot), and open() is
+// given it, so a crash between storing a snapshot and moving the start is
+// finished there.
+//
 // Threading: the thread that owns the Raft replica owns the SegmentLog and
-// the PartitionLog (PartitionLog::set_owner names it, or nullptr).
+// its PartitionLog.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +36,8 @@
 #include <vector>
 
 #include "raft/raft_log.h"
+#include "storage/flusher.h"
+#include "storage/log_config.h"
 #include "storage/partition_log.h"
 
 namespace eddy::raft {
@@ -44,14 +54,17 @@ struct SegmentLogOptions {
 
 class SegmentLog final : public RaftLog {
  public:
-  // Borrows log. kNotSupported when its log start is not 0 (entries are
-  // contiguous from 0: a Raft log has no retention until snapshots exist).
-  // REQUIRES log outlives the SegmentLog, nothing else appends to it,
-  // truncates it or moves its log start (no retention.bytes, no
-  // retention.ms, no DeleteRecords; a disk budget that forces recycling
-  // makes reads below the new log start fail with kOutOfRange).
-  static Status open(storage::PartitionLog* log, SegmentLogOptions options, std::unique_ptr<SegmentLog>* out);
+  // Opens (creating it when missing) the partition log in directory and
+  // makes it start at `start`, the caller's latest snapshot ({0, 0}: none):
+  // a log that starts below it is moved there (delete_before, or reset_to
+  // when it does not hold the snapshot's last entry). kCorruption when the
+  // log starts past it, or starts above 0 without one.
+  // REQUIRES config has no retention (retention.bytes, retention.ms: the
+  // start moves only through this class) and flusher outlives the log.
+  static Status open(const std::string& directory, const storage::LogConfig& config, storage::Flusher* flusher,
+                     SegmentLogOptions options, SnapshotId start, std::unique_ptr<SegmentLog>* out);
 
+  SnapshotId start() const override { return start_; }
   Offset end_offset() const override { return log_->log_end_offset(); }
   Offset durable_offset() const override;
   Epoch last_epoch() const override;
@@ -69,17 +82,30 @@ class SegmentLog final : public RaftLog {
   Status truncate_to(Offset offset) override;
   // Requests a sync and waits for it (kIOError when it failed or timed out).
   Status flush() override;
+  // Flushes up to id first (DeleteRecords stays below the durable offset).
+  Status delete_before(SnapshotId id) override;
+  Status reset_to(SnapshotId id) override;
 
-  storage::PartitionLog* partition_log() const { return log_; }
+  // A clean close of the partition log (its checkpoint written).
+  Status close() { return log_->close(); }
+  storage::PartitionLog* partition_log() const { return log_.get(); }
 
  private:
-  SegmentLog(storage::PartitionLog* log, SegmentLogOptions options) : log_(log), options_(std::move(options)) {}
+  SegmentLog(std::string directory, const storage::LogConfig& config, storage::Flusher* flusher,
+             SegmentLogOptions options)
+      : directory_(std::move(directory)), config_(config), flusher_(flusher), options_(std::move(options)) {}
+  // Moves the start to `start` after open (see open()).
+  Status start_at(SnapshotId start);
   // The batch that stores entry (kInvalidArgument for a leader-change
   // payload that is not a LeaderChangeMessage).
   Status encode_entry(const Entry& entry, int64_t timestamp_ms, std::vector<uint8_t>* batch) const;
 
-  storage::PartitionLog* const log_;
+  const std::string directory_;
+  const storage::LogConfig config_;
+  storage::Flusher* const flusher_;
   const SegmentLogOptions options_;
+  std::unique_ptr<storage::PartitionLog> log_;
+  SnapshotId start_;
 };
 
 }  // namespace eddy::raft

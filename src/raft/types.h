@@ -41,4 +41,16 @@ struct EpochEndOffset {
   friend bool operator==(const EpochEndOffset&, const EpochEndOffset&) = default;
 };
 
+// A snapshot of the state the entries below end_offset build, as Kafka's
+// snapshot ids name it (OffsetAndEpoch): end_offset is the offset of the
+// first entry it does not cover, epoch the epoch of the last one it covers.
+// {0, 0}: no snapshot (a log that starts at offset 0).
+struct SnapshotId {
+  Offset end_offset = 0;
+  Epoch epoch = 0;
+
+  bool empty() const { return end_offset == 0; }
+  friend bool operator==(const SnapshotId&, const SnapshotId&) = default;
+};
+
 }  // namespace eddy::raft

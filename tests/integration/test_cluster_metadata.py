@@ -9,6 +9,7 @@ leader), raw requests where a test needs to aim at one node, and Kafka's
 own kafka-topics (Java, 4.x) for --describe.
 """
 
+import os
 import struct
 
 import pytest
@@ -19,9 +20,15 @@ from cluster_fixture import EddyCluster
 from eddy_fixture import wait_until
 
 
+# Every node snapshots its metadata after each KiB of records (Kafka's key,
+# 1 MiB by default), so that every test below also runs across snapshots and
+# the wiped node of the last one catches up from the leader's snapshot.
+SNAPSHOT_BYTES = 1024
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    with EddyCluster(3) as c:
+    with EddyCluster(3, overrides={"metadata.log.max.record.bytes.between.snapshots": str(SNAPSHOT_BYTES)}) as c:
         c.start_all()
         c.wait_for_leader(timeout=30)
         yield c
@@ -366,3 +373,59 @@ def test_a_restarted_node_and_a_wiped_node_have_every_topic(cluster):
         wait_until(lambda: metadata(cluster, i, ["kept"])[3]["kept"][0] == 0, 30, "node %d to know the topic" % i)
     ids = {metadata(cluster, i)[0] for i in cluster.ids}
     assert len(ids) == 1, "the wiped node adopted the cluster's id: %s" % ids
+    # The committed offsets came with the leader's snapshot (or the log after it).
+    wait_until(lambda: committed_offsets(cluster, b) == committed_offsets(cluster, _leader), 30,
+               "the wiped node to hold the leader's committed offsets")
+    assert ("across", "grouped") in {(g, t) for g, t, _p, _o in committed_offsets(cluster, b)}
+
+
+def committed_offsets(cluster, i):
+    """Node i's committed offsets, as its metrics listener shows them
+    (eddy_consumer_group_committed_offset): [(group, topic, partition, offset)]."""
+    import re
+    import metrics_fixture
+    raw = metrics_fixture.http_exchange(cluster.metrics_ports[i],
+                                        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    pattern = re.compile(rb'^eddy_consumer_group_committed_offset\{group="([^"]*)",topic="([^"]*)",'
+                         rb'partition="(\d+)"\} (\S+)$', re.M)
+    return sorted((g.decode(), t.decode(), int(p), int(float(o))) for g, t, p, o in pattern.findall(raw))
+
+
+def snapshots(cluster, i):
+    return sorted(os.listdir(os.path.join(cluster.nodes[i].data_dir, "controller", "snapshots")))
+
+
+def test_every_node_snapshots_its_metadata_and_its_log_starts_there(cluster):
+    """After more than a few KiB of records each node keeps one snapshot
+    (KRaft's file name: end offset, epoch) and its controller log starts at
+    it; a restarted node starts from it with everything it held."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+    leader = cluster.wait_for_leader(timeout=30)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap(cluster, leader), group_id="snapshotted",
+                             enable_auto_commit=False)
+    tp = TopicPartition("grouped", 2)
+    for n in range(3 * SNAPSHOT_BYTES // 40):
+        consumer.commit({tp: OffsetAndMetadata(n + 1, "")})
+    consumer.close()
+    end = cluster.quorum(leader)["high_watermark"]
+    def snapshotted(i):
+        names = snapshots(cluster, i)
+        if len(names) != 1 or not names[0].endswith(".checkpoint"):
+            return False
+        start_file = os.path.join(cluster.nodes[i].data_dir, "controller", "__cluster_metadata-0",
+                                  "log-start-offset.checkpoint")
+        return os.path.exists(start_file) and int(names[0].split("-")[0]) > 0
+    wait_until(lambda: all(snapshotted(i) for i in cluster.ids), 30, "one snapshot per node")
+    for i in cluster.ids:
+        offset = int(snapshots(cluster, i)[0].split("-")[0])
+        assert 0 < offset <= end, (i, offset, end)
+    follower = next(i for i in cluster.ids if i != leader)
+    wait_until(lambda: committed_offsets(cluster, follower) == committed_offsets(cluster, leader), 20,
+               "the follower to have applied every commit")
+    before = committed_offsets(cluster, follower)
+    cluster.nodes[follower].kill()
+    cluster.start(follower)
+    wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
+    assert committed_offsets(cluster, follower) == before
+    assert metadata(cluster, follower, ["grouped"])[3]["grouped"][0] == 0

@@ -91,6 +91,7 @@ APIS = [
     ("begin_quorum_epoch", "BeginQuorumEpoch"),
     ("end_quorum_epoch", "EndQuorumEpoch"),
     ("describe_quorum", "DescribeQuorum"),
+    ("fetch_snapshot", "FetchSnapshot"),
     # A cluster node's controller listener: requests forwarded by another
     # node (Envelope) and a node's client endpoints (BrokerRegistration).
     ("envelope", "Envelope"),

@@ -50,6 +50,7 @@ enum class ApiKey : int16_t {
   kEndQuorumEpoch = 54,
   kDescribeQuorum = 55,
   kEnvelope = 58,
+  kFetchSnapshot = 59,
   kDescribeCluster = 60,
   kBrokerRegistration = 62,
   kDescribeTransactions = 65,
@@ -112,6 +113,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {54, "EndQuorumEpoch", 0, 1, 1, 1},
     {55, "DescribeQuorum", 0, 2, 0, 0},
     {58, "Envelope", 0, 0, 0, 0},
+    {59, "FetchSnapshot", 0, 1, 0, 0},
     {60, "DescribeCluster", 0, 1, 0, 0},
     {62, "BrokerRegistration", 0, 4, 0, 0},
     {65, "DescribeTransactions", 0, 0, 0, 0},
@@ -163,6 +165,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(EndQuorumEpochRequest, EndQuorumEpochResponse) \
   X(DescribeQuorumRequest, DescribeQuorumResponse) \
   X(EnvelopeRequest, EnvelopeResponse) \
+  X(FetchSnapshotRequest, FetchSnapshotResponse) \
   X(DescribeClusterRequest, DescribeClusterResponse) \
   X(BrokerRegistrationRequest, BrokerRegistrationResponse) \
   X(DescribeTransactionsRequest, DescribeTransactionsResponse) \

@@ -49,6 +49,7 @@
 #include "protocol/generated/begin_quorum_epoch.h"
 #include "protocol/generated/end_quorum_epoch.h"
 #include "protocol/generated/describe_quorum.h"
+#include "protocol/generated/fetch_snapshot.h"
 #include "protocol/generated/envelope.h"
 #include "protocol/generated/broker_registration.h"
 #include "protocol/generated/header.h"

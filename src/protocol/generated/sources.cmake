@@ -45,6 +45,7 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/begin_quorum_epoch.cc
   ${CMAKE_CURRENT_LIST_DIR}/end_quorum_epoch.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_quorum.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fetch_snapshot.cc
   ${CMAKE_CURRENT_LIST_DIR}/envelope.cc
   ${CMAKE_CURRENT_LIST_DIR}/broker_registration.cc
   ${CMAKE_CURRENT_LIST_DIR}/header.cc

@@ -64,6 +64,31 @@ TEST(ControllerRecords, AnythingButAWholeKnownRecordIsCorruption) {
   EXPECT_EQ(decode_controller_record(newer, &out).code(), Status::Code::kCorruption);
 }
 
+TEST(ControllerSnapshot, RoundTripsAndRefusesAnythingElse) {
+  const std::vector<ControllerRecord> records = {
+      protocol::ClusterIdRecord{"MpHGLVnjTNKUOmeQPJzh1Q", {}},
+      protocol::RegisterBrokerRecord{2, std::nullopt, {{"PLAINTEXT", "127.0.0.1", 9093, 0, {}}}, {}},
+      sample_topic(),
+      protocol::GroupOffsetsRecord{"g", {{"sensors", 1, 42, 3, "meta", 1700000000000, {}}}, {}},
+  };
+  const std::string bytes = encode_controller_snapshot(records);
+  std::vector<ControllerRecord> back;
+  ASSERT_TRUE(decode_controller_snapshot(bytes, &back).ok());
+  EXPECT_EQ(back, records);
+  ASSERT_TRUE(decode_controller_snapshot(encode_controller_snapshot({}), &back).ok());
+  EXPECT_TRUE(back.empty());
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    EXPECT_EQ(decode_controller_snapshot(bytes.substr(0, cut), &back).code(), Status::Code::kCorruption) << cut;
+  }
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+    EXPECT_EQ(decode_controller_snapshot(flipped, &back).code(), Status::Code::kCorruption) << at;
+    EXPECT_TRUE(back.empty());
+  }
+  EXPECT_EQ(decode_controller_snapshot(bytes + "x", &back).code(), Status::Code::kCorruption);
+}
+
 // One cluster node (node 2 of 1, 2, 3): its meta store, logs and topic table.
 class ClusterNode : public ::testing::Test {
  protected:

@@ -263,6 +263,7 @@ void expect_equal(const FetchResponse& a, const FetchResponse& b) {
   EXPECT_EQ(a.high_watermark, b.high_watermark);
   EXPECT_EQ(a.diverging, b.diverging);
   EXPECT_EQ(a.diverging_epoch, b.diverging_epoch);
+  EXPECT_EQ(a.snapshot_id, b.snapshot_id);
   EXPECT_EQ(a.base_offset, b.base_offset);
   EXPECT_EQ(a.entries, b.entries);
 }
@@ -381,6 +382,87 @@ TEST_F(KafkaWireTest, FetchErrorsMapToKafkasCodes) {
   }
 }
 
+TEST_F(KafkaWireTest, ASnapshotIdRoundTripsAndNoneIsKafkasMinusOne) {
+  FetchResponse response;
+  response.leader_epoch = 6;
+  response.leader_id = 3;
+  response.high_watermark = 120;
+  response.base_offset = 4;
+  protocol::FetchResponse kafka = fetch_response_bytes(response);
+  EXPECT_EQ(kafka.responses[0].partitions[0].snapshot_id.end_offset, -1);
+  EXPECT_EQ(kafka.responses[0].partitions[0].snapshot_id.epoch, -1);
+  response.snapshot_id = {100, 5};
+  kafka = fetch_response_bytes(response);
+  EXPECT_EQ(kafka.responses[0].partitions[0].snapshot_id.end_offset, 100);
+  FetchResponse back;
+  ASSERT_TRUE(from_kafka(kafka, group(), 4, &back).ok());
+  expect_equal(back, response);
+}
+
+TEST_F(KafkaWireTest, FetchSnapshotRoundTripsAtEveryVersion) {
+  FetchSnapshotRequest request{7, 2, SnapshotId{300, 6}, 4096};
+  for (int16_t version = 0; version <= kFetchSnapshotVersion; ++version) {
+    FetchSnapshotRequest back;
+    ASSERT_TRUE(from_kafka(through_bytes(to_kafka(request, group(), 65536), version), group(), &back).ok());
+    EXPECT_EQ(back.current_leader_epoch, 7);
+    EXPECT_EQ(back.replica_id, 2);
+    EXPECT_EQ(back.snapshot_id, (SnapshotId{300, 6}));
+    EXPECT_EQ(back.position, 4096);
+  }
+  FetchSnapshotResponse response;
+  response.leader_epoch = 7;
+  response.leader_id = 1;
+  response.snapshot_id = {300, 6};
+  response.size = 10000;
+  response.position = 4096;
+  response.bytes = std::string(1000, 'q') + std::string(1, '\0') + "end";
+  for (const auto& [error, code] : {std::pair{FetchError::kNone, ErrorCode::kNone},
+                                    {FetchError::kSnapshotNotFound, ErrorCode::kSnapshotNotFound},
+                                    {FetchError::kPositionOutOfRange, ErrorCode::kPositionOutOfRange},
+                                    {FetchError::kFencedLeaderEpoch, ErrorCode::kFencedLeaderEpoch},
+                                    {FetchError::kNotLeader, ErrorCode::kNotLeaderOrFollower}}) {
+    response.error = error;
+    for (int16_t version = 0; version <= kFetchSnapshotVersion; ++version) {
+      protocol::FetchSnapshotResponse kafka = through_bytes(to_kafka(response, group()), version);
+      EXPECT_EQ(kafka.topics[0].partitions[0].error_code, protocol::to_int(code));
+      FetchSnapshotResponse back;
+      ASSERT_TRUE(from_kafka(kafka, group(), &back).ok());
+      EXPECT_EQ(back.error, error);
+      EXPECT_EQ(back.leader_epoch, 7);
+      EXPECT_EQ(back.leader_id, 1);
+      EXPECT_EQ(back.snapshot_id, response.snapshot_id);
+      EXPECT_EQ(back.size, 10000);
+      EXPECT_EQ(back.position, 4096);
+      EXPECT_EQ(back.bytes, response.bytes);
+    }
+  }
+}
+
+TEST_F(KafkaWireTest, FetchSnapshotsKafkaRefusesAreRefused) {
+  FetchSnapshotRequest out;
+  const protocol::FetchSnapshotRequest good = to_kafka(FetchSnapshotRequest{7, 2, SnapshotId{300, 6}, 0}, group(), 100);
+  protocol::FetchSnapshotRequest other_cluster = good;
+  other_cluster.cluster_id = "another";
+  EXPECT_EQ(kafka_code(from_kafka(other_cluster, group(), &out)), ErrorCode::kInconsistentClusterId);
+  protocol::FetchSnapshotRequest other_partition = good;
+  other_partition.topics[0].partitions[0].partition = 3;
+  EXPECT_EQ(kafka_code(from_kafka(other_partition, group(), &out)), ErrorCode::kInvalidRequest);
+  protocol::FetchSnapshotRequest negative = good;
+  negative.topics[0].partitions[0].position = -1;
+  EXPECT_EQ(kafka_code(from_kafka(negative, group(), &out)), ErrorCode::kInvalidRequest);
+  protocol::FetchSnapshotRequest two = good;
+  two.topics.push_back(two.topics[0]);
+  EXPECT_EQ(kafka_code(from_kafka(two, group(), &out)), ErrorCode::kInvalidRequest);
+  FetchSnapshotResponse answer;
+  answer.leader_epoch = 7;
+  answer.size = -3;
+  FetchSnapshotResponse back;
+  EXPECT_FALSE(from_kafka(to_kafka(answer, group()), group(), &back).ok());
+  protocol::FetchSnapshotResponse unknown = to_kafka(FetchSnapshotResponse{}, group());
+  unknown.topics[0].partitions[0].error_code = protocol::to_int(ErrorCode::kUnknownLeaderEpoch);
+  EXPECT_EQ(kafka_code(from_kafka(unknown, group(), &back)), ErrorCode::kUnknownLeaderEpoch);
+}
+
 TEST_F(KafkaWireTest, FetchAnswersTheCoreCannotUseAreErrors) {
   FetchResponse out;
   protocol::FetchResponse kafka = fetch_response_bytes(sample_fetch_response());
@@ -390,9 +472,11 @@ TEST_F(KafkaWireTest, FetchAnswersTheCoreCannotUseAreErrors) {
   protocol::FetchResponse top_level = kafka;
   top_level.error_code = protocol::to_int(ErrorCode::kInconsistentClusterId);
   EXPECT_EQ(kafka_code(from_kafka(top_level, group(), 10, &out)), ErrorCode::kInconsistentClusterId);
-  protocol::FetchResponse snapshot = kafka;
-  snapshot.responses[0].partitions[0].snapshot_id = {100, 3, {}};
-  EXPECT_TRUE(from_kafka(snapshot, group(), 10, &out).is_not_supported());
+  for (auto [end, epoch] : {std::pair<int64_t, int32_t>{0, 3}, {100, 0}, {-5, 2}}) {
+    protocol::FetchResponse snapshot = kafka;
+    snapshot.responses[0].partitions[0].snapshot_id = {end, epoch, {}};
+    EXPECT_FALSE(from_kafka(snapshot, group(), 10, &out).ok()) << end << "-" << epoch;
+  }
   protocol::FetchResponse other_topic = kafka;
   other_topic.responses[0].topic_id.bytes[3] = 1;
   EXPECT_FALSE(from_kafka(other_topic, group(), 10, &out).ok());

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "raft/memory_log.h"
+#include "raft/memory_snapshot_store.h"
 #include "raft/quorum_runtime.h"
 #include "raft/quorum_state_store.h"
 
@@ -118,9 +119,11 @@ struct Cluster {
       sink->last = offset;
       if (entry.kind == EntryKind::kData) sink->data.emplace_back(offset, entry.payload);
     };
+    o.on_snapshot = [](SnapshotId, std::string) { ADD_FAILURE() << "no snapshot is taken here"; };
     std::unique_ptr<QuorumRuntime> rt;
     Status s = QuorumRuntime::open(
-        o, std::make_unique<MemoryLog>(), std::make_unique<MemoryQuorumStateStore>(),
+        o, std::make_unique<MemoryLog>(), std::make_unique<MemorySnapshotStore>(),
+        std::make_unique<MemoryQuorumStateStore>(),
         [this](NodeId peer) { return std::make_unique<LocalChannel>(&network, peer); }, &rt);
     ASSERT_TRUE(s.ok()) << s.to_string();
     network.attach(id, rt.get());

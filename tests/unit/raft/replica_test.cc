@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "raft/memory_log.h"
+#include "raft/memory_snapshot_store.h"
 #include "raft/quorum_state_store.h"
 #include "raft/replica.h"
 
@@ -12,6 +13,7 @@ namespace {
 
 struct Node {
   MemoryLog log;
+  MemorySnapshotStore snapshots;
   MemoryQuorumStateStore store;
   std::unique_ptr<Replica> replica;
 };
@@ -32,7 +34,7 @@ Replica::Random fixed_random() {
 }
 
 void open(Node& n, ReplicaOptions o, int64_t now = 0) {
-  Status s = Replica::open(std::move(o), &n.log, &n.store, fixed_random(), now, &n.replica);
+  Status s = Replica::open(std::move(o), &n.log, &n.snapshots, &n.store, fixed_random(), now, &n.replica);
   ASSERT_TRUE(s.ok()) << s.to_string();
 }
 
@@ -74,13 +76,13 @@ FetchResponse fetch(Node& leader, NodeId from, Offset offset, Epoch last_epoch, 
 TEST(Replica, OpenRefusesBadOptions) {
   Node n;
   std::unique_ptr<Replica> r;
-  EXPECT_TRUE(Replica::open(options(4), &n.log, &n.store, fixed_random(), 0, &r).is_invalid_argument());
-  EXPECT_TRUE(Replica::open(options(1, {1, 1, 2}), &n.log, &n.store, fixed_random(), 0, &r).is_invalid_argument());
-  EXPECT_TRUE(Replica::open(options(1, {}), &n.log, &n.store, fixed_random(), 0, &r).is_invalid_argument());
+  EXPECT_TRUE(Replica::open(options(4), &n.log, &n.snapshots, &n.store, fixed_random(), 0, &r).is_invalid_argument());
+  EXPECT_TRUE(Replica::open(options(1, {1, 1, 2}), &n.log, &n.snapshots, &n.store, fixed_random(), 0, &r).is_invalid_argument());
+  EXPECT_TRUE(Replica::open(options(1, {}), &n.log, &n.snapshots, &n.store, fixed_random(), 0, &r).is_invalid_argument());
   ReplicaOptions o = options(1);
   o.fetch_timeout_ms = 0;
-  EXPECT_TRUE(Replica::open(o, &n.log, &n.store, fixed_random(), 0, &r).is_invalid_argument());
-  EXPECT_TRUE(Replica::open(options(1), &n.log, &n.store, nullptr, 0, &r).is_invalid_argument());
+  EXPECT_TRUE(Replica::open(o, &n.log, &n.snapshots, &n.store, fixed_random(), 0, &r).is_invalid_argument());
+  EXPECT_TRUE(Replica::open(options(1), &n.log, &n.snapshots, &n.store, nullptr, 0, &r).is_invalid_argument());
 }
 
 TEST(Replica, RefusesMisaddressedAndMalformedMessages) {
@@ -140,7 +142,7 @@ TEST(Replica, OneVotePerEpochEvenAcrossARestart) {
 TEST(Replica, ElectionWithRandomizedTimeoutAndLeaderChangeEntry) {
   Node n;
   uint64_t asked = 0;
-  Status s = Replica::open(options(1), &n.log, &n.store,
+  Status s = Replica::open(options(1), &n.log, &n.snapshots, &n.store,
                            [&](uint64_t bound) { asked = bound; return uint64_t{37}; }, 0, &n.replica);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(asked, 100u);

@@ -43,35 +43,27 @@ class SegmentLogFixture {
   std::string directory() const { return dir_.file("raft-0"); }
   RaftLog& log() { return *log_; }
   SegmentLog& segment_log() { return *log_; }
-  storage::PartitionLog& partition() { return *partition_; }
+  storage::PartitionLog& partition() { return *log_->partition_log(); }
 
-  // (Re)opens the partition and its SegmentLog.
-  void open() {
+  // (Re)opens the SegmentLog, starting at start (the latest snapshot).
+  void open(SnapshotId start = {}) { ASSERT_TRUE(try_open(start).ok()); }
+  Status try_open(SnapshotId start = {}) {
     log_.reset();
-    partition_.reset();
-    Status s = storage::PartitionLog::open(directory(), raft_log_config(), &flusher_, &partition_);
-    ASSERT_TRUE(s.ok()) << s.to_string();
-    s = SegmentLog::open(partition_.get(), SegmentLogOptions{.local_id = 1, .voters = {1, 2, 3}, .clock = [] {
-                                                               return int64_t{1700000000000};
-                                                             }},
-                         &log_);
-    ASSERT_TRUE(s.ok()) << s.to_string();
+    return SegmentLog::open(directory(), raft_log_config(), &flusher_,
+                            SegmentLogOptions{.local_id = 1, .voters = {1, 2, 3},
+                                              .clock = [] { return int64_t{1700000000000}; }},
+                            start, &log_);
   }
   void close() {
-    ASSERT_TRUE(partition_->close().ok());
+    ASSERT_TRUE(log_->close().ok());
     log_.reset();
-    partition_.reset();
   }
   // Drops the log without closing it, as a crash would.
-  void crash() {
-    log_.reset();
-    partition_.reset();
-  }
+  void crash() { log_.reset(); }
 
  private:
   eddy::testing::TempDir dir_;
   storage::Flusher flusher_;
-  std::unique_ptr<storage::PartitionLog> partition_;
   std::unique_ptr<SegmentLog> log_;
 };
 

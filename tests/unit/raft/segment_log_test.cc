@@ -9,6 +9,7 @@
 #include "port/file_interceptor.h"
 #include "port/log.h"
 #include "protocol/control_batch.h"
+#include "port/port.h"
 #include "segment_log_fixture.h"
 #include "storage/checkpoint.h"
 #include "tests/unit/storage/power_cut_filesystem.h"
@@ -100,12 +101,87 @@ TEST(SegmentLog, ACorruptBatchIsAnErrorStatus) {
   EXPECT_TRUE(out.empty());
 }
 
-TEST(SegmentLog, RefusesALogThatDoesNotStartAtZero) {
+TEST(SegmentLog, RefusesALogThatStartsPastItsSnapshot) {
   SegmentLogFixture f;
   ASSERT_TRUE(f.log().append(data_entries(1, 4, "x")).ok());
+  ASSERT_TRUE(f.log().flush().ok());
   ASSERT_TRUE(f.partition().delete_records_before(2).ok());
-  std::unique_ptr<SegmentLog> other;
-  EXPECT_TRUE(SegmentLog::open(&f.partition(), {}, &other).is_not_supported());
+  f.close();
+  EXPECT_TRUE(f.try_open().is_corruption());              // no snapshot at all
+  EXPECT_TRUE(f.try_open({1, 1}).is_corruption());        // one below the start
+  EXPECT_TRUE(f.try_open({2, 1}).ok());
+  EXPECT_EQ(f.log().start(), (SnapshotId{2, 1}));
+}
+
+TEST(SegmentLog, StartsAtASnapshot) {
+  SegmentLogFixture f;
+  ASSERT_TRUE(f.log().append(data_entries(1, 3, "a")).ok());
+  ASSERT_TRUE(f.log().append(data_entries(2, 3, "b")).ok());
+  ASSERT_TRUE(f.log().flush().ok());
+  EXPECT_TRUE(f.log().delete_before({4, 1}).is_invalid_argument());  // offset 3 is of epoch 2
+  EXPECT_TRUE(f.log().delete_before({7, 2}).is_invalid_argument());  // past the end
+  ASSERT_TRUE(f.log().delete_before({4, 2}).ok());
+  EXPECT_EQ(f.log().start(), (SnapshotId{4, 2}));
+  EXPECT_EQ(f.log().end_offset(), 6);
+  EXPECT_EQ(f.log().last_epoch(), 2);
+  EXPECT_EQ(f.log().end_offset_for_epoch(1), (EpochEndOffset{0, 0}));  // below the start's epoch
+  EXPECT_EQ(f.log().end_offset_for_epoch(2), (EpochEndOffset{2, 6}));
+  std::vector<Entry> out;
+  EXPECT_TRUE(f.log().read(3, 10, &out).code() == Status::Code::kOutOfRange);
+  ASSERT_TRUE(f.log().read(4, 10, &out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].payload.substr(0, 2), "b1");
+  EXPECT_TRUE(f.log().truncate_to(3).code() == Status::Code::kOutOfRange);
+  // The start survives a reopen with the same snapshot.
+  f.close();
+  f.open({4, 2});
+  EXPECT_EQ(f.log().start(), (SnapshotId{4, 2}));
+  EXPECT_EQ(f.log().end_offset(), 6);
+}
+
+TEST(SegmentLog, ResetStartsAnEmptyLogAtTheSnapshot) {
+  SegmentLogFixture f;
+  ASSERT_TRUE(f.log().append(data_entries(1, 3, "a")).ok());
+  ASSERT_TRUE(f.log().reset_to({40, 3}).ok());
+  EXPECT_EQ(f.log().start(), (SnapshotId{40, 3}));
+  EXPECT_EQ(f.log().end_offset(), 40);
+  EXPECT_EQ(f.log().durable_offset(), 40);
+  EXPECT_EQ(f.log().last_epoch(), 3);
+  EXPECT_EQ(f.log().end_offset_for_epoch(3), (EpochEndOffset{3, 40}));
+  EXPECT_EQ(f.log().end_offset_for_epoch(5), (EpochEndOffset{3, 40}));
+  ASSERT_TRUE(f.log().append(data_entries(4, 2, "c")).ok());
+  EXPECT_EQ(f.log().end_offset(), 42);
+  EXPECT_EQ(f.log().end_offset_for_epoch(3), (EpochEndOffset{3, 40}));
+  EXPECT_EQ(f.log().end_offset_for_epoch(4), (EpochEndOffset{4, 42}));
+  ASSERT_TRUE(f.log().flush().ok());
+  f.close();
+  f.open({40, 3});
+  std::vector<Entry> out;
+  ASSERT_TRUE(f.log().read(40, 10, &out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].payload.substr(0, 2), "c1");
+}
+
+// A crash between storing a snapshot and moving the log start: open()
+// finishes the move, by deleting below it when the log holds the
+// snapshot's last entry and by a reset when it does not.
+TEST(SegmentLog, OpenFinishesAnInterruptedMoveToTheSnapshot) {
+  SegmentLogFixture f;
+  ASSERT_TRUE(f.log().append(data_entries(1, 5, "a")).ok());
+  ASSERT_TRUE(f.log().flush().ok());
+  f.close();
+  f.open({3, 1});
+  EXPECT_EQ(f.log().start(), (SnapshotId{3, 1}));
+  EXPECT_EQ(f.log().end_offset(), 5);
+  f.close();
+  f.open({9, 2});  // the leader's snapshot, past this log's end
+  EXPECT_EQ(f.log().start(), (SnapshotId{9, 2}));
+  EXPECT_EQ(f.log().end_offset(), 9);
+  // A leftover of a reset cut short is removed.
+  f.close();
+  ASSERT_FALSE(port::make_directories(f.directory() + ".reset"));
+  f.open({9, 2});
+  EXPECT_FALSE(port::path_exists(f.directory() + ".reset"));
 }
 
 // Truncate, append a new epoch, flush part of it, lose power: the log is a

@@ -2,8 +2,39 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace eddy::raft::sim {
+namespace {
+
+// A snapshot's bytes: per entry its epoch, kind, payload size, payload.
+std::string encode_entries(const std::vector<Entry>& entries) {
+  std::string out;
+  for (const Entry& e : entries) {
+    const uint32_t head[3] = {static_cast<uint32_t>(e.epoch), static_cast<uint32_t>(e.kind),
+                              static_cast<uint32_t>(e.payload.size())};
+    out.append(reinterpret_cast<const char*>(head), sizeof head);
+    out += e.payload;
+  }
+  return out;
+}
+
+bool decode_entries(const std::string& bytes, std::vector<Entry>* out) {
+  out->clear();
+  size_t at = 0;
+  while (at < bytes.size()) {
+    uint32_t head[3];
+    if (bytes.size() - at < sizeof head) return false;
+    std::memcpy(head, bytes.data() + at, sizeof head);
+    at += sizeof head;
+    if (bytes.size() - at < head[2]) return false;
+    out->push_back(Entry{static_cast<Epoch>(head[0]), static_cast<EntryKind>(head[1]), bytes.substr(at, head[2])});
+    at += head[2];
+  }
+  return true;
+}
+
+}  // namespace
 
 Cluster::Cluster(int nodes, uint64_t seed) : rng_(seed) {
   for (int i = 1; i <= nodes; ++i) voters_.push_back(i);
@@ -23,6 +54,7 @@ ReplicaOptions Cluster::options_for(NodeId id, bool bootstrap) const {
   o.fetch_timeout_ms = 300;
   o.fetch_retry_ms = 30;
   o.max_fetch_entries = 16;
+  o.max_snapshot_chunk_bytes = 97;  // snapshots travel in several chunks
   o.bootstrap = bootstrap;
   return o;
 }
@@ -48,12 +80,14 @@ void Cluster::restart(Node& node, bool wipe) {
   trace(std::string(wipe ? "wipe and restart " : "restart ") + std::to_string(node.id));
   if (wipe) {
     node.log = MemoryLog();
+    node.snapshots = MemorySnapshotStore();
+    seen_snapshot_.erase(node.id);
     node.store.wipe();
     node.wiped = true;
   }
   // bootstrap only at the group's first start; any later start that finds
   // no quorum state is a wiped disk.
-  Status s = Replica::open(options_for(node.id, now_ == 0), &node.log, &node.store,
+  Status s = Replica::open(options_for(node.id, now_ == 0), &node.log, &node.snapshots, &node.store,
                            [this](uint64_t bound) { return rng_() % bound; }, now_, &node.replica);
   if (!s.ok()) fail("open " + std::to_string(node.id) + ": " + s.to_string());
   node.last_high_watermark = 0;
@@ -108,6 +142,7 @@ void Cluster::poll_all() {
     Status s = n->replica->poll(now_);
     if (!s.ok()) fail("node " + std::to_string(n->id) + " poll: " + s.to_string());
     if (n->wiped && !n->replica->recovering()) n->wiped = false;
+    maybe_snapshot(*n);
     for (Message& m : n->replica->take_outbox()) {
       if (!link_up(m.from, m.to) || std::uniform_real_distribution<>(0, 1)(rng_) < faults_.drop) continue;
       int copies = std::uniform_real_distribution<>(0, 1)(rng_) < faults_.duplicate ? 2 : 1;
@@ -138,7 +173,7 @@ void Cluster::collect_acks() {
     Node& n = *nodes_[a.leader - 1];
     if (!n.replica || n.replica->epoch() != a.epoch || n.replica->role() != Role::kLeader) continue;  // unknown
     if (n.replica->high_watermark() > a.offset) {
-      if (n.log.end_offset() <= a.offset || n.log.entries()[a.offset].payload != a.payload) {
+      if (n.log.end_offset() <= a.offset || entry_at(n, a.offset).payload != a.payload) {
         fail("leader " + std::to_string(a.leader) + " acked offset " + std::to_string(a.offset) + " with another entry");
       }
       acked_.push_back(a);
@@ -203,10 +238,23 @@ std::string Cluster::check() {
     if (hw < n->last_high_watermark) fail("node " + std::to_string(n->id) + "'s high watermark went backwards");
     n->last_high_watermark = hw;
     if (hw > n->log.end_offset()) fail("node " + std::to_string(n->id) + "'s high watermark is past its log end");
-    // Entries below a node's HW must be the committed ones; the first node
-    // to reach an offset defines the committed entry there.
-    for (Offset i = 0; i < std::min(hw, n->log.end_offset()); ++i) {
-      const Entry& e = n->log.entries()[static_cast<size_t>(i)];
+    if (hw < n->log.start().end_offset) fail("node " + std::to_string(n->id) + "'s log starts past its high watermark");
+    // Entries below a node's HW must be the committed ones (its snapshot's
+    // too); the first node to reach an offset defines the committed entry
+    // there.
+    const Offset start = n->log.start().end_offset;
+    Offset from = start;
+    std::vector<Entry> snapshot;
+    auto seen = seen_snapshot_.find(n->id);
+    if (!n->snapshots.latest().empty() && (seen == seen_snapshot_.end() || seen->second != n->snapshots.latest())) {
+      // A new snapshot: its entries are checked once.
+      if (n->snapshots.latest() != own_snapshot_[n->id]) ++snapshots_installed_;
+      snapshot = snapshot_entries(*n);
+      from = 0;
+    }
+    seen_snapshot_[n->id] = n->snapshots.latest();
+    for (Offset i = from; i < std::min(hw, n->log.end_offset()); ++i) {
+      const Entry e = i < start ? snapshot.at(static_cast<size_t>(i)) : n->log.entries()[static_cast<size_t>(i - start)];
       if (i < static_cast<Offset>(committed_.size())) {
         if (!(committed_[static_cast<size_t>(i)] == e)) {
           fail("node " + std::to_string(n->id) + " has another entry than the committed one at offset " +
@@ -228,9 +276,10 @@ std::string Cluster::check() {
       held.push_back(INT64_MAX);
       continue;
     }
-    Offset p = 0;
+    // The snapshot holds what is below the log start (checked above).
+    Offset p = std::min<Offset>(n->log.start().end_offset, static_cast<Offset>(committed_.size()));
     Offset limit = std::min<Offset>(n->log.durable_offset(), static_cast<Offset>(committed_.size()));
-    while (p < limit && n->log.entries()[static_cast<size_t>(p)] == committed_[static_cast<size_t>(p)]) ++p;
+    while (p < limit && entry_at(*n, p) == committed_[static_cast<size_t>(p)]) ++p;
     held.push_back(p);
   }
   std::sort(held.rbegin(), held.rend());
@@ -289,6 +338,39 @@ std::string Cluster::heal_and_settle(int64_t limit_ms) {
     }
   }
   return failure_;
+}
+
+std::vector<Entry> Cluster::snapshot_entries(const Node& node) const {
+  std::vector<Entry> entries;
+  if (!decode_entries(node.snapshots.bytes(), &entries) ||
+      static_cast<Offset>(entries.size()) != node.snapshots.latest().end_offset) {
+    const_cast<Cluster*>(this)->fail("node " + std::to_string(node.id) + "'s snapshot does not decode");
+    entries.clear();
+  }
+  return entries;
+}
+
+Entry Cluster::entry_at(const Node& node, Offset offset) const {
+  const Offset start = node.log.start().end_offset;
+  if (offset >= start) return node.log.entries()[static_cast<size_t>(offset - start)];
+  std::vector<Entry> entries = snapshot_entries(node);
+  return offset < static_cast<Offset>(entries.size()) ? entries[static_cast<size_t>(offset)] : Entry{};
+}
+
+void Cluster::maybe_snapshot(Node& node) {
+  // On average every 400 ms per node, once 5 entries are committed past the start.
+  if (rng_() % 80 != 0) return;
+  const Offset hw = node.replica->high_watermark();
+  const SnapshotId start = node.log.start();
+  if (hw < start.end_offset + 5 || hw > node.log.end_offset()) return;
+  std::vector<Entry> entries = start.empty() ? std::vector<Entry>() : snapshot_entries(node);
+  for (Offset i = start.end_offset; i < hw; ++i) entries.push_back(entry_at(node, i));
+  const SnapshotId id{hw, node.log.epoch_at(hw - 1)};
+  Status s = node.replica->store_snapshot(id, encode_entries(entries));
+  if (!s.ok()) fail("node " + std::to_string(node.id) + " snapshot at " + std::to_string(hw) + ": " + s.to_string());
+  ++snapshots_taken_;
+  own_snapshot_[node.id] = id;
+  trace("snapshot " + std::to_string(node.id) + " at " + std::to_string(hw));
 }
 
 std::string Cluster::describe() const {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "raft/memory_log.h"
+#include "raft/memory_snapshot_store.h"
 #include "raft/quorum_state_store.h"
 #include "raft/replica.h"
 
@@ -40,6 +41,7 @@ struct Faults {
 struct Node {
   NodeId id = kNoNode;
   MemoryLog log;
+  MemorySnapshotStore snapshots;  // bytes: encode_entries() of the entries it covers
   MemoryQuorumStateStore store;
   std::unique_ptr<Replica> replica;  // null while down
   bool paused = false;
@@ -71,6 +73,9 @@ class Cluster {
   // One step of step_ms: deliveries, polls, invariants. Returns the first
   // violation (empty when none).
   std::string step();
+  // Snapshots taken and installed from a leader, over all nodes.
+  size_t snapshots_taken() const { return snapshots_taken_; }
+  size_t snapshots_installed() const { return snapshots_installed_; }
   void run_chaos(int64_t duration_ms);
   // Heals the network, restarts every node and runs until a leader has
   // committed an entry of its epoch and every acked append; a violation or
@@ -90,6 +95,15 @@ class Cluster {
   void client_appends();
   void collect_acks();
   void random_fault();
+  // Now and then a node snapshots its committed entries (the simulation's
+  // state machine is the list of committed entries itself).
+  void maybe_snapshot(Node& node);
+  // The entry at offset of node's state: from its snapshot below its log
+  // start, from its log above. REQUIRES offset < node.log.end_offset().
+  Entry entry_at(const Node& node, Offset offset) const;
+  // The entries node's latest snapshot covers (checked against the
+  // committed ones when first seen).
+  std::vector<Entry> snapshot_entries(const Node& node) const;
   void crash(Node& node);
   void restart(Node& node, bool wipe);
   bool link_up(NodeId a, NodeId b) const;
@@ -114,6 +128,10 @@ class Cluster {
   std::vector<Append> pending_;
   std::vector<Append> acked_;
   uint64_t next_payload_ = 0;
+  size_t snapshots_taken_ = 0;
+  size_t snapshots_installed_ = 0;
+  std::map<NodeId, SnapshotId> seen_snapshot_;  // each node's latest, as last checked
+  std::map<NodeId, SnapshotId> own_snapshot_;   // each node's latest own (not installed)
   bool clients_on_ = true;  // off while settling, so that settling can end
   std::string failure_;
   bool trace_ = false;

@@ -21,6 +21,8 @@ uint64_t env_or(const char* name, uint64_t fallback) {
 struct Totals {
   size_t acked = 0;
   size_t committed = 0;
+  size_t snapshots_taken = 0;
+  size_t snapshots_installed = 0;
 };
 
 std::string run_one(int nodes, uint64_t seed, Totals* totals) {
@@ -35,6 +37,8 @@ std::string run_one(int nodes, uint64_t seed, Totals* totals) {
   std::string failure = cluster.failure().empty() ? cluster.heal_and_settle(6000) : cluster.failure();
   totals->acked += cluster.acked().size();
   totals->committed += cluster.committed().size();
+  totals->snapshots_taken += cluster.snapshots_taken();
+  totals->snapshots_installed += cluster.snapshots_installed();
   return failure;
 }
 
@@ -49,8 +53,14 @@ void run_many(int nodes) {
   }
   // The runs must have done something: appends acknowledged and committed.
   EXPECT_GT(totals.acked, runs * 5) << "too few acknowledged appends for the runs to mean anything";
-  std::printf("%d nodes: %llu runs, %zu acked appends, %zu committed entries\n", nodes,
-              static_cast<unsigned long long>(runs), totals.acked, totals.committed);
+  // ... and snapshots taken, and installed from leaders by lagging or wiped nodes.
+  if (runs >= 100) {  // not for one seed replayed alone
+    EXPECT_GT(totals.snapshots_taken, runs) << "too few snapshots taken";
+    EXPECT_GT(totals.snapshots_installed, runs / 10) << "too few snapshots installed from a leader";
+  }
+  std::printf("%d nodes: %llu runs, %zu acked appends, %zu committed entries, %zu snapshots taken, %zu installed\n",
+              nodes, static_cast<unsigned long long>(runs), totals.acked, totals.committed, totals.snapshots_taken,
+              totals.snapshots_installed);
 }
 
 TEST(RaftSimulation, ThreeNodes) { run_many(3); }

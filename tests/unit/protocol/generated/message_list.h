@@ -94,6 +94,8 @@
   X(EndQuorumEpochResponse) \
   X(DescribeQuorumRequest) \
   X(DescribeQuorumResponse) \
+  X(FetchSnapshotRequest) \
+  X(FetchSnapshotResponse) \
   X(EnvelopeRequest) \
   X(EnvelopeResponse) \
   X(BrokerRegistrationRequest) \

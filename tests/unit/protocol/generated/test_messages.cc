@@ -2378,6 +2378,82 @@ void fill_test_values(DescribeQuorumResponse& m, int16_t version, Filler& f) {
   }
 }
 
+void fill_test_values(FetchSnapshotRequest::SnapshotId& m, int16_t version, Filler& f) {
+  m.end_offset = f.next_int<int64_t>(0);
+  m.epoch = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(FetchSnapshotRequest::PartitionSnapshot& m, int16_t version, Filler& f) {
+  m.partition = f.next_int<int32_t>(0);
+  m.current_leader_epoch = f.next_int<int32_t>(0);
+  fill_test_values(m.snapshot_id, version, f);
+  m.position = f.next_int<int64_t>(0);
+  if (version >= 1) {
+    m.replica_directory_id = f.next_uuid();
+  }
+}
+
+void fill_test_values(FetchSnapshotRequest::TopicSnapshot& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(FetchSnapshotRequest& m, int16_t version, Filler& f) {
+  if (f.make_null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id = f.next_string();
+  }
+  m.replica_id = f.next_int<int32_t>(-1);
+  m.max_bytes = f.next_int<int32_t>(2147483647);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(FetchSnapshotResponse::SnapshotId& m, int16_t version, Filler& f) {
+  m.end_offset = f.next_int<int64_t>(0);
+  m.epoch = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(FetchSnapshotResponse::LeaderIdAndEpoch& m, int16_t version, Filler& f) {
+  m.leader_id = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(FetchSnapshotResponse::PartitionSnapshot& m, int16_t version, Filler& f) {
+  m.index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  fill_test_values(m.snapshot_id, version, f);
+  fill_test_values(m.current_leader, version, f);
+  m.size = f.next_int<int64_t>(0);
+  m.position = f.next_int<int64_t>(0);
+  m.unaligned_records = f.next_records();
+}
+
+void fill_test_values(FetchSnapshotResponse::TopicSnapshot& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(FetchSnapshotResponse::NodeEndpoint& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  m.host = f.next_string();
+  m.port = f.next_int<uint16_t>(0);
+}
+
+void fill_test_values(FetchSnapshotResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  if (version >= 1) {
+    m.node_endpoints.resize(f.array_size());
+    for (auto& e : m.node_endpoints) fill_test_values(e, version, f);
+  }
+}
+
 void fill_test_values(EnvelopeRequest& m, int16_t version, Filler& f) {
   m.request_data = f.next_bytes();
   if (f.make_null()) {
@@ -2733,6 +2809,8 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<DescribeQuorumRequest>(version, body, reencode_ok);
     case EnvelopeRequest::kApiKey:
       return decode_and_check<EnvelopeRequest>(version, body, reencode_ok);
+    case FetchSnapshotRequest::kApiKey:
+      return decode_and_check<FetchSnapshotRequest>(version, body, reencode_ok);
     case DescribeClusterRequest::kApiKey:
       return decode_and_check<DescribeClusterRequest>(version, body, reencode_ok);
     case BrokerRegistrationRequest::kApiKey:
@@ -2836,6 +2914,8 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<DescribeQuorumResponse>(version, body, reencode_ok);
     case EnvelopeResponse::kApiKey:
       return decode_and_check<EnvelopeResponse>(version, body, reencode_ok);
+    case FetchSnapshotResponse::kApiKey:
+      return decode_and_check<FetchSnapshotResponse>(version, body, reencode_ok);
     case DescribeClusterResponse::kApiKey:
       return decode_and_check<DescribeClusterResponse>(version, body, reencode_ok);
     case BrokerRegistrationResponse::kApiKey:

@@ -246,6 +246,16 @@ void fill_test_values(DescribeQuorumResponse::TopicData& m, int16_t version, Fil
 void fill_test_values(DescribeQuorumResponse::Listener& m, int16_t version, Filler& f);
 void fill_test_values(DescribeQuorumResponse::Node& m, int16_t version, Filler& f);
 void fill_test_values(DescribeQuorumResponse& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotRequest::SnapshotId& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotRequest::PartitionSnapshot& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotRequest::TopicSnapshot& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotRequest& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotResponse::SnapshotId& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotResponse::LeaderIdAndEpoch& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotResponse::PartitionSnapshot& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotResponse::TopicSnapshot& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotResponse::NodeEndpoint& m, int16_t version, Filler& f);
+void fill_test_values(FetchSnapshotResponse& m, int16_t version, Filler& f);
 void fill_test_values(EnvelopeRequest& m, int16_t version, Filler& f);
 void fill_test_values(EnvelopeResponse& m, int16_t version, Filler& f);
 void fill_test_values(BrokerRegistrationRequest::Listener& m, int16_t version, Filler& f);
