@@ -10,8 +10,9 @@
 #   make asan              unit tests under AddressSanitizer + UBSan
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make fuzz-long         fuzz_live_broker (a real broker behind a connection) for FUZZ_RUNS (10^7) executions
-#   make thread-safety     build eddy with clang's -Wthread-safety as errors (the lock annotations)
-#   make narrowing         every source compiled for armhf (32-bit size_t) with clang's -Wshorten-64-to-32 as an error
+#   make narrowing         every source compiled by clang for armhf (32-bit size_t) with -Wshorten-64-to-32 and
+#                          -Wthread-safety (the lock annotations) as errors
+#   make thread-safety     the same as make narrowing
 #   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each),
 #                          10 000 of a whole gateway: logs, eddy.db and forward.db with a forwarding link (make test runs 200)
 #   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
@@ -114,7 +115,7 @@ fuzz: deps
 	  -DEDDY_SYSTEM_GTEST=OFF -DEDDY_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder fuzz_record_validator fuzz_sasl \
 	  fuzz_live_broker
-	cd build-fuzz && ctest -L fuzz --output-on-failure
+	cd build-fuzz && ctest -L fuzz --output-on-failure -j$(JOBS)
 
 # The bench run of the live-broker fuzzer: FUZZ_RUNS executions (hours on
 # 2 cores) on the corpus make fuzz keeps (ctest label "soak").
@@ -127,13 +128,10 @@ fuzz-long: deps
 	cd build-fuzz && ctest -L soak --output-on-failure
 
 # The lock annotations (port/thread_annotations.h, port/mutex.h) checked by
-# clang: a thread-safety warning fails the build. Only eddy is built: every
-# annotated class is in it. Clang comes with the fuzz build's dependencies.
-thread-safety: deps
-	@scripts/install-deps.sh fuzz
-	@CC=clang CXX=clang++ cmake -S . -B build-thread-safety -DCMAKE_BUILD_TYPE=Release -DEDDY_THREAD_SAFETY=ON \
-	  -DEDDY_BUILD_TESTS=OFF >/dev/null
-	@cmake --build build-thread-safety -j$(JOBS) --target eddy
+# clang's -Wthread-safety as errors: scripts/narrowing.sh, which checks them
+# in the same pass as the 32-bit narrowing (a build with the analysis:
+# cmake -DEDDY_THREAD_SAFETY=ON with CC=clang CXX=clang++).
+thread-safety: narrowing
 
 # tests/unit/storage/power_cut_test.cc with POWER_CUTS cuts (about 5 ms each),
 # then tests/unit/meta/meta_power_cut_test.cc (the SQLite databases) with
@@ -193,4 +191,4 @@ quorum-faults: build
 	EDDY_BIN=$(BUILD_DIR)/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 tests/bench/quorum_faults.py $(QUORUM_FLAGS)
 
 clean:
-	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-deb
+	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-narrowing build-deb
