@@ -273,6 +273,10 @@ std::vector<ConfigKey> make_keys() {
                  "(Kafka's default is 20 MiB; 1 MiB suits a gateway's flash). A node whose log lags behind the "
                  "leader's start fetches the leader's snapshot."),
              1024, kLongMax),
+      ranged(key("metadata.log.max.snapshot.interval.ms", T::kLong, "3600000",
+                 "A node that applied controller records not yet in its snapshot snapshots them at the latest "
+                 "after this long, however few they are (0: only by bytes)."),
+             0, kLongMax),
       eddy_key(key("eddy.quorum.bootstrap", T::kBool, "false",
                    "Only read when this node finds no Raft state in log.dirs. true: it is a first start of a new "
                    "cluster, a full voter at once (set it for the first start only, e.g. as --override). false: "

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include "port/log.h"
+#include "port/port.h"
 #include "protocol/errors.h"
 #include "protocol/generated/broker_registration.h"
 #include "protocol/generated/envelope.h"
@@ -54,6 +55,8 @@ ClusterController::ClusterController(ControllerQuorum* quorum, broker::Broker* b
 }
 
 void ClusterController::start() {
+  last_snapshot_ms_ = port::monotonic_millis();
+  if (meta_->cluster().applied_offset(&applied_end_).ok()) unsnapshotted_ = applied_end_ > 0;
   std::vector<meta::ClusterBroker> brokers;
   if (meta_->cluster().brokers(&brokers).ok()) {
     registered_ = std::find(brokers.begin(), brokers.end(), this_node()) != brokers.end();
@@ -141,14 +144,21 @@ void ClusterController::refresh_flags() {
 
 void ClusterController::maybe_snapshot(raft::Offset offset, const raft::Entry& entry) {
   applied_since_snapshot_ += static_cast<int64_t>(entry.payload.size());
-  if (applied_since_snapshot_ < quorum_->config().snapshot_bytes) return;
+  applied_end_ = offset + 1;
+  unsnapshotted_ = true;
+  if (applied_since_snapshot_ >= quorum_->config().snapshot_bytes) snapshot_now();
+}
+
+void ClusterController::snapshot_now() {
   std::vector<broker::ControllerRecord> records;
   if (Status s = broker_->controller_state(&records); !s.ok()) {
-    EDDY_LOG_WARN("controller log: no snapshot at offset {}: {}", offset + 1, s.to_string());
+    EDDY_LOG_WARN("controller log: no snapshot at offset {}: {}", applied_end_, s.to_string());
     return;
   }
   applied_since_snapshot_ = 0;
-  quorum_->take_snapshot(raft::SnapshotId{offset + 1, entry.epoch}, broker::encode_controller_snapshot(records));
+  unsnapshotted_ = false;
+  last_snapshot_ms_ = port::monotonic_millis();
+  quorum_->take_snapshot(applied_end_, broker::encode_controller_snapshot(records));
 }
 
 void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& bytes) {
@@ -163,6 +173,9 @@ void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& by
   }
   EDDY_LOG_INFO("controller log: loaded the snapshot at offset {} ({} records)", id.end_offset, records.size());
   applied_since_snapshot_ = 0;
+  applied_end_ = id.end_offset;
+  unsnapshotted_ = false;
+  last_snapshot_ms_ = port::monotonic_millis();
   refresh_flags();
 }
 
@@ -176,6 +189,10 @@ meta::ClusterBroker ClusterController::this_node() const {
 
 void ClusterController::tick() {
   if (failed_) return;
+  const int64_t interval = quorum_->config().snapshot_interval_ms;
+  if (interval > 0 && unsnapshotted_ && applied_end_ > 0 && port::monotonic_millis() - last_snapshot_ms_ >= interval) {
+    snapshot_now();
+  }
   if (is_leader() && !cluster_id_known_ && !proposing_cluster_id_) {
     // The first leader of a cluster gives it its own eddy.db's id.
     proposing_cluster_id_ = true;

@@ -44,8 +44,10 @@ class ClusterController final : public broker::ControllerClient {
   // A snapshot loaded in place of the applied state (reactor thread, in
   // order with the entries).
   void load_snapshot(raft::SnapshotId id, const std::string& bytes);
-  // Snapshots the applied state when enough was applied since the last one.
+  // Snapshots the applied state when enough was applied since the last
+  // one (bytes after an entry, time on the tick).
   void maybe_snapshot(raft::Offset offset, const raft::Entry& entry);
+  void snapshot_now();
   // Stops applying for good, loudly (see apply()).
   void stop_applying(const std::string& what, const Status& why);
   // registered_ and cluster_id_known_ from the applied state.
@@ -65,6 +67,11 @@ class ClusterController final : public broker::ControllerClient {
   bool proposing_cluster_id_ = false;
   bool failed_ = false;          // applying failed: this node applies nothing more
   int64_t applied_since_snapshot_ = 0;  // payload bytes applied since the last snapshot (or this start)
+  raft::Offset applied_end_ = 0;         // the next offset to apply: the state held is the log's below it
+  // Applied records may be missing from the latest snapshot (true at a
+  // start with anything applied: what an earlier run applied may be).
+  bool unsnapshotted_ = false;
+  int64_t last_snapshot_ms_ = 0;         // monotonic: the last snapshot, or this start
 };
 
 }  // namespace eddy::app

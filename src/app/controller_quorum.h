@@ -82,9 +82,11 @@ class ControllerQuorum {
   // entries. REQUIRES: set before start().
   using SnapshotHandler = std::function<void(raft::SnapshotId id, const std::string& bytes)>;
   void set_snapshot_handler(SnapshotHandler handler) { snapshot_handler_ = std::move(handler); }
-  // Stores bytes as the snapshot of the state the entries below
-  // id.end_offset built (QuorumRuntime::take_snapshot; any thread).
-  void take_snapshot(raft::SnapshotId id, std::string bytes) { runtime_->take_snapshot(id, std::move(bytes)); }
+  // Stores bytes as the snapshot of the state the entries below end_offset
+  // built (QuorumRuntime::take_snapshot; any thread).
+  void take_snapshot(raft::Offset end_offset, std::string bytes) {
+    runtime_->take_snapshot(end_offset, std::move(bytes));
+  }
   // A request another node forwarded in an Envelope: the inner frame (its
   // header and body) for this node's broker, answered through reply.
   using EnvelopeHandler = std::function<void(const broker::ClientInfo& client, protocol::FrameBytes frame,

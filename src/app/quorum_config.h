@@ -24,6 +24,8 @@ struct QuorumConfig {
   bool bootstrap = false;  // eddy.quorum.bootstrap
   // metadata.log.max.record.bytes.between.snapshots
   int64_t snapshot_bytes = 1 << 20;
+  // metadata.log.max.snapshot.interval.ms (0: no snapshots by time)
+  int64_t snapshot_interval_ms = 3600000;
 };
 
 // Reads and checks the keys against the parsed listeners: node.id is a

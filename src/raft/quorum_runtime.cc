@@ -107,13 +107,13 @@ void QuorumRuntime::stop(int64_t grace_ms) {
   pending_proposals_ = 0;
 }
 
-void QuorumRuntime::take_snapshot(SnapshotId id, std::string bytes) {
+void QuorumRuntime::take_snapshot(Offset end_offset, std::string bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
     // Only the newest matters: an older one waiting is replaced.
     snapshot_requests_.clear();
-    snapshot_requests_.push_back(SnapshotRequest{id, std::move(bytes)});
+    snapshot_requests_.push_back(SnapshotRequest{end_offset, std::move(bytes)});
   }
   wake_.notify_one();
 }
@@ -233,10 +233,13 @@ void QuorumRuntime::append_proposals(std::deque<Proposal> proposals, int64_t now
 }
 
 void QuorumRuntime::store_snapshot(const SnapshotRequest& request) {
-  if (failed_) return;
-  Status s = replica_->store_snapshot(request.id, request.bytes);
+  if (failed_ || request.end_offset <= log_->start().end_offset) return;
+  Status s = request.end_offset <= log_->end_offset()
+                 ? replica_->store_snapshot(SnapshotId{request.end_offset, log_->epoch_at(request.end_offset - 1)},
+                                            request.bytes)
+                 : Status::invalid_argument("past the log end " + std::to_string(log_->end_offset()));
   // The log keeps its entries: nothing is lost, the disk is only not freed.
-  if (!s.ok()) EDDY_LOG_WARN("raft {}: snapshot at offset {} not taken: {}", options_.name, request.id.end_offset,
+  if (!s.ok()) EDDY_LOG_WARN("raft {}: snapshot at offset {} not taken: {}", options_.name, request.end_offset,
                              s.to_string());
 }
 

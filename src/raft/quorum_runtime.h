@@ -145,10 +145,11 @@ class QuorumRuntime {
   // thread); done gets its outcome (see Proposed).
   void propose(std::string payload, Proposed done);
   // Stores bytes as a snapshot of the state built by the committed entries
-  // below id.end_offset (any thread; see Replica::store_snapshot): the log
-  // then starts there. A refusal or failure is logged (the log keeps its
-  // entries).
-  void take_snapshot(SnapshotId id, std::string bytes);
+  // below end_offset (any thread; see Replica::store_snapshot; its epoch is
+  // the log's at end_offset - 1): the log then starts there. Ignored when
+  // the log starts at or after end_offset already; a refusal or failure is
+  // logged (the log keeps its entries).
+  void take_snapshot(Offset end_offset, std::string bytes);
   // The latest view (updated by the group thread after each step).
   QuorumView view() const;
 
@@ -162,7 +163,7 @@ class QuorumRuntime {
     Proposed done;
   };
   struct SnapshotRequest {
-    SnapshotId id;
+    Offset end_offset = 0;
     std::string bytes;
   };
   // An appended entry waiting for the high watermark to pass it.

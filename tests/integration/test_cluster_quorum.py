@@ -23,9 +23,14 @@ from cluster_fixture import EddyCluster, describe_quorum
 from eddy_fixture import Broker, FixtureError, stays_true_for, wait_until
 
 
+# Snapshots by time only (the 1 MiB of records that would trigger one by
+# bytes never accumulates here): see the last test.
+SNAPSHOT_INTERVAL_MS = 1500
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    with EddyCluster(3) as c:
+    with EddyCluster(3, overrides={"metadata.log.max.snapshot.interval.ms": str(SNAPSHOT_INTERVAL_MS)}) as c:
         c.start_all()
         yield c
 
@@ -194,3 +199,17 @@ def test_kafka_metadata_quorum_describes_the_quorum(cluster):
                                     "describe", "--status"])
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert "LeaderId:               %d" % leader in proc.stdout.decode()
+
+
+def test_every_node_snapshots_what_it_applied_after_the_interval(cluster):
+    """metadata.log.max.snapshot.interval.ms: a few records (the
+    registrations, the cluster id) are snapshotted within the interval (and
+    the once-a-second tick), though far fewer than the bytes that trigger
+    one."""
+    cluster.wait_for_leader(timeout=20)
+    def snapshot_of(i):
+        names = os.listdir(os.path.join(cluster.nodes[i].data_dir, "controller", "snapshots"))
+        return [n for n in names if n.endswith(".checkpoint")]
+    wait_until(lambda: all(len(snapshot_of(i)) == 1 for i in cluster.ids), 3 * SNAPSHOT_INTERVAL_MS / 1000 + 5,
+               "a snapshot on every node")
+
