@@ -292,3 +292,65 @@ def test_kafka_server_properties(eddy_factory):
     assert e is None, "a topic with 16 MiB segments fits: %r" % (repr(e),)
     admin.close()
     assert broker.stop() == 0, "stops cleanly"
+
+
+def _mount_loop_filesystem(mountpoint, size):
+    """An ext4 filesystem of size bytes (a sparse image beside mountpoint,
+    no reserved blocks) mounted at mountpoint; its size as statvfs sees it."""
+    image = mountpoint + ".img"
+    subprocess.run(["truncate", "-s", str(size), image], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", image], check=True)
+    os.makedirs(mountpoint, exist_ok=True)
+    subprocess.run(["mount", "-o", "loop", image, mountpoint], check=True)
+    st = os.statvfs(mountpoint)
+    return st.f_blocks * st.f_frsize
+
+
+def _unmount_loop_filesystem(mountpoint):
+    subprocess.run(["umount", mountpoint], check=True)
+    os.unlink(mountpoint + ".img")
+
+
+def test_fifty_topics_of_four_partitions_with_no_config_file(tmp_path):
+    """Issue 14's check as it is written: with no config file the budget is
+    half of the filesystem; on a filesystem whose half holds 50 topics of 4
+    partitions (after the metadata reserve) and not 51, 50 are created, the
+    data directory stays inside the budget, and the 51st gets
+    POLICY_VIOLATION naming the budget. The filesystem is a loop-mounted
+    ext4 image sized for that (root is needed for the mount)."""
+    assert os.geteuid() == 0, "this check loop-mounts a filesystem of a chosen size: run it as root"
+    need = 4 * reservation(16 * MIB, 2)
+    mountpoint = str(tmp_path / "fs")
+    target = 2 * (16 * MIB + 50 * need + need // 2)  # a budget of 50.5 topics
+    size = target
+    for _attempt in range(3):
+        total = _mount_loop_filesystem(mountpoint, size)
+        if (total // 2 - 16 * MIB) // need == 50:
+            break
+        _unmount_loop_filesystem(mountpoint)
+        size += target - total  # ext4's own metadata takes a share of the image
+    else:
+        raise AssertionError("no ext4 image found whose half holds exactly 50 topics of 4 partitions")
+    broker = eddy_fixture.Broker(config=eddy_fixture.NO_CONFIG, tmp=mountpoint)
+    try:
+        broker.start()
+        m = re.search(r"disk budget \S+ \S+ \((\d+) bytes: default, half of the", broker.log_text())
+        assert m, "the default budget is logged: %r" % (broker.log_text()[-2000:],)
+        budget = int(m.group(1))
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=20000)
+        try:
+            for i in range(50):
+                e = error_of(lambda: admin.create_topics([NewTopic("fifty-%d" % i, 4, 1)]))
+                assert e is None, "topic %d of 50 refused under a %d-byte budget: %r" % (i, budget, e)
+            e = error_of(lambda: admin.create_topics([NewTopic("fifty-50", 4, 1)]))
+            assert isinstance(e, Errors.PolicyViolationError) and "eddy.disk.budget.bytes" in str(e), \
+                "the 51st topic gets POLICY_VIOLATION naming the budget: %r" % (repr(e),)
+            assert "fifty-50" not in admin.list_topics()
+        finally:
+            admin.close()
+        assert allocated_bytes(broker.data_dir) <= budget, \
+            "the data directory (%d bytes) stays inside the budget (%d)" % (allocated_bytes(broker.data_dir), budget)
+        assert broker.stop() == 0
+    finally:
+        broker.close()
+        _unmount_loop_filesystem(mountpoint)
