@@ -48,9 +48,10 @@ HOST_BUILD=(cmake make g++ pkg-config file ccache libasio-dev libsqlite3-dev lib
 # Real clients for the integration tests (not linked into eddy), which run
 # under Debian's python3-pytest (tests/integration/conftest.py); the metrics
 # tests parse /metrics with prometheus_client and render the status page in
-# headless chromium.
+# headless chromium; the default disk budget's check loop-mounts an ext4
+# image (e2fsprogs, mount).
 HOST_TEST=(kcat librdkafka-dev python3-kafka python3-lz4 python3-snappy python3-zstandard iproute2 procps strace
-  openjdk-17-jdk-headless maven python3-venv python3-prometheus-client chromium python3-pytest)
+  openjdk-17-jdk-headless maven python3-venv python3-prometheus-client chromium python3-pytest e2fsprogs mount)
 # Apache Kafka itself (broker, tools, Java clients) comes from Maven Central
 # and the newest clients from PyPI, npm and the Go module proxy: the tests
 # fetch those into ~/.cache/eddy-test on first use (tests/integration/
