@@ -5,8 +5,9 @@ client that knows one node reaches every partition.
 
 One cluster is shared by the file's tests, in order. Clients: Debian's
 kafka-python (admin, producer, consumer; it routes each partition to its
-leader), raw requests where a test needs to aim at one node, and Kafka's
-own kafka-topics (Java, 4.x) for --describe.
+leader), raw requests where a test needs to aim at one node, Kafka's own
+kafka-topics (Java, 4.x) for --describe, and the newest confluent-kafka,
+franz-go and kafkajs (producer and group member on different nodes).
 """
 
 import os
@@ -355,6 +356,38 @@ def test_idempotent_producers_get_ids_no_other_node_gives(cluster):
             assert error == 0
             ids.append(producer_id)
     assert len(set(ids)) == len(ids), "producer ids handed out twice: %s" % ids
+
+
+@pytest.mark.parametrize("which", ["confluent-kafka", "franz-go", "kafkajs"])
+def test_the_newest_clients_produce_and_consume_in_a_group_across_nodes(cluster, tmp_path, which):
+    """confluent-kafka (its own librdkafka), franz-go and kafkajs, current
+    releases: an idempotent producer bootstrapped from one node, a group
+    member from another reading every record once and committing, then a
+    second member run from the third node resuming after the commits. Each
+    routes partitions by Metadata and finds the coordinator through
+    FindCoordinator."""
+    import types
+    import newest_clients as nc
+    if which == "confluent-kafka":
+        client, env = [nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python),
+                       os.path.join(nc.CLIENTS, "confluent_client.py")], None
+    elif which == "franz-go":
+        client, env = [nc.provision("franz-go %s" % nc.FRANZ_GO, nc.franz_go)], None
+    else:
+        node, env = nc.provision("kafkajs %s" % nc.KAFKAJS, nc.kafkajs)
+        client = [node, os.path.join(nc.CLIENTS, "kafkajs", "kafkajs_client.js")]
+    topic, group = "newest-" + which, "newest-group-" + which
+    assert create_topic_at(cluster, 1, topic, 6) == (0, None)
+    wait_until(lambda: all(metadata(cluster, i, [topic])[3][topic][0] == 0 for i in cluster.ids), 20,
+               "the topic on every node")
+    node_at = {i: types.SimpleNamespace(bootstrap=bootstrap(cluster, i)) for i in cluster.ids}
+    a, b, c = cluster.ids
+    nc.produce_step(client, env, node_at[a], str(tmp_path), which + " produce 1", topic, 0, 200)
+    nc.consume_step(client, env, node_at[b], str(tmp_path), which + " consume 1", group, topic,
+                    [nc.value_of(i) for i in range(200)])
+    nc.produce_step(client, env, node_at[c], str(tmp_path), which + " produce 2", topic, 200, 60)
+    nc.consume_step(client, env, node_at[c], str(tmp_path), which + " consume 2 (resumes)", group, topic,
+                    [nc.value_of(i) for i in range(200, 260)])
 
 
 def test_a_restarted_node_and_a_wiped_node_have_every_topic(cluster):
