@@ -66,12 +66,9 @@ void ClusterController::start() {
   tick();
 }
 
-int32_t ClusterController::leader_id() const { return quorum_->view().leader_id; }
+int32_t ClusterController::leader_id() const { return quorum_->leadership().leader_id; }
 
-bool ClusterController::is_leader() const {
-  const raft::QuorumView v = quorum_->view();
-  return v.role == raft::Role::kLeader && !v.failed;
-}
+bool ClusterController::is_leader() const { return quorum_->leadership().is_leader; }
 
 void ClusterController::propose(const broker::ControllerRecord& record, std::function<void(const Status&)> done) {
   quorum_->propose(broker::encode_controller_record(record),

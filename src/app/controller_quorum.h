@@ -71,6 +71,7 @@ class ControllerQuorum {
   }
 
   raft::QuorumView view() const { return runtime_->view(); }
+  raft::Leadership leadership() const { return runtime_->leadership(); }
   const QuorumConfig& config() const { return config_; }
 
   // Committed entries of the log, in order, on the reactor thread.

@@ -98,7 +98,7 @@ void ControllerQuorum::handle_envelope(net::ConnectionContext& connection, const
     slot.close_connection();
     return;
   }
-  if (runtime_->view().role != raft::Role::kLeader || !envelope_handler_ || stopped_) {
+  if (!runtime_->leadership().is_leader || !envelope_handler_ || stopped_) {
     slot.respond(envelope_error(h, ErrorCode::kNotController));
     return;
   }
@@ -133,7 +133,7 @@ void ControllerQuorum::handle_broker_registration(net::ConnectionContext& connec
   protocol::BrokerRegistrationResponse refusal;
   const bool voter = std::any_of(config_.voters.begin(), config_.voters.end(),
                                  [&](const raft::QuorumVoter& v) { return v.id == req.broker_id; });
-  if (runtime_->view().role != raft::Role::kLeader || stopped_) {
+  if (!runtime_->leadership().is_leader || stopped_) {
     refusal.error_code = to_int(ErrorCode::kNotController);
   } else if (!voter) {
     // Every node of an Eddy cluster is a voter: there are no broker-only nodes.

@@ -147,6 +147,11 @@ QuorumView QuorumRuntime::view() const {
   return view_;
 }
 
+Leadership QuorumRuntime::leadership() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return leadership_;
+}
+
 void QuorumRuntime::run_group() {
   int64_t next_poll = 0;
   for (;;) {
@@ -413,6 +418,7 @@ void QuorumRuntime::publish_view() {
     v.voter_progress.push_back({p.id, p.log_end_offset, to_wall(p.last_fetch_ms), to_wall(p.last_caught_up_ms)});
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  leadership_ = Leadership{v.leader_id, v.role == Role::kLeader && !v.failed};
   view_ = std::move(v);
 }
 

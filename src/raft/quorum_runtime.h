@@ -87,6 +87,13 @@ struct QuorumView {
   std::vector<Voter> voter_progress;
 };
 
+// Who leads, as the latest view says: what the broker asks per request
+// (a copy without the view's vectors).
+struct Leadership {
+  NodeId leader_id = kNoNode;
+  bool is_leader = false;  // this node leads, and its group has not failed
+};
+
 // Called on the group thread for each committed entry (leader-change
 // entries included: the caller skips what it does not apply).
 using CommittedSink = std::function<void(Offset offset, const Entry& entry)>;
@@ -152,6 +159,7 @@ class QuorumRuntime {
   void take_snapshot(Offset end_offset, std::string bytes);
   // The latest view (updated by the group thread after each step).
   QuorumView view() const;
+  Leadership leadership() const;
 
  private:
   struct Arrival {
@@ -230,6 +238,7 @@ class QuorumRuntime {
   bool resign_done_ = false;       // guarded by mutex_
   std::condition_variable resigned_;
   QuorumView view_;            // guarded by mutex_
+  Leadership leadership_;      // guarded by mutex_: from view_
   std::map<NodeId, std::unique_ptr<Sender>> senders_;
   std::thread group_thread_;
   bool started_ = false;
