@@ -20,6 +20,7 @@
 
 #include "port/file_interceptor.h"
 #include "port/port.h"
+#include "port/replace_file.h"
 
 // File offsets (pread, pwrite, ftruncate, fstat, fallocate, sendfile) and
 // clocks pass through the C library as off_t and time_t: narrower types
@@ -209,6 +210,23 @@ std::error_code sync_directory(const std::string& path) {
     ::close(fd);
     return ec;
   });
+}
+
+std::error_code replace_file(const std::string& path, const void* data, size_t size, bool durable) {
+  const std::string tmp = path + ".tmp";
+  File file;
+  std::error_code ec = File::open(tmp, OpenMode::kCreate, &file);
+  if (!ec) ec = file.truncate(0);
+  if (!ec) ec = file.write_at(0, data, size);
+  if (!ec && durable) ec = file.sync_data();
+  if (!ec) ec = file.close();
+  if (!ec) ec = rename_file(tmp, path);
+  if (!ec && durable) {
+    const size_t slash = path.find_last_of('/');
+    ec = sync_directory(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
+  }
+  if (ec) (void)remove_file(tmp);
+  return ec;
 }
 
 std::error_code list_directory(const std::string& path, std::vector<std::string>* names) {

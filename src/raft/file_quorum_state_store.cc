@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "port/port.h"
+#include "port/replace_file.h"
 #include "raft/quorum_state_store.h"
 
 namespace eddy::raft {
@@ -74,19 +75,11 @@ Status FileQuorumStateStore::read(QuorumState* out) {
 }
 
 Status FileQuorumStateStore::write(const QuorumState& state) {
-  std::string path = directory_ + "/" + std::string(kFileName);
-  std::string temp = path + ".tmp";
-  std::string text = format_quorum_state(state);
-  {
-    port::File file;
-    if (auto ec = port::File::open(temp, port::OpenMode::kCreate, &file)) return Status::from_error_code(ec, temp);
-    if (auto ec = file.truncate(0)) return Status::from_error_code(ec, temp);
-    if (auto ec = file.write_at(0, text.data(), text.size())) return Status::from_error_code(ec, temp);
-    if (auto ec = file.sync_data()) return Status::from_error_code(ec, temp);
-    if (auto ec = file.close()) return Status::from_error_code(ec, temp);
+  const std::string path = directory_ + "/" + std::string(kFileName);
+  const std::string text = format_quorum_state(state);
+  if (auto ec = port::replace_file(path, text.data(), text.size(), /*durable=*/true)) {
+    return Status::from_error_code(ec, path);
   }
-  if (auto ec = port::rename_file(temp, path)) return Status::from_error_code(ec, path);
-  if (auto ec = port::sync_directory(directory_)) return Status::from_error_code(ec, directory_);
   return Status();
 }
 

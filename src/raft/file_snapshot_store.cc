@@ -7,12 +7,13 @@
 
 #include "port/log.h"
 #include "port/port.h"
+#include "port/replace_file.h"
 
 namespace eddy::raft {
 namespace {
 
 constexpr std::string_view kSuffix = ".checkpoint";
-constexpr std::string_view kPartSuffix = ".checkpoint.part";
+constexpr std::string_view kPartSuffix = ".checkpoint.tmp";  // port::replace_file's temp file
 constexpr size_t kOffsetDigits = 20;
 constexpr size_t kEpochDigits = 10;
 
@@ -115,17 +116,9 @@ Status FileSnapshotStore::read(SnapshotId id, int64_t position, size_t max_bytes
 Status FileSnapshotStore::store(SnapshotId id, const std::string& bytes) {
   if (Status s = check_storable(latest_, id); !s.ok()) return s;
   const std::string final_path = path(id);
-  const std::string part = final_path + ".part";
-  {
-    port::File file;
-    if (auto ec = port::File::open(part, port::OpenMode::kCreate, &file)) return Status::from_error_code(ec, part);
-    if (auto ec = file.truncate(0)) return Status::from_error_code(ec, part);
-    if (auto ec = file.write_at(0, bytes.data(), bytes.size())) return Status::from_error_code(ec, part);
-    if (auto ec = file.sync_data()) return Status::from_error_code(ec, part);
-    if (auto ec = file.close()) return Status::from_error_code(ec, part);
+  if (auto ec = port::replace_file(final_path, bytes.data(), bytes.size(), /*durable=*/true)) {
+    return Status::from_error_code(ec, final_path);
   }
-  if (auto ec = port::rename_file(part, final_path)) return Status::from_error_code(ec, final_path);
-  if (auto ec = port::sync_directory(directory_)) return Status::from_error_code(ec, directory_);
   const SnapshotId previous = latest_;
   latest_ = id;
   latest_size_ = static_cast<int64_t>(bytes.size());

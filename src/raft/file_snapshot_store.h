@@ -1,9 +1,9 @@
 // raft/file_snapshot_store.h — a SnapshotStore in a directory of files named
 // as KRaft names its snapshots: <end offset, 20 digits>-<epoch, 10
-// digits>.checkpoint. store() writes <name>.checkpoint.part, syncs it,
-// renames it into place and syncs the directory, then removes the older
-// snapshot: a crash leaves the old snapshot or the new one, whole (a
-// leftover .part is removed at the next open).
+// digits>.checkpoint. store() writes it with port::replace_file (a .tmp
+// file synced, renamed into place, the directory synced), then removes the
+// older snapshot: a crash leaves the old snapshot or the new one, whole (a
+// leftover .tmp is removed at the next open).
 //
 // Threading: one thread at a time (the Raft group's).
 #pragma once

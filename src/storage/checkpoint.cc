@@ -5,6 +5,7 @@
 
 #include "port/log.h"
 #include "port/port.h"
+#include "port/replace_file.h"
 #include "protocol/record_batch.h"
 #include "storage/segment.h"
 
@@ -66,19 +67,9 @@ bool decode(const std::string& path, uint32_t magic, int64_t count, std::vector<
 }
 
 Status replace_file(const std::string& directory, const char* name, const std::vector<uint8_t>& bytes, bool durable) {
-  std::string path = directory + "/" + name;
-  std::string tmp = path + ".tmp";
-  port::File file;
-  std::error_code ec = port::File::open(tmp, port::OpenMode::kCreate, &file);
-  if (!ec) ec = file.truncate(0);
-  if (!ec) ec = file.write_at(0, bytes.data(), bytes.size());
-  if (!ec && durable) ec = file.sync_data();
-  if (!ec) ec = file.close();
-  if (!ec) ec = port::rename_file(tmp, path);
-  if (!ec && durable) ec = port::sync_directory(directory);
-  if (ec) {
+  const std::string path = directory + "/" + name;
+  if (std::error_code ec = port::replace_file(path, bytes.data(), bytes.size(), durable)) {
     EDDY_LOG_ERROR("cannot write {}: {}", path, port::error_message(ec));
-    port::remove_file(tmp);
     return Status::from_error_code(ec);
   }
   return Status();

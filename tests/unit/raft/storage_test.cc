@@ -209,7 +209,7 @@ TEST(FileSnapshotStore, StoresAtomicallyKeepsOnlyTheLatestAndReadsInChunks) {
   // A crash mid-store leaves a part, and maybe an older snapshot not yet
   // removed: the next open keeps only the latest.
   store.reset();
-  for (const char* leftover : {"00000000000000000040-0000000004.checkpoint.part",
+  for (const char* leftover : {"00000000000000000040-0000000004.checkpoint.tmp",
                                "00000000000000000003-0000000001.checkpoint", "unrelated"}) {
     port::File f;
     ASSERT_FALSE(port::File::open(path + "/" + leftover, port::OpenMode::kCreate, &f));
