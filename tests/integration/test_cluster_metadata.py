@@ -462,3 +462,42 @@ def test_every_node_snapshots_its_metadata_and_its_log_starts_there(cluster):
     wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
     assert committed_offsets(cluster, follower) == before
     assert metadata(cluster, follower, ["grouped"])[3]["grouped"][0] == 0
+
+
+def test_a_node_behind_the_leaders_snapshot_loads_it_over_what_it_held(cluster):
+    """A node down while topics were deleted, extended and reconfigured, and
+    while the others snapshotted past its log end: it catches up from the
+    leader's snapshot, which removes the deleted topic, adds the partitions
+    and sets the config on what it held, and its offsets are the leader's."""
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions
+    from kafka.structs import OffsetAndMetadata
+    leader, (down, _other) = followers(cluster)
+    assert create_topic_at(cluster, leader, "doomed-later", 2) == (0, None)
+    wait_until(lambda: all("doomed-later" in metadata(cluster, i, ["doomed-later"])[3] and
+                           metadata(cluster, i, ["doomed-later"])[3]["doomed-later"][0] == 0 for i in cluster.ids),
+               20, "the topic on every node")
+    cluster.nodes[down].kill()
+    start_before = int(snapshots(cluster, leader)[0].split("-")[0])
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap(cluster, leader), request_timeout_ms=20000)
+    admin.delete_topics(["doomed-later"])
+    admin.create_partitions({"configured": NewPartitions(4)})
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "configured", {"retention.ms": "654321"})])
+    admin.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap(cluster, leader), group_id="while-down",
+                             enable_auto_commit=False)
+    for n in range(3 * SNAPSHOT_BYTES // 40):
+        consumer.commit({TopicPartition("grouped", 3): OffsetAndMetadata(n + 1, "")})
+    consumer.close()
+    wait_until(lambda: int(snapshots(cluster, leader)[0].split("-")[0]) > start_before, 20,
+               "the leader to snapshot past the stopped node")
+    cluster.start(down)
+    node = cluster.nodes[down]
+    wait_until(lambda: "fetching its snapshot" in node.log_text() and "loaded the snapshot" in node.log_text(), 30,
+               "the restarted node to load the leader's snapshot")
+    wait_until(lambda: "doomed-later" not in metadata(cluster, down)[3], 20, "the deleted topic gone there")
+    assert len(metadata(cluster, down, ["configured"])[3]["configured"][1]) == 4, "the added partitions"
+    assert topic_config_at(cluster, down, "configured", "retention.ms") == "654321", "the new config"
+    wait_until(lambda: committed_offsets(cluster, down) == committed_offsets(cluster, leader), 20,
+               "the leader's committed offsets")
+    assert ("while-down", "grouped", 3, 3 * SNAPSHOT_BYTES // 40) in committed_offsets(cluster, down)
