@@ -38,16 +38,11 @@ ClusterController::ClusterController(ControllerQuorum* quorum, broker::Broker* b
   std::sort(endpoints_.begin(), endpoints_.end(),
             [](const meta::BrokerEndpoint& a, const meta::BrokerEndpoint& b) { return a.listener < b.listener; });
   broker_->set_controller(this);
-  // Producer ids: each node hands out the blocks of its own stride, by its
-  // place among the voters, so that no two nodes give out the same id.
-  std::vector<raft::NodeId> voters;
-  for (const raft::QuorumVoter& v : quorum_->config().voters) voters.push_back(v.id);
-  std::sort(voters.begin(), voters.end());
-  const auto index = std::find(voters.begin(), voters.end(), quorum_->config().node_id) - voters.begin();
-  meta_->producer_ids().set_stride(static_cast<int32_t>(index), static_cast<int32_t>(voters.size()));
   quorum_->set_committed_handler([this](raft::Offset offset, const raft::Entry& entry) { apply(offset, entry); });
   quorum_->set_snapshot_handler(
       [this](raft::SnapshotId id, const std::string& bytes) { load_snapshot(id, bytes); });
+  quorum_->set_producer_ids_handler(
+      [this](int32_t node_id, ControllerQuorum::ProducerIdsGiven given) { give_producer_ids(node_id, std::move(given)); });
   quorum_->set_envelope_handler(
       [this](const broker::ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<broker::Reply> reply) {
         broker_->handle(client, std::move(frame), std::move(reply));
@@ -107,7 +102,10 @@ void ClusterController::apply(raft::Offset offset, const raft::Entry& entry) {
   if (failed_ || entry.kind != raft::EntryKind::kData) return;
   broker::ControllerRecord record;
   Status s = broker::decode_controller_record(entry.payload, &record);
-  if (s.ok()) s = broker_->apply_controller_record(record);
+  if (s.ok()) {
+    const auto* ids = std::get_if<protocol::ProducerIdsRecord>(&record);
+    s = ids != nullptr ? apply_producer_ids(offset, *ids) : broker_->apply_controller_record(record);
+  }
   if (s.ok()) s = meta_->cluster().set_applied_offset(offset + 1);
   if (!s.ok()) {
     stop_applying("entry " + std::to_string(offset), s);
@@ -148,10 +146,14 @@ void ClusterController::maybe_snapshot(raft::Offset offset, const raft::Entry& e
 
 void ClusterController::snapshot_now() {
   std::vector<broker::ControllerRecord> records;
-  if (Status s = broker_->controller_state(&records); !s.ok()) {
+  int64_t producer_ids_end = 0;
+  Status s = broker_->controller_state(&records);
+  if (s.ok()) s = meta_->cluster().producer_ids_end(&producer_ids_end);
+  if (!s.ok()) {
     EDDY_LOG_WARN("controller log: no snapshot at offset {}: {}", applied_end_, s.to_string());
     return;
   }
+  records.push_back(protocol::ProducerIdsRecord{-1, producer_ids_end, 0, {}});
   applied_since_snapshot_ = 0;
   unsnapshotted_ = false;
   last_snapshot_ms_ = port::monotonic_millis();
@@ -162,6 +164,17 @@ void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& by
   if (failed_) return;
   std::vector<broker::ControllerRecord> records;
   Status s = broker::decode_controller_snapshot(bytes, &records);
+  // The producer ids' end is this class's; the broker loads the rest.
+  int64_t producer_ids_end = 0;
+  std::erase_if(records, [&](const broker::ControllerRecord& r) {
+    const auto* ids = std::get_if<protocol::ProducerIdsRecord>(&r);
+    if (ids != nullptr) producer_ids_end = std::max(producer_ids_end, ids->producer_id_start + ids->producer_id_len);
+    return ids != nullptr;
+  });
+  int64_t held_end = 0;
+  if (s.ok()) s = meta_->cluster().producer_ids_end(&held_end);
+  // Never lower: the snapshot's state is past what this node applied.
+  if (s.ok() && producer_ids_end > held_end) s = meta_->cluster().set_producer_ids_end(producer_ids_end);
   if (s.ok()) s = broker_->load_controller_state(records);
   if (s.ok()) s = meta_->cluster().set_applied_offset(id.end_offset);
   if (!s.ok()) {
@@ -196,6 +209,8 @@ void ClusterController::tick() {
     propose(protocol::ClusterIdRecord{meta_->cluster_id(), {}}, [this](const Status&) { proposing_cluster_id_ = false; });
   }
   if (!registered_ && !registering_ && leader_id() >= 0) register_this_node();
+  // Before the first InitProducerId, and again after a refused ask.
+  if (registered_) ask_for_producer_ids();
   // Soon again while this node is not registered: a topic created meanwhile
   // would be placed on the registered nodes only.
   const bool settled = registered_ && (cluster_id_known_ || !is_leader());

@@ -1,8 +1,9 @@
 // A cluster node's broker joined to its controller quorum: the broker's
 // ControllerClient (proposals, forwarding to the leader), the committed
-// records applied to this node's broker and eddy.db in log order, and this
+// records applied to this node's broker and eddy.db in log order, this
 // node's registration (its client endpoints) and the cluster id, proposed
-// until the controller log carries them.
+// until the controller log carries them, and the blocks of producer ids the
+// log gives each node (cluster_producer_ids.cc).
 //
 // Threading: reactor thread only (callbacks from the quorum and the
 // forwarder are posted there). REQUIRES: quorum, broker and meta outlive it;
@@ -10,11 +11,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "app/controller_quorum.h"
+#include "app/producer_id_blocks.h"
 #include "broker/broker.h"
 #include "broker/controller_client.h"
 #include "meta/cluster_store.h"
@@ -37,6 +40,12 @@ class ClusterController final : public broker::ControllerClient {
   bool is_leader() const override;
   void propose(const broker::ControllerRecord& record, std::function<void(const Status&)> done) override;
   void forward(const broker::Request& request, Forwarded done) override;
+  bool next_producer_id(int64_t* id) override;
+
+  // Leader: gives node_id the next block of producer ids through the
+  // controller log; done (on the reactor) gets the block once its record is
+  // applied here, or the code of why not.
+  void give_producer_ids(int32_t node_id, ControllerQuorum::ProducerIdsGiven done);
 
  private:
   // A committed entry of the controller log (reactor thread, in order).
@@ -55,6 +64,13 @@ class ClusterController final : public broker::ControllerClient {
   void tick();
   void register_this_node();
   meta::ClusterBroker this_node() const;
+  // cluster_producer_ids.cc. Asks the leader (or, on the leader, the log)
+  // for this node's next block when producer_ids_ wants one.
+  void ask_for_producer_ids();
+  // The committed ProducerIdsRecord at offset: the next block starts past
+  // the block it gives, if it gives one (its outcome is kept for this
+  // node's own proposal at that offset).
+  Status apply_producer_ids(raft::Offset offset, const protocol::ProducerIdsRecord& record);
 
   ControllerQuorum* quorum_;
   broker::Broker* broker_;
@@ -72,6 +88,19 @@ class ClusterController final : public broker::ControllerClient {
   // start with anything applied: what an earlier run applied may be).
   bool unsnapshotted_ = false;
   int64_t last_snapshot_ms_ = 0;         // monotonic: the last snapshot, or this start
+  ProducerIdBlocks producer_ids_;         // this node's, given in this process only
+  bool asking_for_producer_ids_ = false;  // a block is on its way
+  // Leader: the end of the blocks this process proposed (the next one
+  // starts at this or the applied end, whichever is higher), how many of
+  // its proposals wait for their outcome, and, while any waits, what the
+  // records applied meanwhile gave, by offset (len 0: nothing).
+  struct AppliedBlock {
+    int64_t start;
+    int32_t len;
+  };
+  int64_t proposed_producer_ids_end_ = 0;
+  int giving_producer_ids_ = 0;
+  std::map<raft::Offset, AppliedBlock> applied_producer_ids_;
 };
 
 }  // namespace eddy::app

@@ -42,6 +42,7 @@ constexpr ControllerApi kControllerApis[] = {
     {ApiKey::kFetchSnapshot, 0, raft::kFetchSnapshotVersion},
     {ApiKey::kEnvelope, 0, 0},
     {ApiKey::kBrokerRegistration, 0, 4},
+    {ApiKey::kAllocateProducerIds, 0, 0},
 };
 
 const ControllerApi* find_controller_api(int16_t key) {
@@ -285,6 +286,8 @@ void ControllerQuorum::on_controller_frame(net::ConnectionContext& connection, p
     handle_envelope(connection, frame, h, std::move(slot));
   } else if (api->key == ApiKey::kBrokerRegistration) {
     handle_broker_registration(connection, frame, h, std::move(slot));
+  } else if (api->key == ApiKey::kAllocateProducerIds) {
+    handle_allocate_producer_ids(connection, frame, h, std::move(slot));
   } else {
     handle_raft_request(connection, frame, h, std::move(slot));
   }

@@ -32,6 +32,7 @@
 #include "net/frame_handler.h"
 #include "port/executor.h"
 #include "port/status.h"
+#include "protocol/errors.h"
 #include "protocol/generated/describe_quorum.h"
 #include "protocol/headers.h"
 #include "raft/kafka_wire.h"
@@ -93,6 +94,12 @@ class ControllerQuorum {
   using EnvelopeHandler = std::function<void(const broker::ClientInfo& client, protocol::FrameBytes frame,
                                              std::unique_ptr<broker::Reply> reply)>;
   void set_envelope_handler(EnvelopeHandler handler) { envelope_handler_ = std::move(handler); }
+  // Another node's AllocateProducerIds on the leader: the handler gives
+  // node_id a block and calls given (on the reactor) with it, or with the
+  // code of why not.
+  using ProducerIdsGiven = std::function<void(protocol::ErrorCode code, int64_t start, int32_t len)>;
+  using ProducerIdsHandler = std::function<void(int32_t node_id, ProducerIdsGiven given)>;
+  void set_producer_ids_handler(ProducerIdsHandler handler) { producer_ids_handler_ = std::move(handler); }
   // The cluster id adopted from the log (DescribeCluster answers it).
   void set_cluster_id(std::string cluster_id) { cluster_id_ = std::move(cluster_id); }
 
@@ -115,6 +122,8 @@ class ControllerQuorum {
                        const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
   void handle_broker_registration(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
                                   const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
+  void handle_allocate_producer_ids(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                                    const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
 
   // Every 15 s while there is no leader: a recovering node logs the likely
   // reason (a new cluster started without eddy.quorum.bootstrap).
@@ -150,6 +159,7 @@ class ControllerQuorum {
   CommittedHandler committed_handler_;
   SnapshotHandler snapshot_handler_;
   EnvelopeHandler envelope_handler_;
+  ProducerIdsHandler producer_ids_handler_;
   uint64_t next_envelope_connection_ = 1;  // ClientInfo::connection_id of forwarded requests
   // Reactor thread only: requests waiting for the group thread's answer.
   std::unordered_map<uint64_t, net::ResponseSlot> parked_;

@@ -1,6 +1,7 @@
 // What a cluster's controller leader answers for the other nodes on its
 // controller listener: Envelope (a client request a follower's broker
-// forwarded) and BrokerRegistration (a node's client endpoints).
+// forwarded), BrokerRegistration (a node's client endpoints) and
+// AllocateProducerIds (a node's next block of producer ids).
 #include <cstdio>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "broker/controller_records.h"
 #include "port/log.h"
 #include "protocol/errors.h"
+#include "protocol/generated/allocate_producer_ids.h"
 #include "protocol/generated/broker_registration.h"
 #include "protocol/generated/envelope.h"
 
@@ -160,6 +162,48 @@ void ControllerQuorum::handle_broker_registration(net::ConnectionContext& connec
     if (it == parked_.end()) return;
     net::ResponseSlot parked = std::move(it->second);
     parked_.erase(it);
+    parked.respond(encode_answer(response, h));
+  });
+}
+
+}  // namespace eddy::app
+
+namespace eddy::app {
+
+void ControllerQuorum::handle_allocate_producer_ids(net::ConnectionContext& connection,
+                                                    const protocol::FrameBytes& frame,
+                                                    const protocol::ParsedRequestHeader& h, net::ResponseSlot slot) {
+  protocol::AllocateProducerIdsRequest req;
+  if (Status s = protocol::decode_request_body(frame, h, &req); !s.ok()) {
+    EDDY_LOG_WARN("controller listener: closing {}: {}", connection.peer(), s.message());
+    slot.close_connection();
+    return;
+  }
+  protocol::AllocateProducerIdsResponse refusal;
+  const bool voter = std::any_of(config_.voters.begin(), config_.voters.end(),
+                                 [&](const raft::QuorumVoter& v) { return v.id == req.broker_id; });
+  if (!runtime_->leadership().is_leader || stopped_ || !producer_ids_handler_) {
+    refusal.error_code = to_int(ErrorCode::kNotController);
+  } else if (!voter) {
+    refusal.error_code = to_int(ErrorCode::kBrokerIdNotRegistered);
+  }
+  if (refusal.error_code != 0) {
+    refusal.producer_id_start = -1;
+    slot.respond(encode_answer(refusal, h));
+    return;
+  }
+  const uint64_t ticket = park(std::move(slot));
+  std::shared_ptr<bool> alive = alive_;
+  producer_ids_handler_(req.broker_id, [this, alive, ticket, h](ErrorCode code, int64_t start, int32_t len) {
+    if (!*alive) return;
+    auto it = parked_.find(ticket);
+    if (it == parked_.end()) return;
+    net::ResponseSlot parked = std::move(it->second);
+    parked_.erase(it);
+    protocol::AllocateProducerIdsResponse response;
+    response.error_code = to_int(code);
+    response.producer_id_start = code == ErrorCode::kNone ? start : -1;
+    response.producer_id_len = code == ErrorCode::kNone ? len : 0;
     parked.respond(encode_answer(response, h));
   });
 }

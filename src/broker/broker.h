@@ -159,20 +159,22 @@ class Broker {
   // store and logs (controller_apply.cc). Records that cannot apply here (a
   // name taken by another topic) are logged and skipped; a non-ok Status
   // (the meta store or a log failed) means the node must stop applying.
+  // REQUIRES: not a ProducerIdsRecord (the cluster controller's own).
   Status apply_controller_record(const ControllerRecord& record);
   // Whether the cluster id came from the controller log already.
   bool has_log_cluster_id();
   // The controller state held here as the records that rebuild it (a
   // snapshot's content; controller_snapshot.cc): the cluster id, the
   // registered nodes, every topic with its replicas and configs, every
-  // group's committed offsets.
+  // group's committed offsets (the producer ids' end is the cluster
+  // controller's to add).
   Status controller_state(std::vector<ControllerRecord>* out);
   // Replaces the controller state held here by records (a snapshot from
   // controller_state(), maybe another node's): topics absent from it are
   // removed, its topics created or brought to its partitions and configs,
   // every group's offsets replaced by its. Applying it twice leaves the same
   // state. A non-ok Status (the meta store or a log failed) means the node
-  // must stop applying.
+  // must stop applying. REQUIRES: no ProducerIdsRecord among records.
   Status load_controller_state(const std::vector<ControllerRecord>& records);
 
  private:
@@ -382,7 +384,12 @@ class Broker {
   void handle_init_producer_id(RequestPtr request);
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
                                       protocol::InitProducerIdResponse* response);
-  bool allocate_producer_id(const Request& request, int64_t now, protocol::InitProducerIdResponse* response);
+  protocol::ErrorCode allocate_producer_id(const Request& request, int64_t now,
+                                           protocol::InitProducerIdResponse* response);
+  // A new producer id: the meta store's on a single node, the blocks the
+  // controller log gives on a cluster node (a retriable Kafka code in the
+  // Status while this node has none).
+  Status next_producer_id(int64_t* id);
 
   // SASL (sasl.cc), per connection of a SASL listener: SaslSession.
   // Takes the frame when the connection's SASL state says what to do with

@@ -99,6 +99,10 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
     }
     return meta_->offsets().remove(r->group_id, partitions);
   }
+  if (std::holds_alternative<protocol::ProducerIdsRecord>(record)) {
+    // Producer id blocks are the cluster controller's (app/cluster_producer_ids.cc).
+    return Status::invalid_argument("controller log: ProducerIdsRecord is not the broker's to apply");
+  }
   const auto& r = std::get<protocol::TopicConfigsRecord>(record);
   return outcome("TopicConfigsRecord", topics_.apply_configs(r.topic_id, to_config_map(r.configs)));
 }

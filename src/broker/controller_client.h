@@ -43,6 +43,12 @@ class ControllerClient {
   // (size prefix included, with request's correlation id), or why not.
   using Forwarded = std::function<void(const Status&, protocol::OutputBuffer response)>;
   virtual void forward(const Request& request, Forwarded done) = 0;
+
+  // A producer id no node of the cluster handed out before, from the
+  // blocks the controller log gave this node; false when none is left now
+  // (the next block is on its way: InitProducerId answers
+  // COORDINATOR_LOAD_IN_PROGRESS, as Kafka's brokers do meanwhile).
+  virtual bool next_producer_id(int64_t* id) = 0;
 };
 
 }  // namespace eddy::broker

@@ -29,13 +29,15 @@ enum class ControllerRecordType : int8_t {
   kGroupOffsets = 7,
   kGroupDeleted = 8,
   kOffsetsDeleted = 9,
+  kProducerIds = 10,
 };
 
 // In ControllerRecordType's order (index + 1 = type).
 using ControllerRecord =
     std::variant<protocol::ClusterIdRecord, protocol::RegisterBrokerRecord, protocol::TopicRecord,
                  protocol::RemoveTopicRecord, protocol::PartitionsAddedRecord, protocol::TopicConfigsRecord,
-                 protocol::GroupOffsetsRecord, protocol::GroupDeletedRecord, protocol::OffsetsDeletedRecord>;
+                 protocol::GroupOffsetsRecord, protocol::GroupDeletedRecord, protocol::OffsetsDeletedRecord,
+                 protocol::ProducerIdsRecord>;
 
 // The payload of record, in the newest version of its type.
 std::string encode_controller_record(const ControllerRecord& record);

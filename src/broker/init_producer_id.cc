@@ -40,9 +40,7 @@ void Broker::handle_init_producer_id(RequestPtr request) {
 ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
                                    protocol::InitProducerIdResponse* response) {
   const int64_t now = port::wall_clock_millis();
-  auto fresh_id = [&] {
-    return allocate_producer_id(request, now, response) ? ErrorCode::kNone : ErrorCode::kCoordinatorNotAvailable;
-  };
+  auto fresh_id = [&] { return allocate_producer_id(request, now, response); };
   if (body.transactional_id.has_value()) {
     if (!authorized(request, security::AclOperation::kWrite, security::ResourceType::kTransactionalId,
                     *body.transactional_id)) {
@@ -91,18 +89,28 @@ ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitP
   return ErrorCode::kNone;
 }
 
-bool Broker::allocate_producer_id(const Request& request, int64_t now, protocol::InitProducerIdResponse* response) {
+Status Broker::next_producer_id(int64_t* id) {
+  if (controller_ == nullptr) return meta_->producer_ids().next(id);
+  if (controller_->next_producer_id(id)) return Status();
+  return Status::kafka(Status::Code::kBrokerError, protocol::to_int(ErrorCode::kCoordinatorLoadInProgress), true,
+                       "no producer id left until the controller gives this node its next block");
+}
+
+ErrorCode Broker::allocate_producer_id(const Request& request, int64_t now, protocol::InitProducerIdResponse* response) {
   int64_t id = -1;
-  Status s = meta_->producer_ids().next(&id);
+  Status s = next_producer_id(&id);
+  if (s.code() == Status::Code::kBrokerError) {
+    EDDY_LOG_DEBUG("InitProducerId from {}: {}", request.client.peer, s.message());
+    return static_cast<ErrorCode>(s.kafka_error_code());
+  }
   if (!s.ok()) {
-    EDDY_LOG_ERROR("InitProducerId from {}: allocating a producer id: {}", request.client.peer,
-                   s.message());
-    return false;
+    EDDY_LOG_ERROR("InitProducerId from {}: allocating a producer id: {}", request.client.peer, s.message());
+    return ErrorCode::kCoordinatorNotAvailable;
   }
   response->producer_id = id;
   response->producer_epoch = 0;
   producer_state_.set_epoch(id, 0, -1, now);
-  return true;
+  return ErrorCode::kNone;
 }
 
 }  // namespace eddy::broker

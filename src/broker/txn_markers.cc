@@ -29,7 +29,7 @@ Status Broker::start_transactions() {
     return coordinator_->complete_transaction(group, producer_id, commit);
   };
   txn_ = std::make_unique<txn::Coordinator>(
-      executor_, txn_store_.get(), [this](int64_t* id) { return meta_->producer_ids().next(id); }, std::move(sink),
+      executor_, txn_store_.get(), [this](int64_t* id) { return next_producer_id(id); }, std::move(sink),
       options_.transactions);
   return txn_->start().with_context("transaction coordinator");
 }

@@ -126,6 +126,19 @@ Status ClusterStore::set_applied_offset(int64_t next) {
   return st.run();
 }
 
+Status ClusterStore::producer_ids_end(int64_t* end) {
+  Status s = db_->query_int64("SELECT next_producer_id_block FROM cluster WHERE singleton = 0", end);
+  return s.is_not_found() ? Status::corruption(db_->path() + ": the cluster row is missing") : s;
+}
+
+Status ClusterStore::set_producer_ids_end(int64_t end) {
+  Statement st;
+  Status s = db_->prepare("UPDATE cluster SET next_producer_id_block = ? WHERE singleton = 0", &st);
+  if (!s.ok()) return s;
+  st.bind_int64(1, end);
+  return st.run();
+}
+
 Status ClusterStore::log_cluster_id(std::string* out) {
   out->clear();
   Statement st;

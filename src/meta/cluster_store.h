@@ -58,6 +58,11 @@ class ClusterStore {
   // The cluster id the controller log gave (empty: none applied yet).
   Status log_cluster_id(std::string* out);
   Status set_log_cluster_id(const std::string& cluster_id);
+  // The end of the producer id blocks the controller log gave out: the next
+  // block starts there (0 when none). It is the cluster row's next producer
+  // id, which a single node's own allocator advances instead.
+  Status producer_ids_end(int64_t* end);
+  Status set_producer_ids_end(int64_t end);
 
  private:
   Database* db_;

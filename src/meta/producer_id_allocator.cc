@@ -12,18 +12,17 @@ Status ProducerIdAllocator::reserve_block() {
   s = db_->query_int64("SELECT next_producer_id_block FROM cluster WHERE singleton = 0", &start);
   if (s.is_not_found()) return Status::corruption(db_->path() + ": the cluster row is missing");
   if (!s.ok()) return s;
-  // A cluster node takes only the blocks of its stride: block b (ids
-  // [b * size, (b + 1) * size)) belongs to the node with b % count == index.
+  // Blocks start at multiples of the block size (which may differ from an
+  // earlier run's).
   const int64_t block = (start + block_size_ - 1) / block_size_;
-  const int64_t mine = block + ((stride_index_ - block % stride_count_) + stride_count_) % stride_count_;
-  if (start < 0 || mine > std::numeric_limits<int64_t>::max() / block_size_ - 1) {
+  if (start < 0 || block > std::numeric_limits<int64_t>::max() / block_size_ - 1) {
     return Status::io_error(db_->path() + ": producer ids exhausted (next block starts at " + std::to_string(start) +
                             ")");
   }
   Statement st;
   s = db_->prepare("UPDATE cluster SET next_producer_id_block = ? WHERE singleton = 0", &st);
   if (!s.ok()) return s;
-  start = mine * block_size_;
+  start = block * block_size_;
   st.bind_int64(1, start + block_size_);
   s = st.run();
   if (!s.ok()) return s;

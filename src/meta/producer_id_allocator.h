@@ -7,6 +7,10 @@
 // this database, by this process or an earlier one, even one that crashed or
 // lost power: the block was durable before its first id was returned, and a
 // restart resumes at the next block, skipping what was left of the last one.
+//
+// A single node's. A cluster node hands out the blocks its controller log
+// gives it instead (app/cluster_producer_ids.cc), so that no two nodes, nor
+// a node restarted on a wiped disk, give out the same id.
 #pragma once
 
 #include <cstdint>
@@ -27,17 +31,6 @@ class ProducerIdAllocator {
   // be reserved durably (then no id is returned) or the id space is spent.
   Status next(int64_t* id);
 
-  // A cluster node: ids of the blocks b with b % count == index only, so
-  // that the nodes (each with its own eddy.db and its index among the
-  // voters) never hand out the same id. REQUIRES: 0 <= index < count.
-  // A node restarted on a wiped disk starts its stride again from 0: ids it
-  // handed out before may be handed out again (no controller-wide
-  // allocation yet).
-  void set_stride(int32_t index, int32_t count) {
-    stride_index_ = index;
-    stride_count_ = count;
-  }
-
  private:
   Status reserve_block();
 
@@ -45,8 +38,6 @@ class ProducerIdAllocator {
   int32_t block_size_;
   int64_t next_ = 0;  // [next_, end_): reserved in the database, not yet handed out
   int64_t end_ = 0;
-  int32_t stride_index_ = 0;
-  int32_t stride_count_ = 1;
 };
 
 }  // namespace eddy::meta

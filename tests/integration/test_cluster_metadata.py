@@ -346,16 +346,79 @@ def test_a_producer_auto_creates_through_a_follower(cluster):
                "the auto-created topic on every node")
 
 
-def test_idempotent_producers_get_ids_no_other_node_gives(cluster):
-    ids = []
-    for i in cluster.ids:
-        for _ in range(3):
-            with kw.Connection(cluster.client_ports[i]) as conn:
-                data = conn.request(22, 0, kw.string(None) + struct.pack(">i", 60000))
-            _throttle, error, producer_id, _epoch = struct.unpack_from(">ihqh", data, 0)
-            assert error == 0
+# Every producer id a node of the cluster handed out in this file's tests.
+HANDED_OUT = []
+
+COORDINATOR_LOAD_IN_PROGRESS = 14
+
+
+def producer_ids(cluster, i, count):
+    """count InitProducerId v0 answers of node i on one connection, each
+    retried while the node answers COORDINATOR_LOAD_IN_PROGRESS (its next
+    block of ids on its way, as with Kafka); returns (ids, retries)."""
+    ids, retries = [], 0
+    with kw.Connection(cluster.client_ports[i]) as conn:
+        while len(ids) < count:
+            data = conn.request(22, 0, kw.string(None) + struct.pack(">i", 60000))
+            _throttle, error, producer_id, epoch = struct.unpack_from(">ihqh", data, 0)
+            if error == COORDINATOR_LOAD_IN_PROGRESS and retries < 200:
+                retries += 1
+                import time
+                time.sleep(0.05)
+                continue
+            assert (error, epoch) == (0, 0), "InitProducerId on node %d: error %d" % (i, error)
             ids.append(producer_id)
-    assert len(set(ids)) == len(ids), "producer ids handed out twice: %s" % ids
+    HANDED_OUT.extend(ids)
+    return ids, retries
+
+
+def test_idempotent_producers_get_ids_no_other_node_gives(cluster):
+    for i in cluster.ids:
+        producer_ids(cluster, i, 3)
+    assert len(set(HANDED_OUT)) == len(HANDED_OUT), "producer ids handed out twice: %s" % HANDED_OUT
+
+
+def test_a_node_moves_on_to_its_next_block_of_ids(cluster):
+    """Each node hands out blocks of 1 000 ids the controller log gave it
+    (Kafka's AllocateProducerIds and block size), asking for the next one
+    before the current one runs out; 2 500 ids on a follower cross two
+    blocks, every id once on every node."""
+    _leader, (follower, _) = followers(cluster)
+    ids, retries = producer_ids(cluster, follower, 2500)
+    assert ids == sorted(ids), "a node's ids increase"
+    assert len({n // 1000 for n in ids}) >= 3, "three blocks of 1 000 ids at least"
+    assert len(set(HANDED_OUT)) == len(HANDED_OUT), "producer ids handed out twice"
+    # The next block is asked for when a tenth of the current one is left:
+    # nothing, or next to nothing, waits for it.
+    assert retries <= 5, retries
+
+
+def allocate_producer_ids(cluster, i, broker_id, body=None):
+    """AllocateProducerIds v0 (a node asking the controller leader for a
+    block) sent to node i's controller listener: (error, start, len)."""
+    if body is None:
+        body = struct.pack(">iq", broker_id, -1) + b"\x00"
+    with kw.Connection(cluster.controller_ports[i]) as conn:
+        data = conn.request(67, 0, body, flexible=True)
+    _throttle, error, start, length = struct.unpack_from(">ihqi", data, 0)
+    return error, start, length
+
+
+def test_only_the_leader_gives_blocks_of_ids_and_only_to_voters(cluster):
+    leader, (follower, _) = followers(cluster)
+    assert allocate_producer_ids(cluster, follower, follower)[0] == 41  # NOT_CONTROLLER
+    assert allocate_producer_ids(cluster, leader, 9)[0] == 102  # BROKER_ID_NOT_REGISTERED: not a voter
+    error, start, length = allocate_producer_ids(cluster, leader, follower)
+    assert (error, length) == (0, 1000)
+    assert not set(range(start, start + length)) & set(HANDED_OUT), "a block overlapping ids handed out"
+    # A truncated request closes its connection; the leader goes on giving blocks.
+    with kw.Connection(cluster.controller_ports[leader]) as conn:
+        conn.send(67, 0, struct.pack(">i", follower), flexible=True)
+        assert conn.closed_by_peer()
+    error, later, _length = allocate_producer_ids(cluster, leader, follower)
+    assert error == 0 and later >= start + length
+    ids, _retries = producer_ids(cluster, follower, 3)
+    assert min(ids) >= later + 1000 or max(ids) < start, "the follower never uses a block it did not ask for"
 
 
 @pytest.mark.parametrize("which", ["confluent-kafka", "franz-go", "kafkajs"])
@@ -410,6 +473,14 @@ def test_a_restarted_node_and_a_wiped_node_have_every_topic(cluster):
     wait_until(lambda: committed_offsets(cluster, b) == committed_offsets(cluster, _leader), 30,
                "the wiped node to hold the leader's committed offsets")
     assert ("across", "grouped") in {(g, t) for g, t, _p, _o in committed_offsets(cluster, b)}
+    # Producer ids: the wiped node's blocks come from the controller log,
+    # past every block it or another node had; the restarted node skips
+    # what was left of its last block.
+    before = set(HANDED_OUT)
+    for i in (b, a, _leader):
+        ids, _retries = producer_ids(cluster, i, 5)
+        assert not before & set(ids), "node %d handed out ids again: %s" % (i, sorted(before & set(ids)))
+    assert len(set(HANDED_OUT)) == len(HANDED_OUT)
 
 
 def committed_offsets(cluster, i):
@@ -462,6 +533,9 @@ def test_every_node_snapshots_its_metadata_and_its_log_starts_there(cluster):
     wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
     assert committed_offsets(cluster, follower) == before
     assert metadata(cluster, follower, ["grouped"])[3]["grouped"][0] == 0
+    # The snapshot carries where the next block of producer ids starts.
+    ids, _retries = producer_ids(cluster, follower, 3)
+    assert not set(ids) & set(HANDED_OUT[:-3]), "ids handed out again after a restart from a snapshot"
 
 
 def test_a_node_behind_the_leaders_snapshot_loads_it_over_what_it_held(cluster):

@@ -93,9 +93,11 @@ APIS = [
     ("describe_quorum", "DescribeQuorum"),
     ("fetch_snapshot", "FetchSnapshot"),
     # A cluster node's controller listener: requests forwarded by another
-    # node (Envelope) and a node's client endpoints (BrokerRegistration).
+    # node (Envelope), a node's client endpoints (BrokerRegistration) and
+    # the blocks of producer ids a node hands out (AllocateProducerIds).
     ("envelope", "Envelope"),
     ("broker_registration", "BrokerRegistration"),
+    ("allocate_producer_ids", "AllocateProducerIds"),
 ]
 HEADERS = ("header", ["RequestHeader", "ResponseHeader"])
 DATA_TYPES = ("consumer_protocol", ["ConsumerProtocolSubscription", "ConsumerProtocolAssignment"])
@@ -105,7 +107,8 @@ CONTROL_RECORDS = ("leader_change_message", ["LeaderChangeMessage"])
 # defined in Kafka's format in src/protocol/records/ (not Kafka's messages).
 EDDY_RECORDS = ("controller_records", ["ClusterIdRecord", "RegisterBrokerRecord", "TopicRecord",
                                        "RemoveTopicRecord", "PartitionsAddedRecord", "TopicConfigsRecord",
-                                       "GroupOffsetsRecord", "GroupDeletedRecord", "OffsetsDeletedRecord"])
+                                       "GroupOffsetsRecord", "GroupDeletedRecord", "OffsetsDeletedRecord",
+                                       "ProducerIdsRecord"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")

@@ -55,6 +55,7 @@ enum class ApiKey : int16_t {
   kBrokerRegistration = 62,
   kDescribeTransactions = 65,
   kListTransactions = 66,
+  kAllocateProducerIds = 67,
 };
 
 // What the codec implements for one API.
@@ -118,6 +119,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {62, "BrokerRegistration", 0, 4, 0, 0},
     {65, "DescribeTransactions", 0, 0, 0, 0},
     {66, "ListTransactions", 0, 1, 0, 0},
+    {67, "AllocateProducerIds", 0, 0, 0, 0},
 };
 
 // X(Request, Response) for every generated API.
@@ -169,6 +171,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(DescribeClusterRequest, DescribeClusterResponse) \
   X(BrokerRegistrationRequest, BrokerRegistrationResponse) \
   X(DescribeTransactionsRequest, DescribeTransactionsResponse) \
-  X(ListTransactionsRequest, ListTransactionsResponse)
+  X(ListTransactionsRequest, ListTransactionsResponse) \
+  X(AllocateProducerIdsRequest, AllocateProducerIdsResponse)
 
 }  // namespace eddy::protocol

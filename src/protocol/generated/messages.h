@@ -52,6 +52,7 @@
 #include "protocol/generated/fetch_snapshot.h"
 #include "protocol/generated/envelope.h"
 #include "protocol/generated/broker_registration.h"
+#include "protocol/generated/allocate_producer_ids.h"
 #include "protocol/generated/header.h"
 #include "protocol/generated/consumer_protocol.h"
 #include "protocol/generated/leader_change_message.h"

@@ -48,6 +48,7 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fetch_snapshot.cc
   ${CMAKE_CURRENT_LIST_DIR}/envelope.cc
   ${CMAKE_CURRENT_LIST_DIR}/broker_registration.cc
+  ${CMAKE_CURRENT_LIST_DIR}/allocate_producer_ids.cc
   ${CMAKE_CURRENT_LIST_DIR}/header.cc
   ${CMAKE_CURRENT_LIST_DIR}/consumer_protocol.cc
   ${CMAKE_CURRENT_LIST_DIR}/leader_change_message.cc

@@ -36,6 +36,7 @@ TEST(ControllerRecords, EveryTypeRoundTrips) {
       protocol::GroupOffsetsRecord{"g", {{"sensors", 1, 42, 3, "meta", 1700000000000, {}}}, {}},
       protocol::GroupDeletedRecord{"g", {}},
       protocol::OffsetsDeletedRecord{"g", {{"sensors", 1, {}}}, {}},
+      protocol::ProducerIdsRecord{3, 5000, 1000, {}},
   };
   for (const ControllerRecord& record : records) {
     const std::string payload = encode_controller_record(record);

@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <set>
 
 #include "tests/unit/meta/meta_test_util.h"
 
@@ -36,27 +35,6 @@ TEST(ProducerIds, StrictlyIncreasingAcrossBlocks) {
     int64_t id = next_id(store.get());
     EXPECT_EQ(id, last + 1);  // within a run nothing is skipped
     last = id;
-  }
-}
-
-TEST(ProducerIds, TheNodesOfAClusterHandOutDisjointIdsEachIncreasing) {
-  eddy::testing::TempDir dir;
-  std::set<int64_t> all;
-  for (int32_t index = 0; index < 3; ++index) {
-    const std::string path = dir.file("eddy-" + std::to_string(index) + ".db");
-    int64_t last = -1;
-    for (int run = 0; run < 3; ++run) {  // restarts keep to the node's stride
-      auto store = open_or_die(path, block_of(4));
-      store->producer_ids().set_stride(index, 3);
-      for (int i = 0; i < 6; ++i) {
-        const int64_t id = next_id(store.get());
-        EXPECT_GT(id, last);
-        EXPECT_EQ((id / 4) % 3, index) << "block " << id / 4 << " belongs to node index " << (id / 4) % 3;
-        EXPECT_TRUE(all.insert(id).second) << "id " << id << " handed out twice";
-        last = id;
-      }
-      ASSERT_TRUE(store->close().ok());
-    }
   }
 }
 

@@ -100,6 +100,8 @@
   X(EnvelopeResponse) \
   X(BrokerRegistrationRequest) \
   X(BrokerRegistrationResponse) \
+  X(AllocateProducerIdsRequest) \
+  X(AllocateProducerIdsResponse) \
   X(RequestHeader) \
   X(ResponseHeader) \
   X(ConsumerProtocolSubscription) \
@@ -113,4 +115,5 @@
   X(TopicConfigsRecord) \
   X(GroupOffsetsRecord) \
   X(GroupDeletedRecord) \
-  X(OffsetsDeletedRecord)
+  X(OffsetsDeletedRecord) \
+  X(ProducerIdsRecord)

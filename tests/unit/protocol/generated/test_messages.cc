@@ -2517,6 +2517,18 @@ void fill_test_values(BrokerRegistrationResponse& m, int16_t version, Filler& f)
   m.broker_epoch = f.next_int<int64_t>(-1);
 }
 
+void fill_test_values(AllocateProducerIdsRequest& m, int16_t version, Filler& f) {
+  m.broker_id = f.next_int<int32_t>(0);
+  m.broker_epoch = f.next_int<int64_t>(-1);
+}
+
+void fill_test_values(AllocateProducerIdsResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  m.producer_id_start = f.next_int<int64_t>(0);
+  m.producer_id_len = f.next_int<int32_t>(0);
+}
+
 void fill_test_values(RequestHeader& m, int16_t version, Filler& f) {
   m.request_api_key = f.next_int<int16_t>(0);
   m.request_api_version = f.next_int<int16_t>(0);
@@ -2694,6 +2706,12 @@ void fill_test_values(OffsetsDeletedRecord& m, int16_t version, Filler& f) {
   for (auto& e : m.partitions) fill_test_values(e, version, f);
 }
 
+void fill_test_values(ProducerIdsRecord& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  m.producer_id_start = f.next_int<int64_t>(0);
+  m.producer_id_len = f.next_int<int32_t>(0);
+}
+
 namespace {
 
 template <typename M>
@@ -2819,6 +2837,8 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<DescribeTransactionsRequest>(version, body, reencode_ok);
     case ListTransactionsRequest::kApiKey:
       return decode_and_check<ListTransactionsRequest>(version, body, reencode_ok);
+    case AllocateProducerIdsRequest::kApiKey:
+      return decode_and_check<AllocateProducerIdsRequest>(version, body, reencode_ok);
     default:
       *reencode_ok = true;
       return Status::protocol_error("unknown api key " + std::to_string(api_key));
@@ -2924,6 +2944,8 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<DescribeTransactionsResponse>(version, body, reencode_ok);
     case ListTransactionsResponse::kApiKey:
       return decode_and_check<ListTransactionsResponse>(version, body, reencode_ok);
+    case AllocateProducerIdsResponse::kApiKey:
+      return decode_and_check<AllocateProducerIdsResponse>(version, body, reencode_ok);
     default:
       *reencode_ok = true;
       return Status::protocol_error("unknown api key " + std::to_string(api_key));

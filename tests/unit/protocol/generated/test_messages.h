@@ -262,6 +262,8 @@ void fill_test_values(BrokerRegistrationRequest::Listener& m, int16_t version, F
 void fill_test_values(BrokerRegistrationRequest::Feature& m, int16_t version, Filler& f);
 void fill_test_values(BrokerRegistrationRequest& m, int16_t version, Filler& f);
 void fill_test_values(BrokerRegistrationResponse& m, int16_t version, Filler& f);
+void fill_test_values(AllocateProducerIdsRequest& m, int16_t version, Filler& f);
+void fill_test_values(AllocateProducerIdsResponse& m, int16_t version, Filler& f);
 void fill_test_values(RequestHeader& m, int16_t version, Filler& f);
 void fill_test_values(ResponseHeader& m, int16_t version, Filler& f);
 void fill_test_values(ConsumerProtocolSubscription::TopicPartition& m, int16_t version, Filler& f);
@@ -286,6 +288,7 @@ void fill_test_values(GroupOffsetsRecord& m, int16_t version, Filler& f);
 void fill_test_values(GroupDeletedRecord& m, int16_t version, Filler& f);
 void fill_test_values(OffsetsDeletedRecord::DeletedPartition& m, int16_t version, Filler& f);
 void fill_test_values(OffsetsDeletedRecord& m, int16_t version, Filler& f);
+void fill_test_values(ProducerIdsRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the
