@@ -477,7 +477,8 @@ Status from_kafka(const protocol::FetchSnapshotRequest& request, const GroupAddr
                       std::to_string(p.current_leader_epoch) + ", max bytes " + std::to_string(request.max_bytes));
   }
   *out = FetchSnapshotRequest{p.current_leader_epoch, request.replica_id,
-                              SnapshotId{p.snapshot_id.end_offset, p.snapshot_id.epoch}, p.position};
+                              SnapshotId{p.snapshot_id.end_offset, p.snapshot_id.epoch}, p.position,
+                              request.max_bytes};
   return Status();
 }
 

@@ -6,6 +6,7 @@
 // snapshotId); raft/kafka_wire.h converts them to and from Kafka's.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <variant>
 #include <vector>
@@ -85,6 +86,7 @@ struct FetchSnapshotRequest {
   NodeId replica_id = kNoNode;
   SnapshotId snapshot_id;
   int64_t position = 0;  // bytes the fetcher already holds
+  int32_t max_bytes = std::numeric_limits<int32_t>::max();  // of the answer's chunk (Kafka's MaxBytes)
 };
 
 struct FetchSnapshotResponse {

@@ -627,7 +627,10 @@ Status Replica::handle_fetch_snapshot_request(NodeId from, int32_t correlation_i
       progress->second.fetched_once = true;
     }
     resp.size = snapshots_->latest_size();
-    Status s = snapshots_->read(req.snapshot_id, req.position, options_.max_snapshot_chunk_bytes, &resp.bytes);
+    // The fetcher's MaxBytes bounds the chunk too (at least one byte, so
+    // that the fetch moves on).
+    const size_t chunk = std::min(options_.max_snapshot_chunk_bytes, static_cast<size_t>(std::max(req.max_bytes, 1)));
+    Status s = snapshots_->read(req.snapshot_id, req.position, chunk, &resp.bytes);
     if (!s.ok()) return s.with_context("raft: reading a snapshot for " + std::to_string(from));
   }
   send(from, std::move(resp), correlation_id);

@@ -408,6 +408,7 @@ TEST_F(KafkaWireTest, FetchSnapshotRoundTripsAtEveryVersion) {
     EXPECT_EQ(back.replica_id, 2);
     EXPECT_EQ(back.snapshot_id, (SnapshotId{300, 6}));
     EXPECT_EQ(back.position, 4096);
+    EXPECT_EQ(back.max_bytes, 65536);
   }
   FetchSnapshotResponse response;
   response.leader_epoch = 7;

@@ -226,6 +226,33 @@ TEST(Replica, HighWatermarkWaitsForTheLeadersOwnEpoch) {
   EXPECT_EQ(leader.replica->high_watermark(), 4);
 }
 
+TEST(Replica, ASnapshotChunkIsBoundedByTheFetchersMaxBytes) {
+  Node leader;
+  fill(leader, {1, 1, 2});
+  elect(leader, 3, 0);
+  ASSERT_TRUE(leader.replica->poll(110).ok());
+  ASSERT_EQ(fetch(leader, 2, 4, 3, 111).high_watermark, 4);
+  const SnapshotId id{4, 3};
+  ASSERT_TRUE(leader.replica->store_snapshot(id, "0123456789").ok());
+  auto chunk = [&](int64_t position, int32_t max_bytes) {
+    FetchSnapshotRequest req{3, 2, id, position};
+    if (max_bytes > 0) req.max_bytes = max_bytes;
+    Status s = leader.replica->handle(Message{2, 1, 9, req}, 120);
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    auto answers = sent<FetchSnapshotResponse>(*leader.replica, 2);
+    EXPECT_EQ(answers.size(), 1u);
+    if (answers.empty()) return std::string("(none)");
+    EXPECT_EQ(answers[0].error, FetchError::kNone);
+    EXPECT_EQ(answers[0].size, 10);
+    EXPECT_EQ(answers[0].position, position);
+    return answers[0].bytes;
+  };
+  EXPECT_EQ(chunk(0, 4), "0123");
+  EXPECT_EQ(chunk(4, 4), "4567");
+  EXPECT_EQ(chunk(8, 4), "89");
+  EXPECT_EQ(chunk(0, 0), "0123456789") << "no MaxBytes given: the leader's chunk size";
+}
+
 TEST(Replica, HighWatermarkCountsOnlyDurableEntries) {
   Node leader;
   elect(leader, 1, 0);
