@@ -145,6 +145,8 @@ void ClusterController::maybe_snapshot(raft::Offset offset, const raft::Entry& e
 }
 
 void ClusterController::snapshot_now() {
+  // On the reactor: its cost is logged (the state is read from eddy.db).
+  const int64_t began = port::monotonic_nanos();
   std::vector<broker::ControllerRecord> records;
   int64_t producer_ids_end = 0;
   Status s = broker_->controller_state(&records);
@@ -157,11 +159,15 @@ void ClusterController::snapshot_now() {
   applied_since_snapshot_ = 0;
   unsnapshotted_ = false;
   last_snapshot_ms_ = port::monotonic_millis();
-  quorum_->take_snapshot(applied_end_, broker::encode_controller_snapshot(records));
+  std::string bytes = broker::encode_controller_snapshot(records);
+  EDDY_LOG_INFO("controller log: snapshot at offset {} ({} records, {} bytes) built in {:.1f} ms", applied_end_,
+                records.size(), bytes.size(), static_cast<double>(port::monotonic_nanos() - began) / 1e6);
+  quorum_->take_snapshot(applied_end_, std::move(bytes));
 }
 
 void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& bytes) {
   if (failed_) return;
+  const int64_t began = port::monotonic_nanos();
   std::vector<broker::ControllerRecord> records;
   Status s = broker::decode_controller_snapshot(bytes, &records);
   // The producer ids' end is this class's; the broker loads the rest.
@@ -181,7 +187,8 @@ void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& by
     stop_applying("the snapshot at offset " + std::to_string(id.end_offset), s);
     return;
   }
-  EDDY_LOG_INFO("controller log: loaded the snapshot at offset {} ({} records)", id.end_offset, records.size());
+  EDDY_LOG_INFO("controller log: loaded the snapshot at offset {} ({} records, {} bytes) in {:.1f} ms", id.end_offset,
+                records.size(), bytes.size(), static_cast<double>(port::monotonic_nanos() - began) / 1e6);
   applied_since_snapshot_ = 0;
   applied_end_ = id.end_offset;
   unsnapshotted_ = false;
