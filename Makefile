@@ -7,7 +7,7 @@
 #   make deb ARCH=...      Debian package of the gateway build for amd64, arm64 or armhf (in build-deb/)
 #   make package-test      the three packages: lintian, qemu, install/upgrade/remove in a Debian 12 tree, booted with systemd
 #   make size              stripped size of eddy (gateway build) for the host and each ARM build
-#   make asan              unit tests under AddressSanitizer + UBSan
+#   make asan              unit tests under AddressSanitizer + UBSan (clang, build-fuzz)
 #   make fuzz              build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make fuzz-long         fuzz_live_broker (a real broker behind a connection) for FUZZ_RUNS (10^7) executions
 #   make narrowing         every source compiled by clang for armhf (32-bit size_t) with -Wshorten-64-to-32 and
@@ -110,15 +110,22 @@ size: deps
 	@cmake --build build-size --target eddy -j$(JOBS) >/dev/null
 	@scripts/print-size.sh build-size/eddy build-aarch64/eddy build-armhf/eddy
 
+# The unit tests under ASan+UBSan are built in the fuzz build (clang), which
+# compiles every room with both sanitizers already: one sanitized build of
+# the sources, not two (a gcc build with -DEDDY_SANITIZE=ON is the other
+# way, by hand).
+FUZZ_CONFIGURE = CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_FUZZ=ON \
+	  -DEDDY_SYSTEM_GTEST=OFF -DEDDY_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+
 asan: deps
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_SANITIZE=ON >/dev/null
-	@cmake --build build-asan -j$(JOBS)
-	cd build-asan && ctest -L unit --output-on-failure -j$(JOBS)
+	@scripts/install-deps.sh fuzz
+	@$(FUZZ_CONFIGURE)
+	@cmake --build build-fuzz -j$(JOBS) --target eddy_unit_tests
+	cd build-fuzz && ctest -L unit --output-on-failure -j$(JOBS)
 
 fuzz: deps
 	@scripts/install-deps.sh fuzz
-	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_FUZZ=ON \
-	  -DEDDY_SYSTEM_GTEST=OFF -DEDDY_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	@$(FUZZ_CONFIGURE)
 	@cmake --build build-fuzz -j$(JOBS) --target fuzz_request_decoder fuzz_response_decoder fuzz_record_validator fuzz_sasl \
 	  fuzz_live_broker
 	cd build-fuzz && ctest -L fuzz --output-on-failure -j$(JOBS)
