@@ -101,6 +101,13 @@ struct Cluster {
   std::map<NodeId, std::shared_ptr<Committed>> committed;
   std::atomic<int> order_violations{0};
 
+  // Every runtime leaves the network before any is destroyed: a sender thread
+  // of one must never reach another that is being freed.
+  ~Cluster() {
+    for (auto& [id, rt] : nodes) network.detach(id);
+    nodes.clear();
+  }
+
   void start(NodeId id, bool bootstrap = true, Offset committed_from = 0) {
     QuorumRuntimeOptions o;
     o.replica.id = id;
