@@ -327,6 +327,9 @@ class Broker {
   void handle_heartbeat(RequestPtr request);
   void handle_leave_group(RequestPtr request);
   void handle_offset_commit(RequestPtr request);
+  // A cluster's coordinator: expired offsets removed on every node through
+  // the controller log (OffsetsDeletedRecord).
+  void replicate_expiry(std::vector<meta::GroupTopicPartition> expired);
   // A cluster's coordinator (the controller leader): the commit replicated
   // through the controller log before response is sent.
   void replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response);

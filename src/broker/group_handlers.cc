@@ -53,8 +53,39 @@ Status Broker::start_groups() {
       o);
   // A cluster's groups are coordinated by the controller quorum's leader
   // (FindCoordinator points there); the other nodes answer NOT_COORDINATOR.
-  if (controller_ != nullptr) coordinator_->set_serving([this] { return controller_->is_leader(); });
+  if (controller_ != nullptr) {
+    coordinator_->set_serving([this] { return controller_->is_leader(); });
+    coordinator_->set_expired_offsets_sink(
+        [this](std::vector<meta::GroupTopicPartition> expired) { replicate_expiry(std::move(expired)); });
+  }
   return coordinator_->start().with_context("group coordinator");
+}
+
+void Broker::replicate_expiry(std::vector<meta::GroupTopicPartition> expired) {
+  // One OffsetsDeletedRecord per group (expired is sorted by group); every
+  // node, this one included, removes the offsets when it applies it.
+  Proposals proposals;
+  for (const meta::GroupTopicPartition& e : expired) {
+    if (proposals.records.empty() ||
+        std::get<protocol::OffsetsDeletedRecord>(proposals.records.back()).group_id != e.group) {
+      protocol::OffsetsDeletedRecord record;
+      record.group_id = e.group;
+      proposals.records.push_back(std::move(record));
+      proposals.entries.push_back(proposals.entries.size());
+    }
+    std::get<protocol::OffsetsDeletedRecord>(proposals.records.back())
+        .partitions.push_back({e.partition.topic, e.partition.partition, {}});
+    // A commit that lands while the removal is in flight is logged after it
+    // (even one of the same offset), so the removal never outlives it.
+    logged_offsets_.forget(e.group, e.partition.topic, e.partition.partition);
+  }
+  const size_t count = expired.size();
+  propose_all(
+      std::move(proposals),
+      [](size_t, const Status& s) {
+        if (!s.ok()) EDDY_LOG_WARN("offset expiry: not removed through the controller log: {}", s.to_string());
+      },
+      [count] { EDDY_LOG_INFO("offset expiry: removing {} committed offsets of empty groups on every node", count); });
 }
 
 void Broker::drain_groups() {

@@ -75,6 +75,12 @@ class Coordinator {
   // the controller quorum's leader); otherwise every group request is
   // answered NOT_COORDINATOR, and clients ask FindCoordinator again.
   void set_serving(std::function<bool()> serving) { serving_ = std::move(serving); }
+  // A cluster node: offsets expire only while serving, and what expires is
+  // handed to expired (which removes it on every node through the
+  // controller log) instead of being deleted here, so that no node drops
+  // the offsets of a group another node coordinates.
+  using ExpiredOffsets = std::function<void(std::vector<meta::GroupTopicPartition> expired)>;
+  void set_expired_offsets_sink(ExpiredOffsets expired) { expired_sink_ = std::move(expired); }
   // What a group request gets now instead of an answer: COORDINATOR_NOT_AVAILABLE
   // while draining, NOT_COORDINATOR when not serving; NONE otherwise.
   protocol::ErrorCode availability() const;
@@ -211,6 +217,7 @@ class Coordinator {
   port::Executor::TimerId expiry_timer_ = 0;
   bool draining_ = false;
   std::function<bool()> serving_;  // empty: always (a single node)
+  ExpiredOffsets expired_sink_;    // empty: expiry deletes here (a single node)
 };
 
 }  // namespace eddy::group

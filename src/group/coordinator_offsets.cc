@@ -114,6 +114,8 @@ void Coordinator::schedule_expiry() {
 
 void Coordinator::expire_offsets() {
   EDDY_DCHECK_ON_LOOP(executor_);
+  // Only the coordinating node knows which groups are empty.
+  if (serving_ && !serving_()) return;
   std::vector<std::string> with_offsets;
   Status s = offsets_.groups_with_offsets(&with_offsets);
   if (!s.ok()) {
@@ -125,7 +127,13 @@ void Coordinator::expire_offsets() {
     const Group* g = find_group(id);
     if (g == nullptr || (g->members.empty() && g->pending.empty())) empty.push_back(id);
   }
-  if (!empty.empty()) {
+  if (!empty.empty() && expired_sink_) {
+    // Removed once the controller log carries it; the groups left without
+    // offsets go on a later pass.
+    std::vector<meta::GroupTopicPartition> expired;
+    if (!offsets_.find_expired(empty, executor_.now_ms(), &expired).ok()) return;
+    if (!expired.empty()) expired_sink_(std::move(expired));
+  } else if (!empty.empty()) {
     if (!offsets_.expire(empty, executor_.now_ms()).ok()) return;
     if (!offsets_.groups_with_offsets(&with_offsets).ok()) return;
   }

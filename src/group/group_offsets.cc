@@ -257,4 +257,11 @@ Status GroupOffsets::expire(const std::vector<std::string>& empty_groups, int64_
   return s;
 }
 
+Status GroupOffsets::find_expired(const std::vector<std::string>& empty_groups, int64_t now_ms,
+                                  std::vector<meta::GroupTopicPartition>* out) {
+  Status s = meta_->offsets().find_expired(empty_groups, now_ms - retention_ms_, out);
+  if (!s.ok()) EDDY_LOG_WARN("offset expiry: {}", s.message());
+  return s;
+}
+
 }  // namespace eddy::group

@@ -85,6 +85,9 @@ class GroupOffsets {
   // REQUIRES: empty_groups have no members (Kafka never expires the offsets
   // of a group with members).
   Status expire(const std::vector<std::string>& empty_groups, int64_t now_ms);
+  // What expire() would delete, deleting nothing.
+  Status find_expired(const std::vector<std::string>& empty_groups, int64_t now_ms,
+                      std::vector<meta::GroupTopicPartition>* out);
 
  private:
   // The answer to one partition of a commit the group verdict allows.

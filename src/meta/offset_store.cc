@@ -122,28 +122,37 @@ Status OffsetStore::list_groups(std::vector<std::string>* out) {
   return s;
 }
 
+Status OffsetStore::find_expired(const std::vector<std::string>& empty_groups, int64_t cutoff_ms,
+                                 std::vector<GroupTopicPartition>* out) {
+  out->clear();
+  for (const std::string& group : empty_groups) {
+    Statement st;
+    Status s = db_->prepare(
+        "SELECT topic, partition FROM committed_offsets WHERE group_id = ? AND commit_timestamp_ms < ? "
+        "ORDER BY topic, partition",
+        &st);
+    if (!s.ok()) return s;
+    st.bind_text(1, group);
+    st.bind_int64(2, cutoff_ms);
+    bool row = false;
+    while ((s = st.step(&row)).ok() && row) {
+      out->push_back({group, {st.column_text(0), static_cast<int32_t>(st.column_int64(1))}});
+    }
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
 Status OffsetStore::expire(const std::vector<std::string>& empty_groups, int64_t cutoff_ms,
                            std::vector<GroupTopicPartition>* expired) {
   if (expired != nullptr) expired->clear();
   Transaction tx(db_);
   Status s = tx.begin();
   if (!s.ok()) return s;
+  if (expired != nullptr) {
+    if (s = find_expired(empty_groups, cutoff_ms, expired); !s.ok()) return s;
+  }
   for (const std::string& group : empty_groups) {
-    if (expired != nullptr) {
-      Statement st;
-      s = db_->prepare(
-          "SELECT topic, partition FROM committed_offsets WHERE group_id = ? AND commit_timestamp_ms < ? "
-          "ORDER BY topic, partition",
-          &st);
-      if (!s.ok()) return s;
-      st.bind_text(1, group);
-      st.bind_int64(2, cutoff_ms);
-      bool row = false;
-      while ((s = st.step(&row)).ok() && row) {
-        expired->push_back({group, {st.column_text(0), static_cast<int32_t>(st.column_int64(1))}});
-      }
-      if (!s.ok()) return s;
-    }
     Statement st;
     s = db_->prepare("DELETE FROM committed_offsets WHERE group_id = ? AND commit_timestamp_ms < ?", &st);
     if (!s.ok()) return s;

@@ -66,6 +66,11 @@ class OffsetStore {
   // receives what was deleted, so the caller can drop its cached copies.
   Status expire(const std::vector<std::string>& empty_groups, int64_t cutoff_ms,
                 std::vector<GroupTopicPartition>* expired = nullptr);
+  // What expire() would delete, deleting nothing (a cluster's coordinator
+  // removes it on every node through the controller log), by group, topic,
+  // partition.
+  Status find_expired(const std::vector<std::string>& empty_groups, int64_t cutoff_ms,
+                      std::vector<GroupTopicPartition>* out);
 
  private:
   Database* db_;

@@ -13,8 +13,10 @@ listener, where (as on Kafka's controllers) only the leader answers without
 NOT_LEADER_OR_FOLLOWER; a client listener forwards to the leader.
 """
 
+import re
 import struct
 
+import metrics_fixture
 from eddy_fixture import Broker, wait_until
 from kafka_fixture import free_port
 import kafka_wire as kw
@@ -141,6 +143,15 @@ class EddyCluster:
         if any(view["voters"].get(i, -1) < view["high_watermark"] for i in views):
             return None
         return leaders[0]
+
+    def committed_offsets(self, i):
+        """Node i's committed offsets, as its metrics listener shows them
+        (eddy_consumer_group_committed_offset): [(group, topic, partition, offset)]."""
+        raw = metrics_fixture.http_exchange(self.metrics_ports[i],
+                                            b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        pattern = re.compile(rb'^eddy_consumer_group_committed_offset\{group="([^"]*)",topic="([^"]*)",'
+                             rb'partition="(\d+)"\} (\S+)$', re.M)
+        return sorted((g.decode(), t.decode(), int(p), int(float(o))) for g, t, p, o in pattern.findall(raw))
 
     def wait_for_leader(self, timeout=20, other_than=None):
         def found():

@@ -470,9 +470,9 @@ def test_a_restarted_node_and_a_wiped_node_have_every_topic(cluster):
     ids = {metadata(cluster, i)[0] for i in cluster.ids}
     assert len(ids) == 1, "the wiped node adopted the cluster's id: %s" % ids
     # The committed offsets came with the leader's snapshot (or the log after it).
-    wait_until(lambda: committed_offsets(cluster, b) == committed_offsets(cluster, _leader), 30,
+    wait_until(lambda: cluster.committed_offsets(b) == cluster.committed_offsets(_leader), 30,
                "the wiped node to hold the leader's committed offsets")
-    assert ("across", "grouped") in {(g, t) for g, t, _p, _o in committed_offsets(cluster, b)}
+    assert ("across", "grouped") in {(g, t) for g, t, _p, _o in cluster.committed_offsets(b)}
     # Producer ids: the wiped node's blocks come from the controller log,
     # past every block it or another node had; the restarted node skips
     # what was left of its last block.
@@ -481,18 +481,6 @@ def test_a_restarted_node_and_a_wiped_node_have_every_topic(cluster):
         ids, _retries = producer_ids(cluster, i, 5)
         assert not before & set(ids), "node %d handed out ids again: %s" % (i, sorted(before & set(ids)))
     assert len(set(HANDED_OUT)) == len(HANDED_OUT)
-
-
-def committed_offsets(cluster, i):
-    """Node i's committed offsets, as its metrics listener shows them
-    (eddy_consumer_group_committed_offset): [(group, topic, partition, offset)]."""
-    import re
-    import metrics_fixture
-    raw = metrics_fixture.http_exchange(cluster.metrics_ports[i],
-                                        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    pattern = re.compile(rb'^eddy_consumer_group_committed_offset\{group="([^"]*)",topic="([^"]*)",'
-                         rb'partition="(\d+)"\} (\S+)$', re.M)
-    return sorted((g.decode(), t.decode(), int(p), int(float(o))) for g, t, p, o in pattern.findall(raw))
 
 
 def snapshots(cluster, i):
@@ -525,13 +513,13 @@ def test_every_node_snapshots_its_metadata_and_its_log_starts_there(cluster):
         offset = int(snapshots(cluster, i)[0].split("-")[0])
         assert 0 < offset <= end, (i, offset, end)
     follower = next(i for i in cluster.ids if i != leader)
-    wait_until(lambda: committed_offsets(cluster, follower) == committed_offsets(cluster, leader), 20,
+    wait_until(lambda: cluster.committed_offsets(follower) == cluster.committed_offsets(leader), 20,
                "the follower to have applied every commit")
-    before = committed_offsets(cluster, follower)
+    before = cluster.committed_offsets(follower)
     cluster.nodes[follower].kill()
     cluster.start(follower)
     wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
-    assert committed_offsets(cluster, follower) == before
+    assert cluster.committed_offsets(follower) == before
     assert metadata(cluster, follower, ["grouped"])[3]["grouped"][0] == 0
     # The snapshot carries where the next block of producer ids starts.
     ids, _retries = producer_ids(cluster, follower, 3)
@@ -572,6 +560,6 @@ def test_a_node_behind_the_leaders_snapshot_loads_it_over_what_it_held(cluster):
     wait_until(lambda: "doomed-later" not in metadata(cluster, down)[3], 20, "the deleted topic gone there")
     assert len(metadata(cluster, down, ["configured"])[3]["configured"][1]) == 4, "the added partitions"
     assert topic_config_at(cluster, down, "configured", "retention.ms") == "654321", "the new config"
-    wait_until(lambda: committed_offsets(cluster, down) == committed_offsets(cluster, leader), 20,
+    wait_until(lambda: cluster.committed_offsets(down) == cluster.committed_offsets(leader), 20,
                "the leader's committed offsets")
-    assert ("while-down", "grouped", 3, 3 * SNAPSHOT_BYTES // 40) in committed_offsets(cluster, down)
+    assert ("while-down", "grouped", 3, 3 * SNAPSHOT_BYTES // 40) in cluster.committed_offsets(down)

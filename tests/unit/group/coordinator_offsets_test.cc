@@ -38,6 +38,27 @@ TEST_F(CoordinatorTest, OffsetsSurviveRestartAndExpireWhenEmpty) {
   EXPECT_EQ(committed(2), -1);
 }
 
+TEST_F(CoordinatorTest, AClusterNodeExpiresOnlyWhileCoordinatingAndThroughTheSink) {
+  EXPECT_EQ(commit("", -1, 2, 42), 0);
+  EXPECT_EQ(commit("", -1, 4, 43), 0);
+  bool serving = false;
+  std::vector<std::vector<meta::GroupTopicPartition>> handed;
+  coordinator_->set_serving([&] { return serving; });
+  coordinator_->set_expired_offsets_sink(
+      [&](std::vector<meta::GroupTopicPartition> expired) { handed.push_back(std::move(expired)); });
+  clock_.advance(80'000);  // past retention: another node coordinates the group
+  EXPECT_TRUE(handed.empty());
+  serving = true;
+  EXPECT_EQ(coordinator_->availability(), ErrorCode::kNone);
+  clock_.advance(10'000);
+  ASSERT_FALSE(handed.empty());
+  const std::vector<meta::GroupTopicPartition> want = {{"g", {"t", 2}}, {"g", {"t", 4}}};
+  EXPECT_EQ(handed[0], want);
+  // Nothing is deleted here: applying the controller log's record does that.
+  EXPECT_EQ(committed(2), 42);
+  EXPECT_EQ(committed(4), 43);
+}
+
 TEST_F(CoordinatorTest, DescribeListDelete) {
   std::string a;
   join_new(&a);
