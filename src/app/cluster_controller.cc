@@ -99,7 +99,14 @@ void ClusterController::forward(const broker::Request& request, Forwarded done) 
 }
 
 void ClusterController::apply(raft::Offset offset, const raft::Entry& entry) {
-  if (failed_ || entry.kind != raft::EntryKind::kData) return;
+  if (failed_) return;
+  if (entry.kind == raft::EntryKind::kLeaderChange) {
+    // The first entry of this node's own term: everything committed before
+    // it is applied here now, so the groups' offsets and static members are
+    // all held, and this node may coordinate them.
+    if (is_leader() && entry.epoch == quorum_->view().epoch) broker_->take_over_groups();
+    return;
+  }
   broker::ControllerRecord record;
   Status s = broker::decode_controller_record(entry.payload, &record);
   if (s.ok()) {
@@ -206,6 +213,7 @@ meta::ClusterBroker ClusterController::this_node() const {
 
 void ClusterController::tick() {
   if (failed_) return;
+  if (broker_->coordinating_groups() && !is_leader()) broker_->step_down_groups();
   const int64_t interval = quorum_->config().snapshot_interval_ms;
   if (interval > 0 && unsnapshotted_ && applied_end_ > 0 && port::monotonic_millis() - last_snapshot_ms_ >= interval) {
     snapshot_now();

@@ -163,18 +163,25 @@ class Broker {
   Status apply_controller_record(const ControllerRecord& record);
   // Whether the cluster id came from the controller log already.
   bool has_log_cluster_id();
+  // A cluster node: this node coordinates the consumer groups from its
+  // takeover (the controller leader, once it has applied its own term's
+  // first entry, so it holds every committed offset and static member)
+  // until its step-down (leadership lost); see Coordinator::take_over.
+  void take_over_groups();
+  void step_down_groups();
+  bool coordinating_groups() const { return coordinating_groups_; }
   // The controller state held here as the records that rebuild it (a
   // snapshot's content; controller_snapshot.cc): the cluster id, the
   // registered nodes, every topic with its replicas and configs, every
-  // group's committed offsets (the producer ids' end is the cluster
-  // controller's to add).
+  // group's committed offsets and static members (the producer ids' end is
+  // the cluster controller's to add).
   Status controller_state(std::vector<ControllerRecord>* out);
   // Replaces the controller state held here by records (a snapshot from
   // controller_state(), maybe another node's): topics absent from it are
   // removed, its topics created or brought to its partitions and configs,
-  // every group's offsets replaced by its. Applying it twice leaves the same
-  // state. A non-ok Status (the meta store or a log failed) means the node
-  // must stop applying. REQUIRES: no ProducerIdsRecord among records.
+  // every group's offsets and static members replaced by its. Applying it
+  // twice leaves the same state. A non-ok Status (the meta store or a log
+  // failed) means the node must stop applying. REQUIRES: no ProducerIdsRecord among records.
   Status load_controller_state(const std::vector<ControllerRecord>& records);
 
  private:
@@ -330,6 +337,10 @@ class Broker {
   // A cluster's coordinator: expired offsets removed on every node through
   // the controller log (OffsetsDeletedRecord).
   void replicate_expiry(std::vector<meta::GroupTopicPartition> expired);
+  // A cluster's coordinator: a static member's state (or its removal) stored
+  // on every node through the controller log, unless eddy.db holds it so.
+  void replicate_static_member(const meta::StaticMember& member);
+  void replicate_static_member_removed(const std::string& group_id, const std::string& instance_id);
   // A cluster's coordinator (the controller leader): the commit replicated
   // through the controller log before response is sent.
   void replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response);
@@ -525,6 +536,7 @@ class Broker {
   std::vector<meta::ClusterBroker> cluster_brokers_;  // registered nodes, by node id
   std::set<std::string> auto_creating_;  // topics Metadata is having created
   LoggedOffsets logged_offsets_;
+  bool coordinating_groups_ = false;  // a cluster node between take_over_groups and step_down_groups
   std::unique_ptr<security::AclAuthorizer> authorizer_;  // null: no authorizer configured
   uint64_t authorization_refusals_ = 0;
   uint64_t authorization_refusals_unlogged_ = 0;

@@ -1,9 +1,11 @@
 // A cluster node applying the controller log's committed records: topics
 // and their partitions' replicas, topic configs, the registered nodes, the
-// cluster id, the consumer groups' committed offsets (see controller_client.h).
+// cluster id, the consumer groups' committed offsets and static members
+// (see controller_client.h).
 #include <map>
 
 #include "broker/broker.h"
+#include "broker/static_member_records.h"
 #include "port/log.h"
 
 namespace eddy::broker {
@@ -98,6 +100,12 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
       logged_offsets_.forget(r->group_id, p.topic, p.partition);
     }
     return meta_->offsets().remove(r->group_id, partitions);
+  }
+  if (const auto* r = std::get_if<protocol::StaticMemberRecord>(&record)) {
+    return meta_->static_members().save(to_static_member(*r));
+  }
+  if (const auto* r = std::get_if<protocol::StaticMemberRemovedRecord>(&record)) {
+    return meta_->static_members().remove(r->group_id, r->group_instance_id);
   }
   if (std::holds_alternative<protocol::ProducerIdsRecord>(record)) {
     // Producer id blocks are the cluster controller's (app/cluster_producer_ids.cc).

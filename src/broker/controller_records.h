@@ -30,6 +30,8 @@ enum class ControllerRecordType : int8_t {
   kGroupDeleted = 8,
   kOffsetsDeleted = 9,
   kProducerIds = 10,
+  kStaticMember = 11,
+  kStaticMemberRemoved = 12,
 };
 
 // In ControllerRecordType's order (index + 1 = type).
@@ -37,7 +39,7 @@ using ControllerRecord =
     std::variant<protocol::ClusterIdRecord, protocol::RegisterBrokerRecord, protocol::TopicRecord,
                  protocol::RemoveTopicRecord, protocol::PartitionsAddedRecord, protocol::TopicConfigsRecord,
                  protocol::GroupOffsetsRecord, protocol::GroupDeletedRecord, protocol::OffsetsDeletedRecord,
-                 protocol::ProducerIdsRecord>;
+                 protocol::ProducerIdsRecord, protocol::StaticMemberRecord, protocol::StaticMemberRemovedRecord>;
 
 // The payload of record, in the newest version of its type.
 std::string encode_controller_record(const ControllerRecord& record);

@@ -2,7 +2,7 @@
 // loaded in place of it (see Broker::controller_state and
 // load_controller_state). The state is what the controller log's records
 // build: the cluster id, the registered nodes, the topics with their
-// replicas and configs, the groups' committed offsets.
+// replicas and configs, the groups' committed offsets and static members.
 //
 // Registrations are never removed (the voters are fixed: there are no
 // membership changes), so loading registers the snapshot's nodes and keeps
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "broker/broker.h"
+#include "broker/static_member_records.h"
 
 namespace eddy::broker {
 namespace {
@@ -56,6 +57,9 @@ Status Broker::controller_state(std::vector<ControllerRecord>* out) {
     }
     out->push_back(std::move(r));
   }
+  std::vector<meta::StaticMember> members;
+  if (Status s = meta_->static_members().load_all(&members); !s.ok()) return s;
+  for (const meta::StaticMember& m : members) out->push_back(to_static_member_record(m));
   return Status();
 }
 
@@ -80,6 +84,8 @@ Status Broker::load_controller_state(const std::vector<ControllerRecord>& record
     if (Status s = meta_->offsets().remove_group(group); !s.ok()) return s;
   }
   logged_offsets_.last.clear();
+  // Static members: the snapshot's replace every group's too.
+  if (Status s = meta_->static_members().remove_all(); !s.ok()) return s;
   for (const ControllerRecord& record : records) {
     const auto* t = std::get_if<protocol::TopicRecord>(&record);
     const Topic* here = t != nullptr ? topics_.find(t->topic_id) : nullptr;

@@ -34,6 +34,32 @@ Coordinator::~Coordinator() {
 
 Status Coordinator::start() {
   EDDY_DCHECK_ON_LOOP(executor_);
+  Status s = load_static_members();
+  if (!s.ok()) return s;
+  schedule_expiry();
+  return Status::ok_status();
+}
+
+void Coordinator::take_over() {
+  EDDY_DCHECK_ON_LOOP(executor_);
+  drop_groups();
+  Status s = load_static_members();
+  if (!s.ok()) EDDY_LOG_WARN("group coordinator: reloading static members: {}", s.message());
+}
+
+void Coordinator::step_down() {
+  EDDY_DCHECK_ON_LOOP(executor_);
+  drop_groups();
+}
+
+void Coordinator::drop_groups() {
+  stop_groups(ErrorCode::kNotCoordinator);
+  std::vector<std::string> ids;
+  for (const auto& [id, g] : groups_) ids.push_back(id);
+  for (const auto& id : ids) erase_group(id);
+}
+
+Status Coordinator::load_static_members() {
   std::vector<meta::StaticMember> stored;
   Status s = meta_->static_members().load_all(&stored);
   if (!s.ok()) return s;
@@ -61,7 +87,6 @@ Status Coordinator::start() {
     schedule_session_timeout(g, it->second);
   }
   if (!stored.empty()) EDDY_LOG_INFO("group coordinator: reloaded {} static members", stored.size());
-  schedule_expiry();
   return Status::ok_status();
 }
 
@@ -70,6 +95,10 @@ void Coordinator::drain() {
   draining_ = true;
   executor_.cancel(expiry_timer_);
   expiry_timer_ = 0;
+  stop_groups(ErrorCode::kCoordinatorNotAvailable);
+}
+
+void Coordinator::stop_groups(ErrorCode parked) {
   for (auto& [id, g] : groups_) {
     executor_.cancel(g->join_timer);
     g->join_timer = 0;
@@ -77,8 +106,8 @@ void Coordinator::drain() {
     for (auto& [mid, m] : g->members) {
       executor_.cancel(m.session_timer);
       m.session_timer = 0;
-      m.fail_parked_join(ErrorCode::kCoordinatorNotAvailable);
-      m.fail_parked_sync(ErrorCode::kCoordinatorNotAvailable);
+      m.fail_parked_join(parked);
+      m.fail_parked_sync(parked);
     }
   }
 }

@@ -81,6 +81,21 @@ class Coordinator {
   // the offsets of a group another node coordinates.
   using ExpiredOffsets = std::function<void(std::vector<meta::GroupTopicPartition> expired)>;
   void set_expired_offsets_sink(ExpiredOffsets expired) { expired_sink_ = std::move(expired); }
+  // A cluster node: a static member's state is handed to saved / removed
+  // (which store it on every node through the controller log) instead of
+  // being stored here, so that the next leader knows the member.
+  struct StaticMembersSink {
+    std::function<void(const meta::StaticMember& member)> saved;
+    std::function<void(const std::string& group_id, const std::string& instance_id)> removed;
+  };
+  void set_static_members_sink(StaticMembersSink sink) { static_sink_ = std::move(sink); }
+  // A cluster node that became the coordinator (the controller leader, once
+  // it has applied the log up to its own term): the groups it held from an
+  // earlier term are dropped (their parked requests answered
+  // NOT_COORDINATOR) and the static members the log stored are reloaded, as
+  // start() does. step_down(): the groups dropped, nothing reloaded.
+  void take_over();
+  void step_down();
   // What a group request gets now instead of an answer: COORDINATOR_NOT_AVAILABLE
   // while draining, NOT_COORDINATOR when not serving; NONE otherwise.
   protocol::ErrorCode availability() const;
@@ -134,6 +149,13 @@ class Coordinator {
   Group& get_or_create_group(const std::string& id, State initial = State::kEmpty);
   // Moves the group to Dead and forgets it.
   void erase_group(const std::string& id);
+  // Every group's timers cancelled and parked requests answered parked.
+  void stop_groups(protocol::ErrorCode parked);
+  // Every group, its timers cancelled and parked requests answered
+  // NOT_COORDINATOR (take_over, step_down).
+  void drop_groups();
+  // The static members eddy.db holds, as Stable groups (start, take_over).
+  Status load_static_members();
   void erase_group_if_unused(const std::string& id);
   std::string new_member_id(const std::string& client_id);
   // instance_id (when given) belongs to another member than member_id.
@@ -218,6 +240,7 @@ class Coordinator {
   bool draining_ = false;
   std::function<bool()> serving_;  // empty: always (a single node)
   ExpiredOffsets expired_sink_;    // empty: expiry deletes here (a single node)
+  StaticMembersSink static_sink_;  // empty: static members stored here (a single node)
 };
 
 }  // namespace eddy::group

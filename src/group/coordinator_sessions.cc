@@ -155,12 +155,20 @@ void Coordinator::persist_static(const Group& g, const Member& m) {
   sm.rebalance_timeout_ms = m.rebalance_timeout_ms;
   if (const auto* md = m.metadata_for(g.protocol_name)) sm.subscription = *md;
   sm.assignment = m.assignment;
+  if (static_sink_.saved) {
+    static_sink_.saved(sm);
+    return;
+  }
   Status s = meta_->static_members().save(sm);
   if (!s.ok()) EDDY_LOG_WARN("group {}: saving static member {}: {}", g.id, *m.instance_id,
                              s.message());
 }
 
 void Coordinator::forget_static(const Group& g, const std::string& instance_id) {
+  if (static_sink_.removed) {
+    static_sink_.removed(g.id, instance_id);
+    return;
+  }
   Status s = meta_->static_members().remove(g.id, instance_id);
   if (!s.ok()) EDDY_LOG_WARN("group {}: removing static member {}: {}", g.id, instance_id,
                              s.message());

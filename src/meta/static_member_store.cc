@@ -93,4 +93,10 @@ Status StaticMemberStore::remove_group(const std::string& group_id) {
   return st.run();
 }
 
+Status StaticMemberStore::remove_all() {
+  Statement st;
+  Status s = db_->prepare("DELETE FROM static_members", &st);
+  return s.ok() ? st.run() : s;
+}
+
 }  // namespace eddy::meta

@@ -47,6 +47,8 @@ class StaticMemberStore {
   // Deletes one member; *removed (optional) tells whether it existed.
   Status remove(const std::string& group_id, const std::string& group_instance_id, bool* removed = nullptr);
   Status remove_group(const std::string& group_id);
+  // Every member of every group (a cluster node loading a snapshot).
+  Status remove_all();
 
  private:
   Status load_where(const std::string& where, const std::string* group_id, std::vector<StaticMember>* out);

@@ -4,6 +4,7 @@ newest_clients.venv_python(), never under /usr/bin/python3.
 
     confluent_client.py produce BOOTSTRAP TOPIC FIRST COUNT
     confluent_client.py consume BOOTSTRAP GROUP TOPIC EXPECTED TIMEOUT_S   (TOPIC ^...: a regex)
+    confluent_client.py static BOOTSTRAP GROUP INSTANCE TOPIC STOP_FILE    (a static member until STOP_FILE exists)
     confluent_client.py metadata BOOTSTRAP
     confluent_client.py admin BOOTSTRAP PREFIX
 
@@ -119,6 +120,37 @@ def consume(bootstrap, group, topic, expected, timeout):
                      "committed": committed, "client_errors": fatal}})
 
 
+def static_member(bootstrap, group, instance, topic, stop_file):
+    """A static member (group.instance.id) polling until stop_file exists:
+    events for each assignment and revocation, each record read, and its
+    member id once it has one; closes without leaving (librdkafka's static
+    members do not send LeaveGroup)."""
+    conf = dict(base_conf(bootstrap), **{"group.id": group, "group.instance.id": instance,
+                                          "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                                          "session.timeout.ms": 30000, "heartbeat.interval.ms": 500,
+                                          "fetch.wait.max.ms": 500})
+    c = Consumer(conf)
+    c.subscribe([topic],
+                on_assign=lambda _c, parts: emit({"event": "assigned",
+                                                  "partitions": sorted([p.topic, p.partition] for p in parts)}),
+                on_revoke=lambda _c, parts: emit({"event": "revoked",
+                                                  "partitions": sorted([p.topic, p.partition] for p in parts)}),
+                on_lost=lambda _c, parts: emit({"event": "lost",
+                                                "partitions": sorted([p.topic, p.partition] for p in parts)}))
+    member_id = None
+    while not os.path.exists(stop_file):
+        m = c.poll(0.2)
+        if member_id is None and c.memberid():
+            member_id = c.memberid()
+            emit({"event": "member", "member_id": member_id})
+        if m is not None and not m.error():
+            emit({"event": "record", "partition": m.partition(), "offset": m.offset()})
+        elif m is not None:
+            emit({"event": "error", "error": str(m.error())})
+    c.close()
+    emit({"result": {"member_id": member_id}})
+
+
 def metadata(bootstrap):
     """Metadata of all topics through a producer's handle (list_topics())."""
     p = Producer(base_conf(bootstrap))
@@ -186,6 +218,8 @@ def main():
         produce(a[1], a[2], int(a[3]), int(a[4]))
     elif len(a) == 6 and a[0] == "consume":
         consume(a[1], a[2], a[3], int(a[4]), float(a[5]))
+    elif len(a) == 6 and a[0] == "static":
+        static_member(*a[1:])
     elif len(a) == 2 and a[0] == "metadata":
         metadata(a[1])
     elif len(a) == 3 and a[0] == "admin":

@@ -37,7 +37,11 @@ TEST(ControllerRecords, EveryTypeRoundTrips) {
       protocol::GroupDeletedRecord{"g", {}},
       protocol::OffsetsDeletedRecord{"g", {{"sensors", 1, {}}}, {}},
       protocol::ProducerIdsRecord{3, 5000, 1000, {}},
+      protocol::StaticMemberRecord{"g", "inst-a", "c-1", "c", "/127.0.0.1", "consumer", "range", 4, 10000, 30000,
+                                   {0, 1}, {0, 2, 9}, {}},
+      protocol::StaticMemberRemovedRecord{"g", "inst-a", {}},
   };
+  ASSERT_EQ(records.size(), std::variant_size_v<ControllerRecord>) << "one of each type";
   for (const ControllerRecord& record : records) {
     const std::string payload = encode_controller_record(record);
     EXPECT_EQ(static_cast<size_t>(payload[0]), record.index() + 1) << controller_record_name(record);

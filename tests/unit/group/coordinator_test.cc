@@ -275,6 +275,44 @@ TEST_F(CoordinatorTest, StaticMembersSurviveRestart) {
   EXPECT_EQ(s->assignment, (std::vector<uint8_t>{4, 2}));
 }
 
+TEST_F(CoordinatorTest, AClusterNodeHandsStaticMembersToTheSinkAndReloadsThemWhenItTakesOver) {
+  std::vector<meta::StaticMember> saved;
+  std::vector<std::pair<std::string, std::string>> removed;
+  coordinator_->set_static_members_sink({[&](const meta::StaticMember& m) { saved.push_back(m); },
+                                         [&](const std::string& g, const std::string& i) { removed.push_back({g, i}); }});
+  auto ja = join(join_request("", "inst-a"));
+  const std::string a = ja->member_id;
+  sync(a, 1, {{a, {4, 2}}}, "inst-a");
+  ASSERT_EQ(coordinator_->group_state("g"), State::kStable);
+  ASSERT_FALSE(saved.empty());
+  EXPECT_EQ(saved.back().member_id, a);
+  EXPECT_EQ(saved.back().assignment, (std::vector<uint8_t>{4, 2}));
+  std::vector<meta::StaticMember> stored;
+  ASSERT_TRUE(meta_->static_members().load_all(&stored).ok());
+  EXPECT_TRUE(stored.empty()) << "the controller log's record stores it, not the coordinator";
+
+  // Another node coordinated meanwhile; the log stored the member as that
+  // node last saw it, a generation later.
+  coordinator_->step_down();
+  EXPECT_EQ(coordinator_->group_state("g"), State::kDead);
+  meta::StaticMember later = saved.back();
+  later.generation_id = 2;
+  ASSERT_TRUE(meta_->static_members().save(later).ok());
+  coordinator_->take_over();
+  EXPECT_EQ(coordinator_->group_state("g"), State::kStable);
+  EXPECT_EQ(coordinator_->group_generation("g"), 2);
+  EXPECT_EQ(heartbeat(a, 2, "inst-a"), 0) << "the member goes on without a rebalance";
+
+  protocol::LeaveGroupRequest leave;
+  leave.group_id = "g";
+  protocol::LeaveGroupRequest::MemberIdentity m;
+  m.group_instance_id = "inst-a";
+  leave.members.push_back(m);
+  EXPECT_EQ(coordinator_->leave(leave, 4).members.at(0).error_code, 0);
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0], (std::pair<std::string, std::string>{"g", "inst-a"}));
+}
+
 TEST_F(CoordinatorTest, ReloadedStaticMemberThatNeverReturnsIsRemoved) {
   auto ja = join(join_request("", "inst-a"));
   sync(ja->member_id, 1, {{ja->member_id, {1}}}, "inst-a");

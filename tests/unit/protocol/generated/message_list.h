@@ -116,4 +116,6 @@
   X(GroupOffsetsRecord) \
   X(GroupDeletedRecord) \
   X(OffsetsDeletedRecord) \
-  X(ProducerIdsRecord)
+  X(ProducerIdsRecord) \
+  X(StaticMemberRecord) \
+  X(StaticMemberRemovedRecord)

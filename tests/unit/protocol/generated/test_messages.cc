@@ -2712,6 +2712,26 @@ void fill_test_values(ProducerIdsRecord& m, int16_t version, Filler& f) {
   m.producer_id_len = f.next_int<int32_t>(0);
 }
 
+void fill_test_values(StaticMemberRecord& m, int16_t version, Filler& f) {
+  m.group_id = f.next_string();
+  m.group_instance_id = f.next_string();
+  m.member_id = f.next_string();
+  m.client_id = f.next_string();
+  m.client_host = f.next_string();
+  m.protocol_type = f.next_string();
+  m.protocol_name = f.next_string();
+  m.generation_id = f.next_int<int32_t>(0);
+  m.session_timeout_ms = f.next_int<int32_t>(0);
+  m.rebalance_timeout_ms = f.next_int<int32_t>(0);
+  m.subscription = f.next_bytes();
+  m.assignment = f.next_bytes();
+}
+
+void fill_test_values(StaticMemberRemovedRecord& m, int16_t version, Filler& f) {
+  m.group_id = f.next_string();
+  m.group_instance_id = f.next_string();
+}
+
 namespace {
 
 template <typename M>

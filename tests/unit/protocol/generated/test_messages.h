@@ -289,6 +289,8 @@ void fill_test_values(GroupDeletedRecord& m, int16_t version, Filler& f);
 void fill_test_values(OffsetsDeletedRecord::DeletedPartition& m, int16_t version, Filler& f);
 void fill_test_values(OffsetsDeletedRecord& m, int16_t version, Filler& f);
 void fill_test_values(ProducerIdsRecord& m, int16_t version, Filler& f);
+void fill_test_values(StaticMemberRecord& m, int16_t version, Filler& f);
+void fill_test_values(StaticMemberRemovedRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the

@@ -1,16 +1,29 @@
-"""Committed offsets expire in a three-node cluster as they do on Kafka
-(issue 16): the offsets of a group left empty for offsets.retention.minutes
-go, on every node, and those of a group whose members are still consuming
-stay, on every node.
+"""A three-node cluster's consumer groups where Kafka's would differ from a
+single node's (issue 16): committed offsets expire, and static members
+outlive the coordinator.
+
+Committed offsets expire as they do on Kafka: the offsets of a group left
+empty for offsets.retention.minutes go, on every node, and those of a group
+whose members are still consuming stay, on every node.
 
 Only the coordinator (the controller leader) knows which groups have
 members, and a consumer committing the same position again is not logged
 (the followers' copy keeps the first commit's time), so a follower left to
 expire on its own would drop the offsets of a group that is busy on the
 leader. The leader expires, and the removal reaches every node through the
-controller log. Clients: Debian's kafka-python.
+controller log.
+
+A static member (group.instance.id) is stored on every node through the
+controller log, so when the coordinator dies the next leader knows it and
+its assignment: the member goes on heartbeating with the same member id and
+no rebalance, as with Kafka (whose coordinators load the group from
+__consumer_offsets).
+
+Clients: Debian's kafka-python, and the newest confluent-kafka as the
+static member.
 """
 
+import os
 import threading
 import time
 
@@ -91,3 +104,47 @@ def test_an_empty_groups_offsets_expire_everywhere_and_a_busy_groups_stay(cluste
     finally:
         stop.set()
         member.join(timeout=30)
+
+
+def test_a_static_member_goes_on_without_a_rebalance_when_the_coordinator_dies(cluster, tmp_path):
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewTopic
+    import newest_clients as nc
+    client = [nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python),
+              os.path.join(nc.CLIENTS, "confluent_client.py")]
+    leader = cluster.wait_for_leader(timeout=30)
+    bootstrap = ",".join("127.0.0.1:%d" % cluster.client_ports[i] for i in cluster.ids)
+    admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[leader])
+    admin.create_topics([NewTopic("steady", 3, 1)])
+    admin.close()
+    stop = str(tmp_path / "stop")
+    member = nc.ClientRun(client + ["static", bootstrap, "steady-group", "gateway-17", "steady", stop],
+                          str(tmp_path), "static member")
+    try:
+        member.wait_event(lambda e: e["event"] == "assigned" and len(e["partitions"]) == 3, 60,
+                          "the static member to be given every partition")
+        member_id = member.wait_event(lambda e: e["event"] == "member", 30, "its member id")["member_id"]
+        # Every node has applied what the leader committed (the member too).
+        wait_until(lambda: cluster.leader() == leader, 30, "every node to reach the leader's log")
+        time.sleep(1)
+        events_before = len(member.events)
+
+        cluster.nodes[leader].kill()
+        new_leader = cluster.wait_for_leader(timeout=30, other_than=leader)
+        # Heartbeats (every 500 ms) reach the new coordinator for a while.
+        time.sleep(8)
+        with member.lock:
+            since = [e for e in member.events[events_before:] if e["event"] in ("assigned", "revoked", "lost")]
+        assert since == [], "the failover rebalanced the static member: %r" % since
+        assert member.proc.poll() is None, "the static member stopped"
+
+        admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[new_leader])
+        (described,) = admin.describe_consumer_groups(["steady-group"])
+        admin.close()
+        assert described.state == "Stable", described
+        assert [m.member_id for m in described.members] == [member_id], described
+    finally:
+        open(stop, "w").close()
+        member.wait(30)
+        cluster.start(leader)
+        wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
