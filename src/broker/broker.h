@@ -345,14 +345,22 @@ class Broker {
   // through the controller log before response is sent.
   void replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response);
   // The last offset the applied controller log holds per (group, topic,
-  // partition), as a digest of offset, leader epoch and metadata: a commit
-  // equal to it is not logged again. Filled when GroupOffsets records are
-  // applied; empty after a restart (the first commits are logged again).
+  // partition), as a digest of offset, leader epoch and metadata, and its
+  // commit time: a commit equal to it is not logged again until its time is
+  // refresh_ms past the logged one (a tenth of offsets.retention.minutes),
+  // so every node's commit times lag the coordinator's by less than that and
+  // a new coordinator never expires a group's offsets more than a tenth of
+  // the retention early. Filled when GroupOffsets records are applied; empty
+  // after a restart (the first commits are logged again).
   struct LoggedOffsets {
     static constexpr size_t kMaxEntries = 10000;
-    std::map<std::tuple<std::string, std::string, int32_t>, uint64_t> last;
+    struct Logged {
+      uint64_t digest;
+      int64_t commit_ms;
+    };
+    std::map<std::tuple<std::string, std::string, int32_t>, Logged> last;
     static uint64_t digest(const meta::CommittedOffset& o);
-    bool same(const std::string& group, const meta::CommittedOffset& o) const;
+    bool same(const std::string& group, const meta::CommittedOffset& o, int64_t refresh_ms) const;
     void note(const std::string& group, const meta::CommittedOffset& o);
     // The group's offsets were deleted (all of them when topic is empty).
     void forget(const std::string& group, const std::string& topic = "", int32_t partition = -1);

@@ -96,14 +96,14 @@ uint64_t Broker::LoggedOffsets::digest(const meta::CommittedOffset& o) {
   return h ^ (static_cast<uint64_t>(o.offset) * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(o.leader_epoch) << 1);
 }
 
-bool Broker::LoggedOffsets::same(const std::string& group, const meta::CommittedOffset& o) const {
+bool Broker::LoggedOffsets::same(const std::string& group, const meta::CommittedOffset& o, int64_t refresh_ms) const {
   auto it = last.find({group, o.topic, o.partition});
-  return it != last.end() && it->second == digest(o);
+  return it != last.end() && it->second.digest == digest(o) && o.commit_timestamp_ms - it->second.commit_ms < refresh_ms;
 }
 
 void Broker::LoggedOffsets::note(const std::string& group, const meta::CommittedOffset& o) {
   if (last.size() >= kMaxEntries) last.clear();  // forgetting only makes the next commits logged again
-  last[{group, o.topic, o.partition}] = digest(o);
+  last[{group, o.topic, o.partition}] = Logged{digest(o), o.commit_timestamp_ms};
 }
 
 void Broker::LoggedOffsets::forget(const std::string& group, const std::string& topic, int32_t partition) {
@@ -117,9 +117,9 @@ void Broker::LoggedOffsets::forget(const std::string& group, const std::string& 
 void Broker::replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response) {
   // The offsets as this node stored them go to every node through the
   // controller log; the client hears back once they are committed there.
-  // A commit of what the controller log already holds for the partition
-  // (but its time) is not logged: consumers commit the same positions every
-  // few seconds while idle.
+  // A commit of what the controller log already holds for the partition,
+  // but for a time less than a tenth of the retention later, is not logged:
+  // consumers commit the same positions every few seconds while idle.
   std::vector<meta::TopicPartition> committed;
   for (const auto& t : response.topics) {
     for (const auto& p : t.partitions) {
@@ -131,7 +131,8 @@ void Broker::replicate_commit(RequestPtr request, const std::string& group, prot
   protocol::GroupOffsetsRecord record;
   record.group_id = group;
   for (const meta::CommittedOffset& o : stored) {
-    if (logged_offsets_.same(group, o)) continue;  // the controller log has this value already
+    // The controller log has this value already, and a recent enough time.
+    if (logged_offsets_.same(group, o, options_.offsets_retention_ms / 10)) continue;
     record.offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, {}});
   }
   if (record.offsets.empty()) {

@@ -7,11 +7,14 @@ empty for offsets.retention.minutes go, on every node, and those of a group
 whose members are still consuming stay, on every node.
 
 Only the coordinator (the controller leader) knows which groups have
-members, and a consumer committing the same position again is not logged
-(the followers' copy keeps the first commit's time), so a follower left to
-expire on its own would drop the offsets of a group that is busy on the
-leader. The leader expires, and the removal reaches every node through the
-controller log.
+members, and a consumer committing the same position again is logged only
+a tenth of the retention after the last time (the followers' copy keeps an
+older commit time), so a follower left to expire on its own would drop the
+offsets of a group that is busy on the leader. The leader expires, and the
+removal reaches every node through the controller log; and since the
+followers' times lag by less than a tenth of the retention, a new leader
+does not expire at once the offsets of a group that left just before the
+failover.
 
 A static member (group.instance.id) is stored on every node through the
 controller log, so when the coordinator dies the next leader knows it and
@@ -104,6 +107,18 @@ def test_an_empty_groups_offsets_expire_everywhere_and_a_busy_groups_stay(cluste
     finally:
         stop.set()
         member.join(timeout=30)
+    # busy left (LeaveGroup), after a last commit; then its coordinator dies.
+    # The new one holds commit times less than a tenth of the retention old.
+    left_at = time.monotonic()
+    cluster.nodes[leader].kill()
+    new_leader = cluster.wait_for_leader(timeout=30, other_than=leader)
+    time.sleep(max(0.0, left_at + 15 - time.monotonic()))
+    try:
+        for i in (i for i in cluster.ids if i != leader):
+            assert "busy" in groups_on(cluster, i), "node %d (leader %d) expired busy at once" % (i, new_leader)
+    finally:
+        cluster.start(leader)
+        wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
 
 
 def test_a_static_member_goes_on_without_a_rebalance_when_the_coordinator_dies(cluster, tmp_path):

@@ -100,7 +100,9 @@ LocalSide::LocalSide() {
 LocalSide::~LocalSide() {
   reactor_.run([this] {
     broker_.reset();
-    if (logs_) logs_->close();
+    if (logs_) {
+      EXPECT_TRUE(logs_->close().ok());
+    }
   });
   reactor_.stop();
   if (meta_) {
