@@ -6,7 +6,10 @@ front of each). The central topics are checked with Kafka's Java consumer
   leader_kill     3 Kafka nodes, the forwarded topic with replication factor
                   3 and min.insync.replicas=2: the leader of a forwarded
                   partition is SIGKILLed mid-drain; leadership moves and
-                  every message arrives exactly once, in order per partition
+                  every message arrives exactly once, in order per partition.
+                  First, a central topic the link creates itself with
+                  eddy.forward.<link>.replication.factor=3 gets 3 replicas
+                  per partition, all in sync, and every message once
   producer_expiry the central cluster forgets the link's producer
                   (producer.id.expiration.ms) during an outage that began with
                   Produce requests written centrally but never acknowledged;
@@ -76,6 +79,14 @@ def leader_kill(rig, program):
     as a duplicate: followers rebuild the producer state from the log) or
     truncated (written again now). acks=all with min.insync.replicas=2 on 3
     replicas: nothing acknowledged is lost with one node gone."""
+    # The link creates "created" itself, with replication.factor=3.
+    rig.create_edge_topic("created", 2)
+    finish(ff.produce_numbers(program, rig.edge.bootstrap, "created", 1000, 2))
+    rig.wait_drained("created", 2, timeout=60)
+    md = rig.central_metadata("created")
+    assert md is not None and sorted(md) == [0, 1] and all(len(r) == 3 and isr == 3 for _l, r, isr in md.values()), \
+        "the link created the central topic with 2 partitions of 3 replicas, all in sync: %r" % (md,)
+    ff.assert_numbers(rig.kafka, "created", 1000, 2)
     rig.create_central_topic(TOPIC, PARTITIONS, replication=3, configs={"min.insync.replicas": "2"})
     md = rig.central_metadata(TOPIC)
     assert all(len(r) == 3 and isr == 3 for _l, r, isr in md.values()), \
@@ -330,9 +341,12 @@ def test_example_config(eddy_factory, tmp_path_factory, program):
 
 
 SCENARIOS = {
-    "leader_kill": (leader_kill, {"central_nodes": 3,
+    "leader_kill": (leader_kill, {"central_nodes": 3, "topics": "numbers|created",
+                                  # The cluster's default replication factor is 1, so
+                                  # that 3 replicas come from the link's own key.
                                   "central_configs": {"broker.session.timeout.ms": "4000",
-                                                      "broker.heartbeat.interval.ms": "500"}}),
+                                                      "broker.heartbeat.interval.ms": "500",
+                                                      "default.replication.factor": "1"}}),
     "producer_expiry": (producer_expiry, {"central_configs": {
         "producer.id.expiration.ms": str(EXPIRATION_MS),
         "producer.id.expiration.check.interval.ms": "500"}}),
@@ -343,6 +357,7 @@ SCENARIOS = {
 # so that batches are still being sent when the responses are swallowed; an
 # uncapped drain can finish before that on a fast machine.
 EDGE_OVERRIDES = {
+    "leader_kill": {"eddy.forward.%s.replication.factor" % ff.LINK: "3"},
     "producer_expiry": {"eddy.forward.%s.request.timeout.ms" % ff.LINK: "15000",
                         "eddy.forward.%s.bandwidth.bytes.per.sec" % ff.LINK: "200000"},
 }
