@@ -30,6 +30,15 @@ One edge eddy runs one link per case, each forwarding its own local topic:
              reason, retried with the backoff
   wrongname  SSL to 127.0.0.1 (the certificate names localhost): backing-off
              with the hostname mismatch
+  denied     SASL_SSL as a SCRAM user Kafka's ACLs do not let write (or
+             describe) its central topic: the topic pauses, naming the
+             refusal, and nothing is written centrally; once an operator
+             grants the user Write, Describe and Create (kafka-acls), it
+             resumes without a restart and every message arrives once
+
+Kafka runs its StandardAuthorizer, with allow.everyone.if.no.acl.found=true
+(the other links' topics have no ACLs) and User:ANONYMOUS (the PLAINTEXT,
+controller and plain-TLS listeners) as a super user.
 
 No password ever shows in eddy's log or in `eddy forward status`.
 Configuration mistakes (missing files, bad JAAS text, a SASL link without
@@ -51,11 +60,12 @@ from fault_proxy import FaultProxy
 COUNT = int(os.environ.get("EDDY_FORWARD_SECURED_COUNT", "20000"))
 PARTITIONS = 2
 CONFIGS = "org.apache.kafka.tools.ConfigCommand"
+ACLS = "org.apache.kafka.tools.AclCommand"
 SCRAM_PASSWORD = "scram-Secret-1"
 LATE_PASSWORD = "late-secret-2"
 PLAIN_PASSWORD = "plain-Secret-3"
 KEY_PASSWORD = "key-Secret-4"
-LINKS = ("scram", "plain", "tls", "mtls", "mtlsenc", "late", "mechanism", "untrusted", "wrongname")
+LINKS = ("scram", "plain", "tls", "mtls", "mtlsenc", "late", "mechanism", "untrusted", "wrongname", "denied")
 
 
 def openssl(args, cwd):
@@ -119,6 +129,9 @@ class SecuredKafka(kafka_fixture.KafkaCluster):
             "listener.name.mtls.ssl.client.auth": "required",
             "listener.name.mtls.ssl.truststore.type": "PEM",
             "listener.name.mtls.ssl.truststore.location": pki["ca"],
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found": "true",
+            "super.users": "User:ANONYMOUS",
         })
         for name in ("SASLSSL", "SSL", "MTLS"):
             prefix = "listener.name.%s." % name.lower()
@@ -131,6 +144,13 @@ class SecuredKafka(kafka_fixture.KafkaCluster):
                                                  "SCRAM-SHA-512=[iterations=4096,password=%s]" % password,
                                                  "--entity-type", "users", "--entity-name", user])
         assert proc.returncode == 0, "kafka-configs: %s" % proc.stderr.decode()[-3000:]
+
+    def allow(self, user, topic, *operations):
+        args = ["--bootstrap-server", self.bootstrap, "--add", "--allow-principal", "User:" + user, "--topic", topic]
+        for operation in operations:
+            args += ["--operation", operation]
+        proc = kafka_fixture.java_tool(ACLS, args)
+        assert proc.returncode == 0, "kafka-acls: %s" % proc.stderr.decode()[-3000:]
 
 
 def jaas_quote(text):
@@ -166,6 +186,9 @@ def link_keys(pki, ports, proxies, password_file):
                       "ssl.truststore.location": pki["other-ca"]},
         "wrongname": {"bootstrap.servers": "127.0.0.1:%d" % ports["SSL"], "security.protocol": "SSL",
                       "ssl.truststore.location": pki["ca"]},
+        "denied": {"bootstrap.servers": "localhost:%d" % ports["SASLSSL"], "security.protocol": "SASL_SSL",
+                   "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "denied", "sasl.password": SCRAM_PASSWORD,
+                   "ssl.truststore.location": pki["ca"]},
     }
     out = {"eddy.forward.links": ",".join(LINKS)}
     for link, keys in per_link.items():
@@ -225,6 +248,9 @@ def rig(tmp_path_factory):
         r.kafka.start()
         r.kafka.add_scram_user("gateway", SCRAM_PASSWORD)
         r.kafka.add_scram_user("late", "not-the-links-password")  # the link's password is wrong
+        r.kafka.add_scram_user("denied", SCRAM_PASSWORD)
+        # An ACL on denied_numbers: from now on only its principals may use it.
+        r.kafka.allow("gateway", "denied_numbers", "Write")
         r.edge.start()
         yield r
         assert r.edge.alive(), "the edge still runs:\n" + r.edge.log_text()[-3000:]
@@ -295,6 +321,21 @@ def test_hostname_mismatch_backs_off(rig):
     print("wrongname:", status["last_error"])
     assert "TLS handshake with 127.0.0.1:%d failed" % rig.kafka.secure_ports["SSL"] in status["last_error"], status
     assert "does not match" in status["last_error"], status
+
+
+def test_a_topic_kafkas_acls_refuse_pauses_then_resumes_once_allowed(rig, program):
+    topic = rig.produce(program, "denied")
+
+    def paused():
+        parts = rig.link("denied")["partitions"]
+        return parts if len(parts) == PARTITIONS and all(p["paused"] for p in parts) else None
+    parts = eddy_fixture.wait_until(paused, 30, "denied_numbers to pause", interval=0.2)
+    reason = parts[0]["paused"]
+    assert "not authorized" in reason and topic in reason, "paused, naming the refusal: %r" % (reason,)
+    assert sum(p["forwarded_messages"] for p in parts) == 0
+    rig.kafka.allow("denied", topic, "Write", "Describe", "Create")
+    rig.wait_delivered("denied")
+    ff.assert_numbers(rig.kafka, topic, COUNT, PARTITIONS)
 
 
 def test_no_password_in_log_or_status(rig):
