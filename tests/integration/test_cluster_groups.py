@@ -20,13 +20,15 @@ A static member (group.instance.id) is stored on every node through the
 controller log, so when the coordinator dies the next leader knows it and
 its assignment: the member goes on heartbeating with the same member id and
 no rebalance, as with Kafka (whose coordinators load the group from
-__consumer_offsets).
+__consumer_offsets). The same holds when the next leader is a node that
+lost its disk and caught up from the leader's snapshot.
 
 Clients: Debian's kafka-python, and the newest confluent-kafka as the
 static member.
 """
 
 import os
+import shutil
 import threading
 import time
 
@@ -41,8 +43,11 @@ RETENTION_S = 60  # offsets.retention.minutes=1, the smallest Kafka allows
 
 @pytest.fixture(scope="module")
 def cluster():
+    # Snapshots after each KiB of records, so that a wiped node below can
+    # load the static members from the leader's snapshot.
     with EddyCluster(3, overrides={"offsets.retention.minutes": "1",
-                                   "offsets.retention.check.interval.ms": "1000"}) as c:
+                                   "offsets.retention.check.interval.ms": "1000",
+                                   "metadata.log.max.record.bytes.between.snapshots": "1024"}) as c:
         c.start_all()
         c.wait_for_leader(timeout=30)
         yield c
@@ -162,4 +167,101 @@ def test_a_static_member_goes_on_without_a_rebalance_when_the_coordinator_dies(c
         open(stop, "w").close()
         member.wait(30)
         cluster.start(leader)
+        wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
+
+
+def settled(cluster, leader, quiet_s=2.0, timeout=30):
+    """Until the leader's high watermark has not moved for quiet_s and every
+    voter's log has reached it."""
+    deadline = time.monotonic() + timeout
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        q = cluster.quorum(leader) if cluster.leader() == leader else None
+        hw = q["high_watermark"] if q else None
+        if hw != last:
+            last, since = hw, time.monotonic()
+        elif hw is not None and time.monotonic() - since >= quiet_s:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the controller log did not settle within %d s" % timeout)
+
+
+def snapshot_ends(cluster, i):
+    d = os.path.join(cluster.nodes[i].data_dir, "controller", "snapshots")
+    return sorted(int(name.split("-")[0]) for name in os.listdir(d)) if os.path.isdir(d) else []
+
+
+def test_a_node_that_caught_up_from_a_snapshot_takes_over_the_static_members(cluster, tmp_path):
+    """A static member joins; a follower (C) loses its disk and catches up
+    from a snapshot the leader took after the join; then the leader dies and
+    C is elected (the other follower, B, restarted with a 60 s
+    controller.quorum.fetch.timeout.ms, waits for the dead leader and votes
+    for C): C knows the member from the snapshot alone, and the member goes
+    on without a rebalance."""
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.admin import NewTopic
+    from kafka.structs import OffsetAndMetadata
+    import newest_clients as nc
+    client = [nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python),
+              os.path.join(nc.CLIENTS, "confluent_client.py")]
+    leader = cluster.wait_for_leader(timeout=30)
+    b, c = [i for i in cluster.ids if i != leader]
+    at_leader = "127.0.0.1:%d" % cluster.client_ports[leader]
+    admin = KafkaAdminClient(bootstrap_servers=at_leader)
+    admin.create_topics([NewTopic("snapped", 2, 1)])
+    admin.close()
+    bootstrap = ",".join("127.0.0.1:%d" % cluster.client_ports[i] for i in cluster.ids)
+    stop = str(tmp_path / "stop")
+    member = nc.ClientRun(client + ["static", bootstrap, "snapped-group", "gateway-18", "snapped", stop],
+                          str(tmp_path), "static member")
+    try:
+        member.wait_event(lambda e: e["event"] == "assigned" and len(e["partitions"]) == 2, 60,
+                          "the static member to be given both partitions")
+        member_id = member.wait_event(lambda e: e["event"] == "member", 30, "its member id")["member_id"]
+        wait_until(lambda: cluster.leader() == leader, 30, "every node to reach the leader's log")
+        joined_end = cluster.quorum(leader)["high_watermark"]
+
+        cluster.nodes[c].kill()
+        shutil.rmtree(cluster.nodes[c].data_dir)
+        # More than a snapshot interval of records after the join.
+        filler = KafkaConsumer(bootstrap_servers=at_leader, group_id="filler", enable_auto_commit=False)
+        for n in range(60):
+            filler.commit({TopicPartition("snapped", 0): OffsetAndMetadata(n + 1, "")})
+        filler.close()
+        wait_until(lambda: any(end > joined_end for end in snapshot_ends(cluster, leader)), 30,
+                   "the leader to snapshot past the member's join")
+        cluster.start(c, wiped=True)
+        wait_until(lambda: snapshot_ends(cluster, c), 30, "the wiped node to fetch the leader's snapshot")
+        wait_until(lambda: cluster.leader() == leader and len(cluster.running()) == 3, 30,
+                   "the wiped node to catch up")
+
+        cluster.nodes[b].overrides["controller.quorum.fetch.timeout.ms"] = "60000"
+        cluster.nodes[b].kill()
+        cluster.start(b)
+        wait_until(lambda: cluster.leader() == leader and len(cluster.running()) == 3, 30, "B to be back")
+        # B's restart appends records (its next block of producer ids): C
+        # must hold all of them, or B (whose log would be longer) refuses it
+        # its vote and waits 60 s before it stands itself.
+        settled(cluster, leader)
+        events_before = len(member.events)
+        cluster.nodes[leader].kill()
+        new_leader = cluster.wait_for_leader(timeout=30, other_than=leader)
+        assert new_leader == c, "the wiped node was to be elected (B waits 60 s for the dead leader), not %d" % new_leader
+        time.sleep(8)
+        with member.lock:
+            since = [e for e in member.events[events_before:] if e["event"] in ("assigned", "revoked", "lost")]
+        assert since == [], "the wiped node did not know the static member: %r" % since
+        admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[c])
+        (described,) = admin.describe_consumer_groups(["snapped-group"])
+        admin.close()
+        assert described.state == "Stable" and [m.member_id for m in described.members] == [member_id], described
+    finally:
+        open(stop, "w").close()
+        member.wait(30)
+        cluster.nodes[b].overrides.pop("controller.quorum.fetch.timeout.ms", None)
+        if cluster.nodes[b].alive():
+            cluster.nodes[b].kill()
+        for i in cluster.ids:
+            if not cluster.nodes[i].alive():
+                cluster.start(i)
         wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
