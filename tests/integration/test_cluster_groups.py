@@ -126,46 +126,67 @@ def test_an_empty_groups_offsets_expire_everywhere_and_a_busy_groups_stay(cluste
         wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
 
 
+class StaticMember:
+    """The newest confluent-kafka as a static member (group.instance.id) of
+    group, subscribed to a new topic of `partitions` partitions, bootstrapped
+    from every node; started once it holds every partition."""
+
+    def __init__(self, cluster, tmp_path, group, instance, topic, partitions):
+        from kafka import KafkaAdminClient
+        from kafka.admin import NewTopic
+        import newest_clients as nc
+        client = [nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python),
+                  os.path.join(nc.CLIENTS, "confluent_client.py")]
+        admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[cluster.wait_for_leader()])
+        admin.create_topics([NewTopic(topic, partitions, 1)])
+        admin.close()
+        self.group = group
+        self.stop_file = str(tmp_path / ("stop-" + instance))
+        bootstrap = ",".join("127.0.0.1:%d" % cluster.client_ports[i] for i in cluster.ids)
+        self.run = nc.ClientRun(client + ["static", bootstrap, group, instance, topic, self.stop_file],
+                                str(tmp_path), "static member " + instance)
+        self.run.wait_event(lambda e: e["event"] == "assigned" and len(e["partitions"]) == partitions, 60,
+                            "the static member to be given every partition")
+        self.member_id = self.run.wait_event(lambda e: e["event"] == "member", 30, "its member id")["member_id"]
+
+    def mark(self):
+        self.marked = len(self.run.events)
+
+    def assert_no_rebalance_since_mark(self, why):
+        # Heartbeats (every 500 ms) reach the new coordinator for a while.
+        time.sleep(8)
+        with self.run.lock:
+            since = [e for e in self.run.events[self.marked:] if e["event"] in ("assigned", "revoked", "lost")]
+        assert since == [], "%s: %r" % (why, since)
+        assert self.run.proc.poll() is None, "the static member stopped"
+
+    def assert_known_to(self, cluster, node):
+        from kafka import KafkaAdminClient
+        admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[node])
+        (described,) = admin.describe_consumer_groups([self.group])
+        admin.close()
+        assert described.state == "Stable", described
+        assert [m.member_id for m in described.members] == [self.member_id], described
+
+    def close(self):
+        open(self.stop_file, "w").close()
+        self.run.wait(30)
+
+
 def test_a_static_member_goes_on_without_a_rebalance_when_the_coordinator_dies(cluster, tmp_path):
-    from kafka import KafkaAdminClient
-    from kafka.admin import NewTopic
-    import newest_clients as nc
-    client = [nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python),
-              os.path.join(nc.CLIENTS, "confluent_client.py")]
     leader = cluster.wait_for_leader(timeout=30)
-    bootstrap = ",".join("127.0.0.1:%d" % cluster.client_ports[i] for i in cluster.ids)
-    admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[leader])
-    admin.create_topics([NewTopic("steady", 3, 1)])
-    admin.close()
-    stop = str(tmp_path / "stop")
-    member = nc.ClientRun(client + ["static", bootstrap, "steady-group", "gateway-17", "steady", stop],
-                          str(tmp_path), "static member")
+    member = StaticMember(cluster, tmp_path, "steady-group", "gateway-17", "steady", 3)
     try:
-        member.wait_event(lambda e: e["event"] == "assigned" and len(e["partitions"]) == 3, 60,
-                          "the static member to be given every partition")
-        member_id = member.wait_event(lambda e: e["event"] == "member", 30, "its member id")["member_id"]
         # Every node has applied what the leader committed (the member too).
         wait_until(lambda: cluster.leader() == leader, 30, "every node to reach the leader's log")
         time.sleep(1)
-        events_before = len(member.events)
-
+        member.mark()
         cluster.nodes[leader].kill()
         new_leader = cluster.wait_for_leader(timeout=30, other_than=leader)
-        # Heartbeats (every 500 ms) reach the new coordinator for a while.
-        time.sleep(8)
-        with member.lock:
-            since = [e for e in member.events[events_before:] if e["event"] in ("assigned", "revoked", "lost")]
-        assert since == [], "the failover rebalanced the static member: %r" % since
-        assert member.proc.poll() is None, "the static member stopped"
-
-        admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[new_leader])
-        (described,) = admin.describe_consumer_groups(["steady-group"])
-        admin.close()
-        assert described.state == "Stable", described
-        assert [m.member_id for m in described.members] == [member_id], described
+        member.assert_no_rebalance_since_mark("the failover rebalanced the static member")
+        member.assert_known_to(cluster, new_leader)
     finally:
-        open(stop, "w").close()
-        member.wait(30)
+        member.close()
         cluster.start(leader)
         wait_until(lambda: cluster.leader() is not None and len(cluster.running()) == 3, 30, "all three running")
 
@@ -198,33 +219,20 @@ def test_a_node_that_caught_up_from_a_snapshot_takes_over_the_static_members(clu
     controller.quorum.fetch.timeout.ms, waits for the dead leader and votes
     for C): C knows the member from the snapshot alone, and the member goes
     on without a rebalance."""
-    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
-    from kafka.admin import NewTopic
+    from kafka import KafkaConsumer, TopicPartition
     from kafka.structs import OffsetAndMetadata
-    import newest_clients as nc
-    client = [nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python),
-              os.path.join(nc.CLIENTS, "confluent_client.py")]
     leader = cluster.wait_for_leader(timeout=30)
     b, c = [i for i in cluster.ids if i != leader]
-    at_leader = "127.0.0.1:%d" % cluster.client_ports[leader]
-    admin = KafkaAdminClient(bootstrap_servers=at_leader)
-    admin.create_topics([NewTopic("snapped", 2, 1)])
-    admin.close()
-    bootstrap = ",".join("127.0.0.1:%d" % cluster.client_ports[i] for i in cluster.ids)
-    stop = str(tmp_path / "stop")
-    member = nc.ClientRun(client + ["static", bootstrap, "snapped-group", "gateway-18", "snapped", stop],
-                          str(tmp_path), "static member")
+    member = StaticMember(cluster, tmp_path, "snapped-group", "gateway-18", "snapped", 2)
     try:
-        member.wait_event(lambda e: e["event"] == "assigned" and len(e["partitions"]) == 2, 60,
-                          "the static member to be given both partitions")
-        member_id = member.wait_event(lambda e: e["event"] == "member", 30, "its member id")["member_id"]
         wait_until(lambda: cluster.leader() == leader, 30, "every node to reach the leader's log")
         joined_end = cluster.quorum(leader)["high_watermark"]
 
         cluster.nodes[c].kill()
         shutil.rmtree(cluster.nodes[c].data_dir)
         # More than a snapshot interval of records after the join.
-        filler = KafkaConsumer(bootstrap_servers=at_leader, group_id="filler", enable_auto_commit=False)
+        filler = KafkaConsumer(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[leader], group_id="filler",
+                               enable_auto_commit=False)
         for n in range(60):
             filler.commit({TopicPartition("snapped", 0): OffsetAndMetadata(n + 1, "")})
         filler.close()
@@ -243,21 +251,14 @@ def test_a_node_that_caught_up_from_a_snapshot_takes_over_the_static_members(clu
         # must hold all of them, or B (whose log would be longer) refuses it
         # its vote and waits 60 s before it stands itself.
         settled(cluster, leader)
-        events_before = len(member.events)
+        member.mark()
         cluster.nodes[leader].kill()
         new_leader = cluster.wait_for_leader(timeout=30, other_than=leader)
         assert new_leader == c, "the wiped node was to be elected (B waits 60 s for the dead leader), not %d" % new_leader
-        time.sleep(8)
-        with member.lock:
-            since = [e for e in member.events[events_before:] if e["event"] in ("assigned", "revoked", "lost")]
-        assert since == [], "the wiped node did not know the static member: %r" % since
-        admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % cluster.client_ports[c])
-        (described,) = admin.describe_consumer_groups(["snapped-group"])
-        admin.close()
-        assert described.state == "Stable" and [m.member_id for m in described.members] == [member_id], described
+        member.assert_no_rebalance_since_mark("the wiped node did not know the static member")
+        member.assert_known_to(cluster, c)
     finally:
-        open(stop, "w").close()
-        member.wait(30)
+        member.close()
         cluster.nodes[b].overrides.pop("controller.quorum.fetch.timeout.ms", None)
         if cluster.nodes[b].alive():
             cluster.nodes[b].kill()
