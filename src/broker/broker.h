@@ -181,7 +181,8 @@ class Broker {
   // removed, its topics created or brought to its partitions and configs,
   // every group's offsets and static members replaced by its. Applying it
   // twice leaves the same state. A non-ok Status (the meta store or a log
-  // failed) means the node must stop applying. REQUIRES: no ProducerIdsRecord among records.
+  // failed) means the node must stop applying.
+  // REQUIRES: no ProducerIdsRecord among records.
   Status load_controller_state(const std::vector<ControllerRecord>& records);
 
  private:
@@ -337,8 +338,8 @@ class Broker {
   // A cluster's coordinator: expired offsets removed on every node through
   // the controller log (OffsetsDeletedRecord).
   void replicate_expiry(std::vector<meta::GroupTopicPartition> expired);
-  // A cluster's coordinator: a static member's state (or its removal) stored
-  // on every node through the controller log, unless eddy.db holds it so.
+  // A cluster's coordinator: a static member's state stored on every node
+  // through the controller log (unless eddy.db holds it so), or its removal.
   void replicate_static_member(const meta::StaticMember& member);
   void replicate_static_member_removed(const std::string& group_id, const std::string& instance_id);
   // A cluster's coordinator (the controller leader): the commit replicated

@@ -50,7 +50,9 @@ void warn_unless_replicated(const char* what, const std::string& instance, const
 }  // namespace
 
 void Broker::replicate_static_member(const meta::StaticMember& member) {
-  if (!coordinating_groups_) return;
+  // Between losing leadership and the next tick's step-down, a session
+  // timer may still fire here: only the leader proposes.
+  if (!coordinating_groups_ || !controller_->is_leader()) return;
   if (stored_static_member(meta_, member.group_id, member.group_instance_id) == member) return;
   controller_->propose(to_static_member_record(member), [instance = member.group_instance_id](const Status& s) {
     warn_unless_replicated("its state", instance, s);
@@ -58,8 +60,9 @@ void Broker::replicate_static_member(const meta::StaticMember& member) {
 }
 
 void Broker::replicate_static_member_removed(const std::string& group_id, const std::string& instance_id) {
-  if (!coordinating_groups_) return;
-  if (!stored_static_member(meta_, group_id, instance_id)) return;
+  if (!coordinating_groups_ || !controller_->is_leader()) return;
+  // Always logged, even when eddy.db does not hold the member yet: its own
+  // record may still be on its way, and must not outlive the removal.
   controller_->propose(protocol::StaticMemberRemovedRecord{group_id, instance_id, {}},
                        [instance_id](const Status& s) { warn_unless_replicated("its removal", instance_id, s); });
 }

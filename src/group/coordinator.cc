@@ -42,6 +42,7 @@ Status Coordinator::start() {
 
 void Coordinator::take_over() {
   EDDY_DCHECK_ON_LOOP(executor_);
+  if (draining_) return;  // shutting down: nothing is served again
   drop_groups();
   Status s = load_static_members();
   if (!s.ok()) EDDY_LOG_WARN("group coordinator: reloading static members: {}", s.message());
