@@ -27,6 +27,11 @@ void render_link_level(const std::vector<LinkStatus>& links, PrometheusText& out
   out.family("eddy_link_producer_resets_total", "counter",
              "Times the central cluster had forgotten the link's producer id (a new one was taken).");
   for (const LinkStatus& l : links) out.sample("eddy_link_producer_resets_total", {{"link", l.name}}, l.producer_resets);
+  out.family("eddy_link_found_unacknowledged_total", "counter",
+             "Batches the link found written in the central log that were never acknowledged (not sent again).");
+  for (const LinkStatus& l : links) {
+    out.sample("eddy_link_found_unacknowledged_total", {{"link", l.name}}, l.found_unacknowledged);
+  }
   out.family("eddy_link_rate_bytes_per_second", "gauge", "Bytes forwarded per second over the last few seconds.");
   for (const LinkStatus& l : links) out.sample("eddy_link_rate_bytes_per_second", {{"link", l.name}}, l.rate_bytes_per_sec);
   out.family("eddy_link_rate_messages_per_second", "gauge", "Records forwarded per second over the last few seconds.");

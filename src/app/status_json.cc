@@ -5,7 +5,7 @@
 //               high_watermark,last_stable_offset}],  (offsets: sums over partitions)
 //    "groups":[{group,lag,partitions:[{topic,partition,committed,end_offset,lag}]}],
 //    "links":[{name,bootstrap,security,state,last_error,backlog_messages,backlog_bytes,rate_*,
-//              dropped_messages,paused_partitions,producer_resets,partitions:[...],
+//              dropped_messages,paused_partitions,producer_resets,found_unacknowledged,partitions:[...],
 //              history:[[wall_ms,backlog_messages,backlog_bytes],...]}],
 //    "history_sample_ms":..., "history_samples":240, "now_ms":...}
 // Counters are totals since the broker started; the page derives rates
@@ -147,6 +147,7 @@ void write_link(const MetricsSources& src, const forward::LinkStatus& l, JsonWri
   j.field("dropped_messages", dropped);
   j.field("paused_partitions", paused);
   j.field("producer_resets", l.producer_resets);
+  j.field("found_unacknowledged", l.found_unacknowledged);
   j.key("partitions");
   j.begin_array();
   for (const forward::PartitionStatus& p : l.partitions) {

@@ -125,6 +125,7 @@ bool Link::run_connected() {
       return true;  // failed through fail(): backs off
     }
   }
+  if (!settle_all()) return !store_->stopping();
   bool sent = false;
   int64_t bandwidth_wait = 0;
   if (!fill(&sent, &bandwidth_wait)) return true;
@@ -226,8 +227,7 @@ bool Link::reset_producer(const std::string& why) {
   if (had_one) {
     ++status.producer_resets;
     EDDY_LOG_WARN(
-        "forward link {}: {}; continuing with new producer id {} epoch {}. Batches that were in flight may reach "
-        "the central cluster twice (at-least-once for them)",
+        "forward link {}: {}; continuing with new producer id {} epoch {}",
         options_.name, why, id, epoch);
   }
   status.producer_id = id;
@@ -358,7 +358,7 @@ bool Link::receive_oldest() {
     Partition& p = it->second;
     SendWindow::Batch done{};
     if (o.status.ok()) {
-      if (!p.window.acknowledge(o.tag, &done)) continue;  // superseded by a rewind
+      if (!p.window.acknowledge(o.tag, &done, o.remote_base_offset)) continue;  // superseded by a rewind
       p.forwarded_messages += done.next_offset - done.base_offset;
       p.forwarded_bytes += done.bytes;
       status_.count_forwarded(done.bytes, done.next_offset - done.base_offset);
@@ -372,6 +372,8 @@ bool Link::receive_oldest() {
   if (!changed.empty() && !failed.any) backoff_.reset();
   if (!failed.reset_reason.empty()) {
     rewind();
+    // What the old producer had in flight is looked for under it first.
+    if (!settle_all()) return false;
     return reset_producer(failed.reset_reason);
   }
   if (failed.any) {
@@ -427,6 +429,7 @@ bool Link::save_cursors(const std::vector<meta::ForwardCursor>& cursors, const m
 void Link::rewind() {
   if (producer_) producer_->abandon();
   tags_.clear();
+  any_unsettled_ = true;
   for (auto& [key, p] : partitions_) {
     p.window.rewind();
     p.read_ahead.clear();

@@ -135,6 +135,15 @@ class Link {
   bool skip_dropped(Partition& p, int64_t log_start_offset);
   bool has_unsent(const Partition& p) const;
 
+  // link_settle.cc
+  // Looks for the unsettled partitions' unacknowledged batches in the central
+  // log (send_window.h) before they send; false on a failure (already
+  // handled through fail()).
+  bool settle_all();
+  // Reads p's central log from its cursor's remote_next_offset up to end.
+  bool settle(Partition& p, int64_t end);
+  bool settle_failed(Partition& p, const Status& s);
+
   // link_metadata.cc
   bool refresh_metadata(const std::set<std::string>& topics);
   // Points each partition at its central leader; returns the remote topics
@@ -211,6 +220,7 @@ class Link {
   // (a new topic takes a moment to reach every central broker).
   std::set<std::string> created_remote_topics_;
   size_t rotation_ = 0;
+  bool any_unsettled_ = true;  // some window may be unsettled (settle_all looks)
   LinkStatusPublisher status_;
 };
 

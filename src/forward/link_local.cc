@@ -75,6 +75,7 @@ Link::Partition& Link::add_partition(const LocalPartition& l, bool* rewound) {
   std::string error;
   p.remote_topic = mapping_.remote_name(l.topic, &error);
   if (p.remote_topic.empty()) pause(p, error);
+  any_unsettled_ = true;  // a window from a saved cursor starts unsettled
   return partitions_.emplace(Key{l.topic, l.partition}, std::move(p)).first->second;
 }
 

@@ -95,8 +95,10 @@ std::string StatusBoard::render_text(const DiskBudgetStatus* disk) const {
     if (l.bandwidth_bytes_per_sec > 0) {
       appendf(&out, " (cap %s/s)", human_bytes(static_cast<double>(l.bandwidth_bytes_per_sec)).c_str());
     }
-    appendf(&out, "; producer id %" PRId64 " epoch %d; producer resets %" PRIu64 "; connects %" PRIu64 "\n",
-            l.producer_id, l.producer_epoch, l.producer_resets, l.connects);
+    appendf(&out,
+            "; producer id %" PRId64 " epoch %d; producer resets %" PRIu64 "; found unacknowledged %" PRIu64
+            "; connects %" PRIu64 "\n",
+            l.producer_id, l.producer_epoch, l.producer_resets, l.found_unacknowledged, l.connects);
     appendf(&out, "  %-28s %-34s %4s %12s %12s %12s %10s %10s  %s\n", "PARTITION", "REMOTE", "PRIO", "FORWARDED",
             "END", "BACKLOG", "BYTES", "DROPPED", "STATE");
     for (const PartitionStatus& p : l.partitions) {
@@ -144,6 +146,7 @@ std::string StatusBoard::render_json(const DiskBudgetStatus* disk) const {
     j.field("producer_id", l.producer_id);
     j.field("producer_epoch", static_cast<int>(l.producer_epoch));
     j.field("producer_resets", l.producer_resets);
+    j.field("found_unacknowledged", l.found_unacknowledged);
     j.field("connects", l.connects);
     j.field("bandwidth_bytes_per_sec", l.bandwidth_bytes_per_sec);
     j.field("rate_bytes_per_sec", l.rate_bytes_per_sec);

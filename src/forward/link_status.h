@@ -54,6 +54,9 @@ struct LinkStatus {
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
   uint64_t producer_resets = 0;  // the central cluster forgot the producer id
+  // Batches found in the central log that were sent and never acknowledged
+  // (the answer lost with the connection): counted as forwarded, not sent again.
+  uint64_t found_unacknowledged = 0;
   uint64_t connects = 0;
   int64_t bandwidth_bytes_per_sec = 0;  // 0: no cap
   double rate_bytes_per_sec = 0;        // over the last few seconds

@@ -35,17 +35,21 @@ const SendWindow::Batch* SendWindow::oldest(uint64_t tag) const {
   return &in_flight_.front();
 }
 
-bool SendWindow::acknowledge(uint64_t tag, Batch* done) {
+bool SendWindow::acknowledge(uint64_t tag, Batch* done, int64_t remote_base_offset) {
   if (oldest(tag) == nullptr) return false;
   *done = in_flight_.front();
   in_flight_.pop_front();
   confirmed_ = true;
   acked_.next_offset = done->next_offset;
   acked_.next_sequence = done->next_sequence;
+  // Not said (-1): the old value stays, which is lower, so a later look for
+  // unseen batches starts earlier than it needs to, never after them.
+  if (remote_base_offset >= 0) acked_.remote_next_offset = remote_base_offset + (done->next_offset - done->base_offset);
   return true;
 }
 
 void SendWindow::rewind() {
+  if (!in_flight_.empty()) unsettled_ = true;
   in_flight_.clear();
   confirmed_ = false;
   send_offset_ = acked_.next_offset;

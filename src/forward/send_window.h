@@ -14,6 +14,14 @@
 // saved cursor) and resends the same batches with the same sequences; the
 // central cluster answers those it already has as duplicates.
 //
+// Batches sent and never acknowledged may still have been written by the
+// central cluster (the answer was lost with the connection). A central
+// partition that forgot the producer takes them again as new (Kafka 4
+// accepts any sequence from a producer it holds no state for), so after such
+// a rewind, and after a restart, the window is unsettled(): the link looks at
+// the central log from the cursor's remote_next_offset for them before it
+// sends anything (Link::settle), and counts those it finds as acknowledged.
+//
 // Until the central partition has acknowledged a batch since the last
 // rewind, limit() is 1: a partition that holds no state for this producer
 // (new, or its state expired) accepts any sequence, so a second batch must
@@ -67,9 +75,16 @@ class SendWindow {
   // The oldest batch in flight when its tag is tag, else nullptr (a batch
   // sent before a rewind, or an answer out of order).
   const Batch* oldest(uint64_t tag) const;
-  // The central cluster wrote the oldest batch in flight (tag): the cursor
-  // moves past it. False (nothing changes) when tag is not the oldest.
-  bool acknowledge(uint64_t tag, Batch* done);
+  // The central cluster wrote the oldest batch in flight (tag) at
+  // remote_base_offset (-1: not said): the cursor moves past it. False
+  // (nothing changes) when tag is not the oldest.
+  bool acknowledge(uint64_t tag, Batch* done, int64_t remote_base_offset = -1);
+
+  // Whether batches beyond the cursor may be in the central log unseen:
+  // after a restart from a saved cursor, and after a rewind that forgot
+  // batches in flight. settle() says the link has looked.
+  bool unsettled() const { return unsettled_; }
+  void settle() { unsettled_ = false; }
 
   // Forgets everything in flight: the next send starts at the cursor again,
   // with the same sequence.
@@ -89,6 +104,7 @@ class SendWindow {
   int32_t send_sequence_ = 0;
   std::deque<Batch> in_flight_;
   bool confirmed_ = false;  // acknowledged a batch since the last rewind
+  bool unsettled_ = true;   // see unsettled()
 };
 
 }  // namespace eddy::forward

@@ -8,7 +8,8 @@ namespace eddy::meta {
 namespace {
 
 constexpr char kColumns[] =
-    "topic, partition, next_offset, producer_id, producer_epoch, next_sequence, dropped_messages";
+    "topic, partition, next_offset, producer_id, producer_epoch, next_sequence, dropped_messages, "
+    "remote_next_offset";
 
 ForwardCursor read_cursor(const Statement& st) {
   ForwardCursor c;
@@ -19,6 +20,7 @@ ForwardCursor read_cursor(const Statement& st) {
   c.producer_epoch = static_cast<int16_t>(st.column_int64(4));
   c.next_sequence = static_cast<int32_t>(st.column_int64(5));
   c.dropped_messages = st.column_int64(6);
+  c.remote_next_offset = st.column_int64(7);
   return c;
 }
 
@@ -52,7 +54,8 @@ Status ForwardProgress::save(const std::string& link, const std::vector<ForwardC
     return Status::invalid_argument("invalid uplink producer for link '" + link + "'");
   }
   for (const ForwardCursor& c : cursors) {
-    if (c.partition < 0 || c.next_offset < 0 || c.next_sequence < 0 || c.dropped_messages < 0) {
+    if (c.partition < 0 || c.next_offset < 0 || c.next_sequence < 0 || c.dropped_messages < 0 ||
+        c.remote_next_offset < -1) {
       return Status::invalid_argument("invalid forward cursor for link '" + link + "', " + c.topic + "-" +
                                       std::to_string(c.partition));
     }
@@ -68,10 +71,11 @@ Status ForwardProgress::save(const std::string& link, const std::vector<ForwardC
     Statement st;
     s = db_->prepare(
         "INSERT INTO forward_cursors (link, topic, partition, next_offset, producer_id, producer_epoch, "
-        "next_sequence, dropped_messages) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "next_sequence, dropped_messages, remote_next_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (link, topic, partition) DO UPDATE SET next_offset = excluded.next_offset, "
         "producer_id = excluded.producer_id, producer_epoch = excluded.producer_epoch, "
-        "next_sequence = excluded.next_sequence, dropped_messages = excluded.dropped_messages",
+        "next_sequence = excluded.next_sequence, dropped_messages = excluded.dropped_messages, "
+        "remote_next_offset = excluded.remote_next_offset",
         &st);
     if (!s.ok()) return s;
     st.bind_text(1, link);
@@ -82,6 +86,7 @@ Status ForwardProgress::save(const std::string& link, const std::vector<ForwardC
     st.bind_int64(6, c.producer_epoch);
     st.bind_int64(7, c.next_sequence);
     st.bind_int64(8, c.dropped_messages);
+    st.bind_int64(9, c.remote_next_offset);
     s = st.run();
     if (!s.ok()) return s;
   }

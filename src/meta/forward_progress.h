@@ -39,6 +39,10 @@ struct ForwardCursor {
   int32_t next_sequence = 0;
   // Messages the full policy dropped before they were forwarded (cumulative).
   int64_t dropped_messages = 0;
+  // The central offset after the last batch the central cluster
+  // acknowledged (-1: not known yet). Batches sent after it and never
+  // acknowledged, if the central cluster wrote them, lie at or after it.
+  int64_t remote_next_offset = -1;
 
   friend bool operator==(const ForwardCursor&, const ForwardCursor&) = default;
 };

@@ -250,8 +250,19 @@ Status create_forward_schema_v1(Database* db) {
   )sql");
 }
 
+// Version 2: each cursor also keeps the central offset after the last batch
+// the central cluster acknowledged (-1: not known), where the link looks for
+// batches it sent but never saw acknowledged (src/forward/README.md, "Beyond
+// the central cluster's memory").
+Status migrate_forward_to_v2(Database* db) {
+  return db->exec(
+      "ALTER TABLE forward_cursors ADD COLUMN remote_next_offset INTEGER NOT NULL DEFAULT -1 "
+      "CHECK (remote_next_offset >= -1)");
+}
+
 constexpr Migration kForwardMigrations[] = {
     {1, create_forward_schema_v1},
+    {2, migrate_forward_to_v2},
 };
 
 // s's message without the leading "<path>: " that Database::error puts there.

@@ -13,8 +13,8 @@ front of each). The central topics are checked with Kafka's Java consumer
   producer_expiry the central cluster forgets the link's producer
                   (producer.id.expiration.ms) during an outage that began with
                   Produce requests written centrally but never acknowledged;
-                  the link resends them: at-least-once for exactly those
-                  batches and nothing else (README "Beyond the central
+                  the link finds them in the central log and does not send
+                  them again: exactly once (README "Beyond the central
                   cluster's memory"; Kafka gives no sign that it forgot)
   throttled       a Kafka client quota on the link's client id
                   (producer_byte_rate) slows the drain to the quota, without
@@ -139,13 +139,13 @@ def producer_expiry(rig, program):
     it holds no state for, it accepts any sequence
     (ProducerAppendInfo.checkSequence: "accept writes with any sequence
     number"); it does not answer UNKNOWN_PRODUCER_ID or
-    OUT_OF_ORDER_SEQUENCE_NUMBER as a central eddy does. So the resend from
-    the cursors is appended a second time: the central partition is exactly
-    local[0:end at the cut] + local[cursor:] -- at-least-once for precisely
-    the batches that were in flight, nothing lost, nothing else twice,
-    everything else in order (exactly once passes too). The README promises
-    that such a resend is noticed, logged and counted as `producer resets`;
-    checked last."""
+    OUT_OF_ORDER_SEQUENCE_NUMBER as a central eddy does. A resend from the
+    cursors would be appended a second time (local[0:end at the cut] +
+    local[cursor:]). The link instead reads the central partitions from the
+    offset after its last acknowledged batch, finds its own unacknowledged
+    batches there (producer id, epoch, sequence and CRC), counts them as
+    acknowledged and sends only what follows: every number exactly once, in
+    order, and `found_unacknowledged` in the link's status says so."""
     rig.create_central_topic(TOPIC, PARTITIONS)
     rig.create_edge_topic(TOPIC, PARTITIONS)
     rig.wait_connected()
@@ -191,19 +191,17 @@ def producer_expiry(rig, program):
     assert sum(p["misplaced"] for p in result["partitions"]) == 0, "central: each number in its partition"
     for p in range(PARTITIONS):
         numbers = list(range(p, COUNT, PARTITIONS))
-        resent = numbers[:ends[p]] + numbers[cursors[p]:]
-        first_diff = next((i for i, (a, b) in enumerate(zip(got[p], resent)) if a != b), None)
-        # Exactly once (a link that finds out what made it) is fine too.
-        assert got[p] == resent or got[p] == numbers, \
-            "central %s-%d: the log is local[0:%d] + local[%d:] (at most the %d unacknowledged records twice, " \
-            "nothing else): got %d records, want %d; first difference at offset %s" \
-            % (TOPIC, p, ends[p], cursors[p], in_flight[p], len(got[p]), len(resent), first_diff)
-    duplicates = sum(p["duplicates"] for p in result["partitions"])
-    print("duplicates %d (unacknowledged at the cut: %d)" % (duplicates, sum(in_flight)))
-    # Kafka 4.4 accepts any sequence from a producer it holds no state for,
-    # so the link cannot tell these resends from new batches: they are not
-    # counted as producer resets (README, "Beyond the central cluster's
-    # memory"); bounding them to the unacknowledged batches is the check.
+        first_diff = next((i for i, (a, b) in enumerate(zip(got[p], numbers)) if a != b), None)
+        assert got[p] == numbers, \
+            "central %s-%d: every number once, in order (%d were written but unacknowledged at the cut): " \
+            "got %d records, want %d; first difference at offset %s" \
+            % (TOPIC, p, in_flight[p], len(got[p]), len(numbers), first_diff)
+    assert sum(p["duplicates"] for p in result["partitions"]) == 0, "central: no number twice"
+    link = rig.link_status()
+    print("found unacknowledged batches: %d (records unacknowledged at the cut: %d)"
+          % (link["found_unacknowledged"], sum(in_flight)))
+    assert link["found_unacknowledged"] >= 1, "the link found the unacknowledged batches in the central log"
+    assert link["producer_resets"] == 0, "Kafka 4 gave no sign: no producer reset"
 
 
 # -- throttled -----------------------------------------------------------

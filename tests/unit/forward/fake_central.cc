@@ -1,8 +1,12 @@
 #include "fake_central.h"
 
+#include <deque>
+
 #include "forward/send_window.h"
 #include "protocol/errors.h"
+#include "protocol/generated/fetch.h"
 #include "protocol/generated/init_producer_id.h"
+#include "protocol/generated/list_offsets.h"
 #include "protocol/generated/metadata.h"
 #include "protocol/generated/produce.h"
 #include "protocol/record_batch.h"
@@ -31,6 +35,10 @@ FakeCentral::FakeCentral() {
   broker_.on<protocol::MetadataRequest, protocol::MetadataResponse>([this](const protocol::MetadataRequest& request,
                                                                            int16_t) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (cut_ && forget_after_cut_) {
+      next_sequence_.clear();
+      any_sequence_from_unknown_ = true;
+    }
     cut_ = false;  // the link reconnected
     protocol::MetadataResponse r;
     r.brokers.push_back({1, "central", 9092, std::nullopt, {}});
@@ -70,6 +78,26 @@ FakeCentral::FakeCentral() {
         r.producer_epoch = 0;
         return r;
       });
+  broker_.on<protocol::ListOffsetsRequest, protocol::ListOffsetsResponse>(
+      [this](const protocol::ListOffsetsRequest& request, int16_t) {
+        std::lock_guard<std::mutex> lock(mu_);
+        protocol::ListOffsetsResponse r;
+        for (const auto& t : request.topics) {
+          protocol::ListOffsetsResponse::ListOffsetsTopicResponse tr;
+          tr.name = t.name;
+          for (const auto& p : t.partitions) {
+            protocol::ListOffsetsResponse::ListOffsetsPartitionResponse pr;
+            pr.partition_index = p.partition_index;
+            pr.offset = p.timestamp == -1 ? log_end_[{t.name, p.partition_index}] : 0;
+            tr.partitions.push_back(pr);
+          }
+          r.topics.push_back(tr);
+        }
+        return r;
+      });
+  broker_.on_raw(protocol::FetchRequest::kApiKey,
+                 [this](const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
+                        protocol::OutputBuffer* out) { fetch(h, frame, out); });
   broker_.on_raw(protocol::ProduceRequest::kApiKey,
                  [this](const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
                         protocol::OutputBuffer* out) { produce(h, frame, out); });
@@ -89,6 +117,52 @@ void FakeCentral::refuse_batches(ErrorCode error, int n) {
   std::lock_guard<std::mutex> lock(mu_);
   refuse_with_ = error;
   refuse_ = n;
+}
+
+void FakeCentral::refuse_reads(bool refuse) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refuse_reads_ = refuse;
+}
+
+void FakeCentral::forget_producers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  next_sequence_.clear();
+  any_sequence_from_unknown_ = true;
+}
+
+void FakeCentral::fetch(const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
+                        protocol::OutputBuffer* out) {
+  protocol::FetchRequest request;
+  if (!protocol::decode_request_body(frame, h, &request).ok()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  protocol::FetchResponse response;
+  std::deque<std::vector<uint8_t>> records;  // what the response's views point at (stable)
+  for (const auto& t : request.topics) {
+    protocol::FetchResponse::FetchableTopicResponse tr;
+    tr.topic = t.topic;
+    for (const auto& p : t.partitions) {
+      protocol::FetchResponse::PartitionData pd;
+      pd.partition_index = p.partition;
+      pd.high_watermark = log_end_[{t.topic, p.partition}];
+      if (refuse_reads_) {
+        pd.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
+      } else {
+        std::vector<uint8_t>& bytes = records.emplace_back();
+        for (const std::vector<uint8_t>& batch : log_[{t.topic, p.partition}]) {
+          protocol::RecordBatchView view;
+          if (protocol::RecordBatchView::parse(batch, &view) != protocol::BatchError::kOk) continue;
+          if (view.last_offset() < p.fetch_offset) continue;
+          if (!bytes.empty() && bytes.size() + batch.size() > static_cast<size_t>(p.partition_max_bytes)) break;
+          bytes.insert(bytes.end(), batch.begin(), batch.end());
+        }
+        pd.records = protocol::Records{bytes, {}};
+      }
+      tr.partitions.push_back(std::move(pd));
+    }
+    response.responses.push_back(std::move(tr));
+  }
+  Status s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, out);
+  if (!s.ok()) out->clear();
 }
 
 void FakeCentral::produce(const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame,
@@ -117,7 +191,11 @@ void FakeCentral::produce(const protocol::ParsedRequestHeader& h, std::span<cons
       got.transactional = batch.is_transactional();
       got.control = batch.is_control();
       got.crc_ok = batch.crc_matches();
-      int32_t& expected = next_sequence_[{topic.name, pd.index, batch.producer_id()}];
+      const auto producer = std::make_tuple(topic.name, pd.index, batch.producer_id());
+      if (any_sequence_from_unknown_ && !next_sequence_.contains(producer)) {
+        next_sequence_[producer] = got.base_sequence;  // Kafka 4: no state, any sequence
+      }
+      int32_t& expected = next_sequence_[producer];
       int64_t& end = log_end_[{topic.name, pd.index}];
       if (refuse_ > 0) {
         --refuse_;
@@ -125,6 +203,9 @@ void FakeCentral::produce(const protocol::ParsedRequestHeader& h, std::span<cons
       } else if (got.base_sequence == expected) {
         got.written = true;
         pr.base_offset = end;
+        std::vector<uint8_t> stored(pd.records->bytes.begin(), pd.records->bytes.end());
+        protocol::set_base_offset(stored, end);
+        log_[{topic.name, pd.index}].push_back(std::move(stored));
         end += got.records;
         expected = increment_sequence(expected, got.records);
       } else if (got.base_sequence < expected) {

@@ -6,7 +6,9 @@
 // duplicate, a gap is out of order. Told to, it cuts the connection at a
 // Produce request: that request and the later ones are written but not
 // answered (the link's read fails) until the link reconnects (its next
-// Metadata request).
+// Metadata request). ListOffsets (latest) and Fetch read back what it
+// wrote (the link looks there for batches it never saw acknowledged), each
+// batch as the link sent it with the base offset it got here.
 //
 // Handlers run on the link's thread; what they keep is read under a lock.
 #pragma once
@@ -54,6 +56,13 @@ class FakeCentral {
   void refuse_batches(protocol::ErrorCode error, int n);
   // Connections are refused (set before the link starts).
   void refuse_connections(bool refuse) { broker_.refuse_connections = refuse; }
+  // Fetch answers TOPIC_AUTHORIZATION_FAILED (a user that may write, not read).
+  void refuse_reads(bool refuse);
+  // Forgets every producer's sequences and from now on, as Kafka 4 does,
+  // takes any sequence from a producer it holds no state for as new data.
+  void forget_producers();
+  // The same, when the link reconnects after the cut (cut_at_produce_request).
+  void forget_producers_after_the_cut() { forget_after_cut_ = true; }
 
   std::vector<Received> received() const;
   // Local base offsets of the batches written to topic-partition, in order.
@@ -63,6 +72,7 @@ class FakeCentral {
 
  private:
   void produce(const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame, protocol::OutputBuffer* out);
+  void fetch(const protocol::ParsedRequestHeader& h, std::span<const uint8_t> frame, protocol::OutputBuffer* out);
 
   client::testing::FakeBroker broker_;
   mutable std::mutex mu_;
@@ -78,6 +88,11 @@ class FakeCentral {
   // (topic, partition, producer id) -> next sequence expected
   std::map<std::tuple<std::string, int32_t, int64_t>, int32_t> next_sequence_;
   std::map<std::pair<std::string, int32_t>, int64_t> log_end_;
+  // What was written, per partition: each batch with its central base offset.
+  std::map<std::pair<std::string, int32_t>, std::vector<std::vector<uint8_t>>> log_;
+  bool refuse_reads_ = false;
+  bool any_sequence_from_unknown_ = false;
+  bool forget_after_cut_ = false;
 };
 
 }  // namespace eddy::forward::testing

@@ -126,7 +126,11 @@ TEST_F(LinkTest, AfterATransportFailureResendsFromTheCursorWithTheSameSequences)
   for (int i = 0; i < 6; ++i) local_.append("sensors", 0, 2);
   // The first request goes alone (nothing confirmed yet); the second and
   // later ones are pipelined. The connection is cut at the second: it and
-  // those after it reach the central cluster, their answers do not.
+  // those after it reach the central cluster, their answers do not. The
+  // link's user may not read the central topic, so it cannot look for them
+  // there: it sends them again and the central cluster's sequences keep
+  // them once.
+  central_.refuse_reads(true);
   central_.cut_at_produce_request(2);
   start_link();
   ASSERT_TRUE(eventually([&] { return saved_offset(0) == 12; })) << saved_offset(0);
@@ -150,6 +154,71 @@ TEST_F(LinkTest, AfterATransportFailureResendsFromTheCursorWithTheSameSequences)
   EXPECT_EQ(central_.init_producer_id_requests(), 1);
   EXPECT_EQ(saved(0).next_sequence, 12);
   EXPECT_GE(board_.snapshot()[0].connects, 2u);
+}
+
+// Batches whose answers were lost with the connection, then forgotten by a
+// central cluster that takes a forgotten producer's resend as new data
+// (Kafka 4): found in the central log and not sent again.
+TEST_F(LinkTest, BatchesWrittenButNeverAcknowledgedAreFoundCentrallyAndNotSentAgain) {
+  for (int i = 0; i < 6; ++i) local_.append("sensors", 0, 2);
+  central_.cut_at_produce_request(2);
+  central_.forget_producers_after_the_cut();
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 12; })) << saved_offset(0);
+  stop_link();
+  EXPECT_EQ(central_.written("sensors", 0), (std::vector<int64_t>{0, 2, 4, 6, 8, 10})) << "each batch once";
+  std::map<int64_t, int> sends;
+  for (const FakeCentral::Received& r : central_.received()) {
+    if (r.partition == 0) ++sends[r.local_base_offset];
+  }
+  EXPECT_EQ(sends[2], 1) << "the batch written but never acknowledged is not sent again";
+  EXPECT_GE(board_.snapshot()[0].found_unacknowledged, 1u);
+  EXPECT_EQ(board_.snapshot()[0].producer_resets, 0u);
+  const meta::ForwardCursor c = saved(0);
+  EXPECT_EQ(c.next_sequence, 12);
+  EXPECT_EQ(c.remote_next_offset, 12);
+  EXPECT_EQ(board_.snapshot()[0].partitions[0].forwarded_messages, 12);
+}
+
+// The same cut when the link may not read the central topic: the resends
+// are new data to a central cluster that forgot the producer (at-least-once
+// for exactly the batches whose answers were lost).
+TEST_F(LinkTest, WithoutReadingTheCentralTopicForgottenBatchesAreWrittenAgain) {
+  for (int i = 0; i < 6; ++i) local_.append("sensors", 0, 2);
+  central_.refuse_reads(true);
+  central_.cut_at_produce_request(2);
+  central_.forget_producers_after_the_cut();
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 12; })) << saved_offset(0);
+  stop_link();
+  const std::vector<int64_t> written = central_.written("sensors", 0);
+  EXPECT_GT(written.size(), 6u) << "at-least-once for the batches in flight at the cut";
+  EXPECT_EQ(board_.snapshot()[0].found_unacknowledged, 0u);
+}
+
+// After a restart the link looks at the central log once: a batch the
+// central cluster wrote while the link was stopped waiting for its answer is
+// found, not sent twice to a central cluster that forgot the producer.
+TEST_F(LinkTest, ARestartFindsWhatTheCentralClusterWroteAfterTheSavedCursor) {
+  local_.append("sensors", 0, 4);
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 4; }));
+  EXPECT_EQ(saved(0).remote_next_offset, 4);
+  const int next_request = central_.produce_requests() + 1;
+  central_.cut_at_produce_request(next_request);
+  local_.append("sensors", 0, 3);
+  ASSERT_TRUE(eventually([&] { return central_.produce_requests() == next_request; }));
+  stop_link();  // waiting for the answer that does not come
+  EXPECT_EQ(saved_offset(0), 4);
+  central_.forget_producers();
+  local_.append("sensors", 0, 1);
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 8; }));
+  stop_link();
+  EXPECT_EQ(central_.written("sensors", 0), (std::vector<int64_t>{0, 4, 7}));
+  EXPECT_EQ(saved(0).remote_next_offset, 8);
+  EXPECT_EQ(saved(0).next_sequence, 8);
+  EXPECT_EQ(board_.snapshot()[0].found_unacknowledged, 1u);
 }
 
 TEST_F(LinkTest, ARestartedLinkContinuesTheSavedProducerAndSequences) {

@@ -134,6 +134,37 @@ TEST(SendWindow, ResendsAfterARewindWithTheSameSequences) {
   EXPECT_EQ(w.send(5, 15, 16, 1), second);
 }
 
+TEST(SendWindow, KeepsTheCentralOffsetAfterTheLastAcknowledgedBatch) {
+  SendWindow w(cursor(10, 1, 0, 5), {1, 0}, 5);
+  EXPECT_EQ(w.acked().remote_next_offset, -1);
+  w.send(1, 10, 12, 1);
+  SendWindow::Batch done{};
+  ASSERT_TRUE(w.acknowledge(1, &done, 400));
+  EXPECT_EQ(w.acked().remote_next_offset, 402);
+  w.send(2, 12, 15, 1);
+  ASSERT_TRUE(w.acknowledge(2, &done));  // no offset said: the last one stays (lower, never past)
+  EXPECT_EQ(w.acked().remote_next_offset, 402);
+  w.restart_sequences({2, 0});
+  EXPECT_EQ(w.acked().remote_next_offset, 402) << "a new producer writes to the same central log";
+}
+
+TEST(SendWindow, IsUnsettledFromASavedCursorAndAfterARewindThatForgotBatches) {
+  SendWindow w(cursor(10, 1, 0, 5), {1, 0}, 5);
+  EXPECT_TRUE(w.unsettled()) << "a restart does not know what was in flight";
+  w.settle();
+  EXPECT_FALSE(w.unsettled());
+  w.rewind();  // nothing in flight: nothing can be unseen
+  EXPECT_FALSE(w.unsettled());
+  w.send(1, 10, 12, 1);
+  SendWindow::Batch done{};
+  ASSERT_TRUE(w.acknowledge(1, &done, 0));
+  w.rewind();
+  EXPECT_FALSE(w.unsettled()) << "everything sent was acknowledged";
+  w.send(2, 12, 15, 1);
+  w.rewind();
+  EXPECT_TRUE(w.unsettled()) << "the batch at 12 may be in the central log";
+}
+
 TEST(SendWindow, ANewProducerRestartsSequencesAtTheCursor) {
   SendWindow w(cursor(10, 1, 0, 5), {1, 0}, 5);
   w.send(1, 10, 12, 1);
