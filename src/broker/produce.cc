@@ -104,6 +104,12 @@ ErrorCode precheck(std::span<const uint8_t> records, const EffectiveTopicConfig&
     *message = "Record is corrupt (CRC-32C mismatch)";
     return ErrorCode::kCorruptMessage;
   }
+  if (batch.is_empty()) {
+    // As Kafka's LogValidator.validateBatch: an empty batch is a leader's
+    // to write (RecordBatchView::parse), never a client's.
+    *message = "Invalid reported count for record batch: 0";
+    return ErrorCode::kInvalidRecord;
+  }
   if (batch.is_control()) {
     // As Kafka's LogValidator: markers are the coordinator's to write.
     *message = "Clients are not allowed to write control records";

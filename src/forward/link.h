@@ -127,7 +127,8 @@ class Link {
   // A stored batch that must not be sent: counted, then the cursor moves
   // past it (once nothing is in flight). False when it could not yet.
   bool skip_malformed(Partition& p, const protocol::RecordBatchView& view, const protocol::RecordVerdict& verdict);
-  // A control batch, or data of an aborted transaction: never forwarded.
+  // A control batch, an empty batch, or data of an aborted transaction:
+  // never forwarded.
   bool skip_transactional(Partition& p, const protocol::RecordBatchView& view);
   // The local log dropped offsets from p's send offset to log_start_offset
   // before they were forwarded: counted, then the cursor jumps (once nothing

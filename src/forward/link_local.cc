@@ -137,7 +137,9 @@ bool Link::next_batch(Partition& p, StoredBatch* out) {
   }
   // Transactions (README.md): markers and aborted data stay local; what is
   // read lies below the last stable offset, so the rest is committed data.
-  if (view.is_control() || p.read_ahead.in_aborted_transaction(view)) {
+  // An empty batch (a partition leader's first of its epoch) has nothing to
+  // send, and Kafka refuses empty batches from producers.
+  if (view.is_control() || view.is_empty() || p.read_ahead.in_aborted_transaction(view)) {
     return skip_transactional(p, view) && next_batch(p, out);
   }
   // The records are walked as on append (structure only: timestamps were

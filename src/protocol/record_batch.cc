@@ -47,7 +47,7 @@ BatchError RecordBatchView::parse(std::span<const uint8_t> bytes, RecordBatchVie
   const uint8_t* p = bytes.data();
   int32_t count = static_cast<int32_t>(load_be32(p + L::kRecordCount));
   int32_t last_delta = static_cast<int32_t>(load_be32(p + L::kLastOffsetDelta));
-  if (count < 1 || last_delta != count - 1) return BatchError::kInvalid;
+  if (count < 0 || last_delta != (count == 0 ? 0 : count - 1)) return BatchError::kInvalid;
   int64_t base = static_cast<int64_t>(load_be64(p + L::kBaseOffset));
   if (base < 0 || base > std::numeric_limits<int64_t>::max() - last_delta - 1) return BatchError::kInvalid;
   out->bytes_ = bytes.first(size);
@@ -323,6 +323,20 @@ RecordBatchBuilder& RecordBatchBuilder::add(const RecordInput& record) {
   records_.insert(records_.end(), body.begin(), body.end());
   ++count_;
   return *this;
+}
+
+std::vector<uint8_t> build_empty_batch(int64_t timestamp_ms) {
+  std::vector<uint8_t> out(L::kHeaderSize, 0);
+  uint8_t* p = out.data();
+  store_be32(p + L::kBatchLength, static_cast<uint32_t>(out.size() - L::kLogOverhead));
+  p[L::kMagic] = static_cast<uint8_t>(kRecordBatchMagic);
+  store_be64(p + L::kBaseTimestamp, static_cast<uint64_t>(timestamp_ms));
+  store_be64(p + L::kMaxTimestamp, static_cast<uint64_t>(timestamp_ms));
+  store_be64(p + L::kProducerId, static_cast<uint64_t>(int64_t{-1}));
+  store_be16(p + L::kProducerEpoch, static_cast<uint16_t>(int16_t{-1}));
+  store_be32(p + L::kBaseSequence, static_cast<uint32_t>(int32_t{-1}));
+  update_crc(out);
+  return out;
 }
 
 std::vector<uint8_t> RecordBatchBuilder::build() const {

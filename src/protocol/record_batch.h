@@ -83,10 +83,13 @@ class RecordBatchView {
   // Checks that bytes begin with a complete magic-2 batch (header fields
   // consistent, batchLength within bytes) and points the view at exactly
   // that batch (bytes may continue with more batches). Does NOT verify the
-  // CRC: call crc_matches(). Consistency means: batchLength >= 49,
-  // recordCount >= 1 and lastOffsetDelta == recordCount - 1 (true of every
-  // batch a producer sends and of every batch Eddy stores, since Eddy never
-  // compacts).
+  // CRC: call crc_matches(). Consistency means: batchLength >= 49, and
+  // lastOffsetDelta == recordCount - 1 with recordCount >= 1 (every batch a
+  // producer may send), or recordCount == 0 and lastOffsetDelta == 0: an
+  // empty batch spanning one offset, which only a partition leader writes
+  // (the first batch of its epoch, src/raft/README.md "Partition groups";
+  // Kafka's compaction leaves such batches too, and every client reads past
+  // them). The produce path refuses empty batches (INVALID_RECORD).
   static BatchError parse(std::span<const uint8_t> bytes, RecordBatchView* out);
 
   std::span<const uint8_t> bytes() const { return bytes_; }
@@ -106,6 +109,8 @@ class RecordBatchView {
   int16_t producer_epoch() const;
   int32_t base_sequence() const;
   int32_t record_count() const;
+  // No records (recordCount 0): see parse().
+  bool is_empty() const { return record_count() == 0; }
 
   int64_t last_offset() const { return base_offset() + last_offset_delta(); }
   int64_t next_offset() const { return last_offset() + 1; }
@@ -234,6 +239,11 @@ struct RecordInput {
   int64_t timestamp = 0;
   std::vector<std::pair<std::string_view, std::optional<std::span<const uint8_t>>>> headers;
 };
+
+// An empty batch (no records, one offset: RecordBatchView::parse) with both
+// timestamps timestamp_ms, producer id -1, base offset 0, CRC set: the
+// first batch a partition leader writes in its epoch.
+std::vector<uint8_t> build_empty_batch(int64_t timestamp_ms);
 
 class RecordBatchBuilder {
  public:

@@ -335,6 +335,20 @@ TEST_F(LinkTest, ForwardsCommittedTransactionalDataOnlyAndNoMarkers) {
   EXPECT_EQ(saved(0).next_sequence, 8);
 }
 
+// An empty batch (a partition leader's first of its epoch) holds nothing
+// to forward, and Kafka would refuse it from a producer: skipped, and the
+// sequences stay consecutive over what is sent.
+TEST_F(LinkTest, AnEmptyBatchIsNotForwarded) {
+  EXPECT_EQ(local_.append("sensors", 0, 2), 0);
+  EXPECT_EQ(append_raw(local_, protocol::build_empty_batch(1000)), 2);
+  EXPECT_EQ(local_.append("sensors", 0, 2), 3);
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 5; })) << saved_offset(0);
+  stop_link();
+  EXPECT_EQ(central_.written("sensors", 0), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(saved(0).next_sequence, 4);
+}
+
 TEST_F(LinkTest, RequestStopEndsALinkThatBacksOff) {
   central_.refuse_connections(true);
   options_.retry_backoff_ms = 60000;

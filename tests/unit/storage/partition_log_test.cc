@@ -565,6 +565,31 @@ TEST_F(PartitionLogTest, ReopenWithoutIndexFilesScansEverything) {
   EXPECT_EQ(files_with_suffix(".index").size(), log->segments().size() - 1);
 }
 
+// The empty batch a partition leader writes at the start of its epoch
+// (src/raft/README.md): one offset, kept across a crash and a rescan, its
+// epoch in the epoch index.
+TEST_F(PartitionLogTest, AnEmptyBatchTakesOneOffsetAndSurvivesAReopen) {
+  LogConfig config = testing::small_config(4096);
+  {
+    auto log = open_log(config);
+    for (int i = 0; i < 10; ++i) append(*log, 3);
+    std::vector<uint8_t> empty = protocol::build_empty_batch(2000);
+    AppendResult result;
+    ASSERT_TRUE(log->append(empty, AppendOptions{.leader_epoch = 4}, &result).ok());
+    EXPECT_EQ(result.base_offset, 30);
+    EXPECT_EQ(result.last_offset, 30);
+    std::vector<uint8_t> after = testing::batch_for_offsets(31, 3, 20, 60);
+    ASSERT_TRUE(log->append(after, AppendOptions{.leader_epoch = 4}, &result).ok());
+    EXPECT_EQ(result.base_offset, 31);
+    ASSERT_TRUE(log->wait_durable(log->log_end_offset(), 10000));
+  }  // no close: a crash
+  for (const std::string& f : files_with_suffix(".index")) std::filesystem::remove(dir_.file("t-0/" + f));
+  auto log = open_log(config);
+  EXPECT_EQ(log->log_end_offset(), 34);
+  EXPECT_EQ(verify_log(*log, 0), 33) << "33 records; the empty batch holds none";
+  EXPECT_EQ(verify_log(*log, 30), 3) << "a read from the empty batch's offset starts there and goes on";
+}
+
 TEST_F(PartitionLogTest, DiskModeHighWatermarkFollowsDurability) {
   LogConfig config = testing::small_config(64 << 10);
   config.acks_all_waits_for = AcksAllWaitsFor::kDisk;

@@ -182,6 +182,11 @@ TEST(RecordBatchTest, InconsistentHeadersAreInvalid) {
   }
   {
     std::vector<uint8_t> bytes = sample_batch();
+    store_be32(bytes.data() + L::kRecordCount, 0);  // with lastOffsetDelta 2: no
+    EXPECT_EQ(RecordBatchView::parse(bytes, &view), BatchError::kInvalid);
+  }
+  {
+    std::vector<uint8_t> bytes = sample_batch();
     store_be32(bytes.data() + L::kBatchLength, 10);  // shorter than a header
     EXPECT_EQ(RecordBatchView::parse(bytes, &view), BatchError::kInvalid);
   }
@@ -195,6 +200,25 @@ TEST(RecordBatchTest, InconsistentHeadersAreInvalid) {
     store_be64(bytes.data() + L::kBaseOffset, static_cast<uint64_t>(-5));
     EXPECT_EQ(RecordBatchView::parse(bytes, &view), BatchError::kInvalid);
   }
+}
+
+TEST(RecordBatchTest, AnEmptyBatchSpansOneOffsetAndHoldsNoRecord) {
+  std::vector<uint8_t> bytes = build_empty_batch(1234);
+  set_base_offset(bytes, 50);
+  RecordBatchView view;
+  ASSERT_EQ(RecordBatchView::parse(bytes, &view), BatchError::kOk);
+  EXPECT_TRUE(view.crc_matches());
+  EXPECT_TRUE(view.is_empty());
+  EXPECT_FALSE(view.is_control());
+  EXPECT_EQ(view.last_offset(), 50);
+  EXPECT_EQ(view.next_offset(), 51);
+  EXPECT_EQ(view.max_timestamp(), 1234);
+  EXPECT_EQ(view.producer_id(), -1);
+  EXPECT_EQ(validate_records(view), BatchError::kOk);
+  RecordIterator records(view);
+  Record r;
+  EXPECT_FALSE(records.next(&r));
+  EXPECT_EQ(records.error(), BatchError::kOk);
 }
 
 TEST(RecordBatchTest, IteratorWalksConcatenatedBatchesAndNamesTheFirstError) {
