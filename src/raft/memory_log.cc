@@ -41,19 +41,27 @@ Status MemoryLog::truncate_to(Offset offset) {
   }
   entries_.resize(index(offset));
   durable_ = std::min(durable_, offset);
+  flush_target_ = std::min(flush_target_, offset);
   return Status();
 }
 
 Status MemoryLog::flush() {
-  durable_ = end_offset();
+  if (async_flush_) {
+    flush_target_ = end_offset();
+  } else {
+    durable_ = end_offset();
+  }
   return Status();
 }
+
+void MemoryLog::complete_flush() { durable_ = std::max(durable_, std::min(flush_target_, end_offset())); }
 
 Status MemoryLog::delete_before(SnapshotId id) {
   if (Status s = check_deletable(*this, id); !s.ok()) return s;
   entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(index(id.end_offset)));
   start_ = id;
   durable_ = std::max(durable_, id.end_offset);
+  flush_target_ = std::max(flush_target_, id.end_offset);
   return Status();
 }
 
@@ -62,6 +70,7 @@ Status MemoryLog::reset_to(SnapshotId id) {
   entries_.clear();
   start_ = id;
   durable_ = id.end_offset;
+  flush_target_ = id.end_offset;
   return Status();
 }
 

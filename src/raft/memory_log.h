@@ -24,6 +24,10 @@ class MemoryLog final : public RaftLog {
 
   // Drops every entry at or after durable_offset() (a power cut).
   void crash();
+  // Asynchronous flushes: flush() only asks, complete_flush() makes what
+  // the last flush() asked for durable (the simulation's slow disk).
+  void set_async_flush(bool async) { async_flush_ = async; }
+  void complete_flush();
   // The entries from start().end_offset on.
   const std::vector<Entry>& entries() const { return entries_; }
 
@@ -35,6 +39,10 @@ class MemoryLog final : public RaftLog {
   // Entries below this offset are durable. Truncation lowers it too: the
   // truncation of a real log is itself written durably before it matters.
   Offset durable_ = 0;
+  bool async_flush_ = false;
+  // Asynchronous: what the last flush() asked for (lowered by truncation
+  // like durable_, so that it never covers entries appended after it).
+  Offset flush_target_ = 0;
 };
 
 }  // namespace eddy::raft

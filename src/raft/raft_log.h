@@ -10,7 +10,13 @@
 //  - durable_offset() <= end_offset(); entries below durable_offset()
 //    survive a crash, entries at or above it may be lost (power loss of
 //    unsynced writes) but only as a suffix; a change of the start is
-//    durable when delete_before() or reset_to() returns.
+//    durable when delete_before() or reset_to() returns, a truncation when
+//    truncate_to() returns;
+//  - flush() may be synchronous (durable_offset() == end_offset() when it
+//    returns) or asynchronous (it asks, and durable_offset() catches up
+//    later): the replica never assumes the former, so that a log whose
+//    syncs run on another thread (a partition's flusher) never blocks the
+//    thread that drives the replica.
 #pragma once
 
 #include <optional>
@@ -54,7 +60,9 @@ class RaftLog {
   // Removes every entry at or after offset.
   // REQUIRES: start().end_offset <= offset <= end_offset().
   virtual Status truncate_to(Offset offset) = 0;
-  // Makes every entry below end_offset() durable.
+  // Asks for every entry below end_offset() to become durable: done when
+  // it returns (a synchronous log) or later (an asynchronous one), as
+  // durable_offset() shows.
   virtual Status flush() = 0;
 
   // Drops the entries below id.end_offset, which the snapshot id now covers

@@ -190,9 +190,11 @@ Status Replica::become_candidate() {
     election_deadline_ = now_ + random_election_timeout();
     return Status();
   }
-  // The end offset a candidate advertises must survive a crash.
+  // The end offset a candidate advertises must survive a crash: it stands
+  // once its log is durable (the next poll looks again).
   Status s = log_->flush();
   if (!s.ok()) return s.with_context("raft: flushing before an election");
+  if (log_->durable_offset() < log_->end_offset()) return Status();
   s = persist(QuorumState{state_.epoch + 1, id(), kNoNode, false});
   if (!s.ok()) return s;
   role_ = Role::kCandidate;
@@ -282,6 +284,9 @@ Status Replica::poll_follower() {
   bool early = early_election_at_ >= 0 && now_ >= early_election_at_;
   if ((leader_lost || early) && !state_.recovering) return become_candidate();
   if (now_ < next_fetch_at_) return Status();
+  // The fetch offset tells the leader what this replica holds durably (it
+  // counts it for the high watermark): wait for the flush asked above.
+  if (!snapshot_fetch_ && log_->durable_offset() < log_->end_offset()) return Status();
   ++last_fetch_id_;
   fetch_outstanding_ = true;
   if (snapshot_fetch_) {

@@ -18,8 +18,9 @@
 //    at least this replica's;
 //  - a leader appends one kLeaderChange entry at the start of its epoch and
 //    advances the high watermark only past it: to the largest offset that a
-//    majority of voters hold durably (its own flushed end, the followers'
-//    fetch offsets of this epoch); the high watermark never goes backwards
+//    majority of voters hold durably (its own durable end, the followers'
+//    fetch offsets of this epoch: a follower fetches only once its log is
+//    durable, and stands for election only then); the high watermark never goes backwards
 //    within one run of a replica;
 //  - a follower truncates only when the leader answers a diverging epoch,
 //    and then to the end offset of that epoch, never below its high

@@ -268,6 +268,43 @@ TEST(Replica, HighWatermarkCountsOnlyDurableEntries) {
   EXPECT_EQ(leader.replica->high_watermark(), 2);
 }
 
+// A log whose flush only asks (a partition's flusher thread syncs it): the
+// follower fetches, and a candidate stands, only once its log is durable,
+// since the fetch offset counts for the leader's high watermark.
+TEST(Replica, WithAnAsynchronousLogAFollowerFetchesAndStandsOnlyWhenDurable) {
+  Node follower;
+  follower.log.set_async_flush(true);
+  ASSERT_TRUE(follower.store.write(QuorumState{1, kNoNode, 1, false}).ok());
+  open(follower, options(2), 0);
+  ASSERT_EQ(follower.replica->role(), Role::kFollower);
+  ASSERT_TRUE(follower.replica->poll(1).ok());
+  ASSERT_EQ(sent<FetchRequest>(*follower.replica, 1).size(), 1u);
+  // The leader's answer: two entries of epoch 1.
+  FetchResponse resp;
+  resp.leader_epoch = 1;
+  resp.leader_id = 1;
+  resp.entries = {Entry{1, EntryKind::kLeaderChange, {}}, Entry{1, EntryKind::kData, "a"}};
+  ASSERT_TRUE(follower.replica->handle(Message{1, 2, 1, resp}, 2).ok());
+  EXPECT_EQ(follower.log.end_offset(), 2);
+  ASSERT_TRUE(follower.replica->poll(3).ok());
+  EXPECT_TRUE(sent<FetchRequest>(*follower.replica, 1).empty()) << "not before the two entries are durable";
+  follower.log.complete_flush();
+  ASSERT_TRUE(follower.replica->poll(4).ok());
+  std::vector<FetchRequest> fetches = sent<FetchRequest>(*follower.replica, 1);
+  ASSERT_EQ(fetches.size(), 1u);
+  EXPECT_EQ(fetches[0].fetch_offset, 2);
+  // The leader goes silent with a new entry unflushed: no candidacy until durable.
+  resp.entries = {Entry{1, EntryKind::kData, "b"}};
+  resp.base_offset = 2;
+  ASSERT_TRUE(follower.replica->handle(Message{1, 2, 2, resp}, 5).ok());
+  ASSERT_TRUE(follower.replica->poll(400).ok());
+  EXPECT_EQ(follower.replica->role(), Role::kFollower) << "the end offset it would advertise is not durable yet";
+  follower.log.complete_flush();
+  ASSERT_TRUE(follower.replica->poll(401).ok());
+  EXPECT_EQ(follower.replica->role(), Role::kCandidate);
+  EXPECT_EQ(follower.replica->epoch(), 2);
+}
+
 TEST(Replica, AnIsolatedLeaderResigns) {
   Node leader;
   elect(leader, 1, 0);

@@ -36,11 +36,12 @@ bool decode_entries(const std::string& bytes, std::vector<Entry>* out) {
 
 }  // namespace
 
-Cluster::Cluster(int nodes, uint64_t seed) : rng_(seed) {
+Cluster::Cluster(int nodes, uint64_t seed) : rng_(seed), async_flush_(seed % 2 == 1) {
   for (int i = 1; i <= nodes; ++i) voters_.push_back(i);
   for (NodeId id : voters_) {
     auto node = std::make_unique<Node>();
     node->id = id;
+    node->log.set_async_flush(async_flush_);
     nodes_.push_back(std::move(node));
   }
   for (auto& node : nodes_) restart(*node, false);
@@ -80,6 +81,7 @@ void Cluster::restart(Node& node, bool wipe) {
   trace(std::string(wipe ? "wipe and restart " : "restart ") + std::to_string(node.id));
   if (wipe) {
     node.log = MemoryLog();
+    node.log.set_async_flush(async_flush_);
     node.snapshots = MemorySnapshotStore();
     seen_snapshot_.erase(node.id);
     node.store.wipe();
@@ -289,8 +291,16 @@ std::string Cluster::check() {
   return failure_;
 }
 
+void Cluster::complete_flushes() {
+  if (!async_flush_) return;
+  for (auto& n : nodes_) {
+    if (n->replica && !n->paused && rng_() % 2 == 0) n->log.complete_flush();
+  }
+}
+
 std::string Cluster::step() {
   now_ += step_ms_;
+  complete_flushes();
   deliver_due();
   poll_all();
   client_appends();

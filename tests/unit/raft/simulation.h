@@ -95,6 +95,9 @@ class Cluster {
   void client_appends();
   void collect_acks();
   void random_fault();
+  // Asynchronous logs: each node's outstanding flush completes with even
+  // odds every step (a disk whose syncs take a few steps).
+  void complete_flushes();
   // Now and then a node snapshots its committed entries (the simulation's
   // state machine is the list of committed entries itself).
   void maybe_snapshot(Node& node);
@@ -133,6 +136,7 @@ class Cluster {
   std::map<NodeId, SnapshotId> seen_snapshot_;  // each node's latest, as last checked
   std::map<NodeId, SnapshotId> own_snapshot_;   // each node's latest own (not installed)
   bool clients_on_ = true;  // off while settling, so that settling can end
+  bool async_flush_ = false;  // every log's flush() only asks (half the seeds)
   std::string failure_;
   bool trace_ = false;
   void trace(const std::string& what) const;
