@@ -131,6 +131,11 @@ Status encode_entries(Offset base_offset, std::span<const Entry> entries, Epoch 
                       const EntryEncoding& encoding, std::vector<uint8_t>* out) {
   Offset offset = base_offset;
   for (const Entry& entry : entries) {
+    if (entry.offsets != 1) {
+      // One record per batch: what the controller log holds.
+      return Status::invalid_argument("raft: the entry at offset " + std::to_string(offset) + " covers " +
+                                      std::to_string(entry.offsets) + " offsets; KRaft entries cover one");
+    }
     if (entry.kind == EntryKind::kLeaderChange && !entry.payload.empty()) {
       const auto* p = reinterpret_cast<const uint8_t*>(entry.payload.data());
       if (Status s = check_leader_change_message({p, entry.payload.size()}); !s.ok()) {

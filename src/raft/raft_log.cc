@@ -8,6 +8,7 @@ Status check_appendable(Epoch last_epoch, const std::vector<Entry>& entries) {
   Epoch previous = last_epoch;
   for (const Entry& e : entries) {
     if (e.epoch <= 0) return Status::invalid_argument("raft log: an entry's epoch must be >= 1");
+    if (e.offsets < 1) return Status::invalid_argument("raft log: an entry covers at least one offset");
     if (e.epoch < previous) {
       return Status::invalid_argument("raft log: entry epoch " + std::to_string(e.epoch) + " after epoch " +
                                       std::to_string(previous));

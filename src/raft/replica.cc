@@ -549,6 +549,9 @@ Status Replica::handle_fetch_response(NodeId from, int32_t correlation_id, const
   if (resp.diverging) {
     EpochEndOffset mine = log_->end_offset_for_epoch(resp.diverging_epoch.epoch);
     Offset truncate_to = std::min({resp.diverging_epoch.end_offset, mine.end_offset, log_->end_offset()});
+    // The whole entry holding that end goes (its offsets may be split
+    // differently in the leader's log); the next fetch checks again.
+    if (truncate_to >= high_watermark_) truncate_to = log_->boundary_at_or_below(truncate_to);
     if (truncate_to < high_watermark_) {
       return Status::corruption("raft: the leader's log diverges below the high watermark " +
                                 std::to_string(high_watermark_) + " at " + std::to_string(truncate_to));
@@ -578,13 +581,13 @@ Status Replica::append_fetched(const FetchResponse& resp) {
   return update_follower_high_watermark();
 }
 
-Status Replica::append(std::string payload, Offset* offset) {
+Status Replica::append(std::string payload, Offset* offset, int32_t offsets) {
   if (role_ != Role::kLeader) {
     return Status::kafka(Status::Code::kBrokerError, kNotLeaderOrFollower, true,
                          std::string("raft: not the leader (") + role_name(role_) + ")");
   }
   *offset = log_->end_offset();
-  return log_->append({Entry{state_.epoch, EntryKind::kData, std::move(payload)}});
+  return log_->append({Entry{state_.epoch, EntryKind::kData, std::move(payload), offsets}});
 }
 
 }  // namespace eddy::raft

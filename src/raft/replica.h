@@ -105,10 +105,11 @@ class Replica {
   // addressed to this replica; a store or log failure is returned too, and
   // the replica must then be discarded.
   Status handle(const Message& message, int64_t now_ms);
-  // A client append on the leader; *offset is where the entry went. It is
-  // committed once high_watermark() > *offset. Anything but a leader
-  // answers NOT_LEADER_OR_FOLLOWER (a Kafka code in the Status).
-  Status append(std::string payload, Offset* offset);
+  // A client append on the leader of an entry covering `offsets` offsets;
+  // *offset is where it starts. It is committed once high_watermark() >
+  // *offset. Anything but a leader answers NOT_LEADER_OR_FOLLOWER (a Kafka
+  // code in the Status).
+  Status append(std::string payload, Offset* offset, int32_t offsets = 1);
   // A leader's graceful resignation (EndQuorumEpoch to the others).
   Status resign(int64_t now_ms);
   // Stores bytes, the caller's state built from every entry below

@@ -149,6 +149,10 @@ Status SegmentLog::encode_entry(const Entry& entry, int64_t timestamp_ms, std::v
 Status SegmentLog::append(const std::vector<Entry>& entries) {
   Status s = check_appendable(last_epoch(), entries);
   if (!s.ok()) return s;
+  for (const Entry& entry : entries) {
+    // One record per entry: the controller log's entries cover one offset.
+    if (entry.offsets != 1) return Status::invalid_argument("raft log: a SegmentLog entry covers one offset");
+  }
   const Offset start = end_offset();
   for (const Entry& entry : entries) {
     const int64_t now = options_.clock ? options_.clock() : port::wall_clock_millis();

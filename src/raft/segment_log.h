@@ -69,6 +69,8 @@ class SegmentLog final : public RaftLog {
   Offset durable_offset() const override;
   Epoch last_epoch() const override;
   Epoch epoch_at(Offset offset) const override;
+  // Every offset is a boundary: one entry per offset.
+  Offset boundary_at_or_below(Offset offset) const override { return offset; }
   EpochEndOffset end_offset_for_epoch(Epoch epoch) const override;
   // Copies the batches (PartitionLog::read_copy) and decodes them, CRCs
   // checked: kCorruption for a batch that is not an entry as written here.

@@ -1,6 +1,7 @@
 // raft/types.h — the vocabulary of Eddy's Raft core: ids, epochs, offsets,
-// log entries. Offsets are Kafka's: the first entry is offset 0, a log's
-// end offset is one past its last entry. Epoch 0 means "no epoch yet": every
+// log entries. Offsets are Kafka's: the first entry is at offset 0, an
+// entry covers Entry::offsets offsets (a record batch covers its records),
+// a log's end offset is one past its last entry's last offset. Epoch 0 means "no epoch yet": every
 // leader's epoch is >= 1, so a log entry's epoch is >= 1.
 #pragma once
 
@@ -27,7 +28,11 @@ enum class EntryKind : uint8_t { kData = 0, kLeaderChange = 1 };
 struct Entry {
   Epoch epoch = 0;
   EntryKind kind = EntryKind::kData;
-  std::string payload;  // opaque to the core (a record batch later)
+  std::string payload;  // opaque to the core
+  // The offsets the entry covers, from its own: 1 in the controller log (one
+  // record per batch), a record batch's lastOffsetDelta + 1 in a partition
+  // group's log. >= 1; the leader-change entry covers 1.
+  int32_t offsets = 1;
 
   friend bool operator==(const Entry&, const Entry&) = default;
 };

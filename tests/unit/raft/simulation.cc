@@ -7,12 +7,16 @@
 namespace eddy::raft::sim {
 namespace {
 
-// A snapshot's bytes: per entry its epoch, kind, payload size, payload.
+// A snapshot's bytes: per entry its epoch, kind, offsets, payload size,
+// payload. entries has the entry covering each offset (an entry of n
+// offsets n times in a row); decode_entries gives that back.
 std::string encode_entries(const std::vector<Entry>& entries) {
   std::string out;
-  for (const Entry& e : entries) {
-    const uint32_t head[3] = {static_cast<uint32_t>(e.epoch), static_cast<uint32_t>(e.kind),
-                              static_cast<uint32_t>(e.payload.size())};
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    if (i > 0 && e == entries[i - 1]) continue;  // the same entry's next offset
+    const uint32_t head[4] = {static_cast<uint32_t>(e.epoch), static_cast<uint32_t>(e.kind),
+                              static_cast<uint32_t>(e.offsets), static_cast<uint32_t>(e.payload.size())};
     out.append(reinterpret_cast<const char*>(head), sizeof head);
     out += e.payload;
   }
@@ -23,13 +27,16 @@ bool decode_entries(const std::string& bytes, std::vector<Entry>* out) {
   out->clear();
   size_t at = 0;
   while (at < bytes.size()) {
-    uint32_t head[3];
+    uint32_t head[4];
     if (bytes.size() - at < sizeof head) return false;
     std::memcpy(head, bytes.data() + at, sizeof head);
     at += sizeof head;
-    if (bytes.size() - at < head[2]) return false;
-    out->push_back(Entry{static_cast<Epoch>(head[0]), static_cast<EntryKind>(head[1]), bytes.substr(at, head[2])});
-    at += head[2];
+    if (bytes.size() - at < head[3]) return false;
+    const Entry e{static_cast<Epoch>(head[0]), static_cast<EntryKind>(head[1]), bytes.substr(at, head[3]),
+                  static_cast<int32_t>(head[2])};
+    if (e.offsets < 1 || e.offsets > 64) return false;
+    out->insert(out->end(), static_cast<size_t>(e.offsets), e);
+    at += head[3];
   }
   return true;
 }
@@ -161,7 +168,9 @@ void Cluster::client_appends() {
   Node* leader = leader_node();
   if (leader == nullptr) return;
   Append a{leader->id, leader->replica->epoch(), 0, "v" + std::to_string(next_payload_++)};
-  Status s = leader->replica->append(a.payload, &a.offset);
+  // Entries of 1 to 3 offsets, as record batches of a partition group's log.
+  const auto offsets = static_cast<int32_t>(1 + rng_() % 3);
+  Status s = leader->replica->append(a.payload, &a.offset, offsets);
   if (!s.ok()) {
     fail("append on leader " + std::to_string(leader->id) + ": " + s.to_string());
     return;
@@ -256,7 +265,7 @@ std::string Cluster::check() {
     }
     seen_snapshot_[n->id] = n->snapshots.latest();
     for (Offset i = from; i < std::min(hw, n->log.end_offset()); ++i) {
-      const Entry e = i < start ? snapshot.at(static_cast<size_t>(i)) : n->log.entries()[static_cast<size_t>(i - start)];
+      const Entry e = i < start ? snapshot.at(static_cast<size_t>(i)) : n->log.entry_at(i);
       if (i < static_cast<Offset>(committed_.size())) {
         if (!(committed_[static_cast<size_t>(i)] == e)) {
           fail("node " + std::to_string(n->id) + " has another entry than the committed one at offset " +
@@ -264,7 +273,9 @@ std::string Cluster::check() {
         }
         continue;
       }
-      if (e.kind == EntryKind::kData && !committed_payloads_.insert(e.payload).second) {
+      // An entry covers several offsets: its payload counts once, at its first.
+      const bool first_offset = committed_.empty() || !(committed_.back() == e);
+      if (first_offset && e.kind == EntryKind::kData && !committed_payloads_.insert(e.payload).second) {
         fail("entry " + e.payload + " committed twice");
       }
       committed_.push_back(e);
@@ -362,7 +373,7 @@ std::vector<Entry> Cluster::snapshot_entries(const Node& node) const {
 
 Entry Cluster::entry_at(const Node& node, Offset offset) const {
   const Offset start = node.log.start().end_offset;
-  if (offset >= start) return node.log.entries()[static_cast<size_t>(offset - start)];
+  if (offset >= start) return node.log.entry_at(offset);
   std::vector<Entry> entries = snapshot_entries(node);
   return offset < static_cast<Offset>(entries.size()) ? entries[static_cast<size_t>(offset)] : Entry{};
 }

@@ -172,6 +172,37 @@ TEST(MemoryLog, CrashLosesOnlyTheUnflushedSuffix) {
   EXPECT_EQ(log.durable_offset(), 1);
 }
 
+// Entries covering several offsets (a partition group's record batches):
+// epochs answer for every offset inside, but reads, truncations and
+// snapshots happen only at boundaries.
+TEST(MemoryLog, EntriesCoverTheirOffsetsAndOnlyBoundariesAreNamed) {
+  MemoryLog log;
+  ASSERT_TRUE(log.append({Entry{1, EntryKind::kLeaderChange, {}, 1}, Entry{1, EntryKind::kData, "a", 3},
+                          Entry{2, EntryKind::kData, "b", 2}, Entry{2, EntryKind::kData, "c", 4}})
+                  .ok());
+  EXPECT_EQ(log.end_offset(), 10);
+  EXPECT_EQ(log.epoch_at(3), 1);
+  EXPECT_EQ(log.epoch_at(4), 2);
+  EXPECT_EQ(log.entry_at(8).payload, "c");
+  EXPECT_EQ(log.end_offset_for_epoch(1), (EpochEndOffset{1, 4}));
+  EXPECT_EQ(log.end_offset_for_epoch(2), (EpochEndOffset{2, 10}));
+  std::vector<Entry> got;
+  ASSERT_TRUE(log.read(4, 10, &got).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].payload, "b");
+  EXPECT_TRUE(log.read(5, 10, &got).is_invalid_argument()) << "inside b";
+  EXPECT_FALSE(log.truncate_to(7).ok()) << "inside c";
+  EXPECT_TRUE(log.append({Entry{2, EntryKind::kData, "none", 0}}).is_invalid_argument());
+  EXPECT_TRUE(log.delete_before({5, 2}).is_invalid_argument()) << "inside b";
+  ASSERT_TRUE(log.delete_before({6, 2}).ok());
+  EXPECT_EQ(log.entries().size(), 1u);
+  ASSERT_TRUE(log.truncate_to(6).ok());
+  EXPECT_EQ(log.end_offset(), 6);
+  ASSERT_TRUE(log.append({Entry{3, EntryKind::kData, "d", 5}}).ok());
+  EXPECT_EQ(log.end_offset(), 11);
+  EXPECT_EQ(log.epoch_at(10), 3);
+}
+
 TEST(FileSnapshotStore, StoresAtomicallyKeepsOnlyTheLatestAndReadsInChunks) {
   eddy::testing::TempDir dir;
   const std::string path = dir.file("snapshots");
