@@ -33,6 +33,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import eddy_fixture  # noqa: E402
 from bench_measure import ProcessMeter, parse_result  # noqa: E402
+from bench_systems import BENCH_DISK_BUDGET_BYTES  # noqa: E402
 from nats_wire import NatsWire  # noqa: E402
 
 SENSORS = 16
@@ -73,8 +74,11 @@ class EddyGateway:
         self.tool = tool
         config = os.path.join(source_dir, "config", "gateway.properties")
         big = 1 << 30
+        # Six topics of 1 GiB each preallocate more than the gateway's 4 GiB
+        # disk budget: both brokers get the bench's (bench_systems.py).
         self.central = eddy_fixture.Broker(config=config, keep=False, overrides={
-            "log.retention.bytes": big, "num.partitions": 1, "auto.create.topics.enable": "false"})
+            "log.retention.bytes": big, "num.partitions": 1, "auto.create.topics.enable": "false",
+            "eddy.disk.budget.bytes": BENCH_DISK_BUDGET_BYTES})
         self.edge = None
         self.edge_args = (config, big)
         self.work_dir = work_dir
@@ -92,7 +96,7 @@ class EddyGateway:
         self.central.start()
         config, big = self.edge_args
         self.edge = eddy_fixture.Broker(config=config, keep=False, overrides={
-            "log.retention.bytes": big, "num.partitions": 1,
+            "log.retention.bytes": big, "num.partitions": 1, "eddy.disk.budget.bytes": BENCH_DISK_BUDGET_BYTES,
             "eddy.forward.links": "central",
             "eddy.forward.central.bootstrap.servers": self.central.bootstrap,
             "eddy.forward.central.topics": "gd-.*"})
