@@ -175,6 +175,14 @@ class Connection final : public ConnectionCore {
 
   // A frame larger than the staging buffer grows by at least this much.
   static constexpr size_t kLargeFrameStep = 16 * 1024;
+  // A frame up to this size gets its whole buffer at once: a produce
+  // request of librdkafka's default batch then costs no growth copies. Its
+  // size is already counted against queued.max.request.bytes, and its pages
+  // become resident only as bytes arrive (a block reused from
+  // frame_memory's cache is resident already), so a client that claims
+  // this much and stalls still costs what it sent. Larger frames grow with
+  // what arrives.
+  static constexpr size_t kWholeFrameBytes = size_t{1} << 20;
 
   auto self() { return std::static_pointer_cast<Connection>(shared_from_this()); }
 
@@ -255,9 +263,10 @@ class Connection final : public ConnectionCore {
     }
     if (fits_staging) return Step::kReadMore;
     // Too large for the staging buffer: read the rest straight into the
-    // frame, which grows with what arrives (never to what the size prefix
-    // merely claims: a client that claims 100 MB and sends 1 KB costs about
-    // 1 KB). The whole frame is reserved before its first byte is kept (as
+    // frame, which up to kWholeFrameBytes has its whole size at once and
+    // beyond grows with what arrives (never resident for what the size
+    // prefix merely claims: a client that claims 100 MB and sends 1 KB
+    // costs about 1 KB). The whole frame is reserved before its first byte is kept (as
     // Kafka's memory pool does): frames that started always finish, none
     // can wait for memory another half-read frame holds.
     if (!reserve_large(frame_size)) {
@@ -267,7 +276,8 @@ class Connection final : public ConnectionCore {
     }
     large_target_ = frame_size;
     large_have_ = available - 4;
-    grow_large_frame(std::max(large_have_, std::min(frame_size, kLargeFrameStep)));
+    grow_large_frame(frame_size <= kWholeFrameBytes ? frame_size
+                                                    : std::max(large_have_, kLargeFrameStep));
     std::memcpy(large_frame_.data(), p + 4, large_have_);
     staging_begin_ = staging_end_ = 0;
     in_parse_ = false;
@@ -344,8 +354,9 @@ class Connection final : public ConnectionCore {
     large_frame_.resize(size);
   }
 
-  // Invariant: large_have_ <= large_frame_.size() <= large_target_, and the
-  // buffer is at most twice the bytes received (plus one step).
+  // Invariant: large_have_ <= large_frame_.size() <= large_target_, and a
+  // buffer beyond kWholeFrameBytes is at most twice the bytes received
+  // (plus one step).
   void read_large_frame() {
     if (large_have_ == large_frame_.size()) {
       grow_large_frame(std::min(large_target_, large_have_ + std::max(large_have_, kLargeFrameStep)));

@@ -9,9 +9,10 @@
 // them), so clients with small requests are never held up by large ones.
 //
 // After a spike (held() back at 0 once it reached kTrimAfterBytes) the
-// allocator is asked to give the freed frames back to the system: glibc
-// otherwise keeps them in its heap (its mmap threshold grows to the largest
-// block freed), and a burst of large produces would raise RSS for good.
+// freed frames go back to the system: frame_memory's cache of large blocks
+// is emptied and the allocator is asked to give its free pages back (glibc
+// otherwise keeps them in its heap), so that a burst of large produces does
+// not raise RSS for good.
 //
 // Invariant: held() <= limit() (when the limit is 0: no bound).
 // Threading: reactor thread only.
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "port/port.h"
+#include "protocol/frame_memory.h"
 
 namespace eddy::net {
 
@@ -50,9 +52,9 @@ class RequestMemory {
       peak_since_trim_ = 0;
       ++trims_;
       if (defer_) {
-        defer_([] { port::release_free_memory(); });
+        defer_([] { release_all(); });
       } else {
-        port::release_free_memory();
+        release_all();
       }
     }
     if (waiters_.empty() || bytes == 0) return;
@@ -75,6 +77,11 @@ class RequestMemory {
   static constexpr uint64_t kTrimAfterBytes = uint64_t{8} << 20;
 
  private:
+  static void release_all() {
+    protocol::frame_memory::release_cached();
+    port::release_free_memory();
+  }
+
   uint64_t limit_;
   uint64_t held_ = 0;
   uint64_t peak_since_trim_ = 0;
