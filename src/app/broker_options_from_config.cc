@@ -83,6 +83,8 @@ broker::BrokerOptions broker_options_from(const Config& config) {
 net::ServerOptions server_options_from(const Config& config) {
   net::ServerOptions o;
   o.max_request_bytes = config.get_int("socket.request.max.bytes");
+  o.socket_send_buffer_bytes = config.get_int("socket.send.buffer.bytes");
+  o.socket_receive_buffer_bytes = config.get_int("socket.receive.buffer.bytes");
   o.connections_max_idle_ms = config.get_long("connections.max.idle.ms");
   o.request_read_timeout_ms = config.get_long("eddy.request.read.timeout.ms");
   o.max_connections = static_cast<size_t>(config.get_long("max.connections"));

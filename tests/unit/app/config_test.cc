@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "app/broker_config.h"
+#include "app/broker_options_from_config.h"
+#include "net/server.h"
 
 namespace eddy::app {
 namespace {
@@ -95,6 +97,26 @@ TEST(BrokerConfig, IgnoredKafkaKeysWarn) {
   ASSERT_TRUE(config.apply(parse_properties("num.network.threads=3\n", "k"), &warnings).ok());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("k:1: num.network.threads"), std::string::npos);
+}
+
+// Kafka's keys, applied to client connections: a fixed send buffer and the
+// kernel's own receive buffer by default; -1 asks for the kernel's.
+TEST(BrokerConfig, SocketBufferSizesReachTheServer) {
+  {
+    Config config(&broker_schema());
+    net::ServerOptions o = server_options_from(config);
+    EXPECT_EQ(o.socket_send_buffer_bytes, 102400);
+    EXPECT_EQ(o.socket_receive_buffer_bytes, -1);
+  }
+  Config config(&broker_schema());
+  std::string error;
+  ASSERT_TRUE(load("socket.send.buffer.bytes=-1\nsocket.receive.buffer.bytes=65536\n", &config, &error)) << error;
+  net::ServerOptions o = server_options_from(config);
+  EXPECT_EQ(o.socket_send_buffer_bytes, -1);
+  EXPECT_EQ(o.socket_receive_buffer_bytes, 65536);
+  Config bad(&broker_schema());
+  EXPECT_FALSE(load("socket.receive.buffer.bytes=-2\n", &bad, &error));
+  EXPECT_NE(error.find("out of range"), std::string::npos) << error;
 }
 
 TEST(ParseInt, RejectsGarbage) {
