@@ -181,7 +181,7 @@ METRICS_IDLE_SECONDS ?= 20
 bench: build
 	@scripts/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) >/dev/null
-	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor raw_fetch
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 	/usr/bin/python3 tests/bench/tls_bench.py --build $(BUILD_DIR) $(TLS_BENCH_FLAGS)
 	/usr/bin/python3 tests/bench/metrics_cost.py --build $(BUILD_DIR) --idle-seconds $(METRICS_IDLE_SECONDS)

@@ -33,7 +33,7 @@ import bench_limits  # noqa: E402
 import bench_machine  # noqa: E402
 import bench_report  # noqa: E402
 import gateway_day  # noqa: E402
-from bench_measure import ClientFailed, measure  # noqa: E402
+from bench_measure import ClientFailed, measure, run_client  # noqa: E402
 import bench_systems  # noqa: E402
 from bench_systems import EddySystem, JetStreamSystem, KafkaSystem  # noqa: E402
 
@@ -157,6 +157,10 @@ LIMITS = (
 
 def copy_floor_tool(opts):
     return os.path.join(opts.build, "tests", "bench", "copy_floor")
+
+
+def raw_fetch_tool(opts):
+    return os.path.join(opts.build, "tests", "bench", "raw_fetch")
 
 
 def measure_limits(ctx, when):
@@ -322,6 +326,16 @@ def consume_workload(ctx):
             eddy = series
         else:
             peers[system.name] = (series, True)
+    # The same topic read by a client that parses nothing (raw_fetch.c:
+    # plain Fetch v4, batch headers only): what the broker serves when the
+    # client is not the bottleneck. Eddy and Kafka (JetStream has no Fetch).
+    raw_what = "consume %d MiB from the start, raw Fetch loop (no record parsing)" % ctx.opts.consume_mib
+    raw = {}
+    for system in [ctx.eddy] + [p for p in ctx.peers if isinstance(p, KafkaSystem)]:
+        raw[system.name] = ctx.measure(
+            "%s %s" % (system.name, raw_what), system,
+            lambda i, w, system=system: run_client([raw_fetch_tool(ctx.opts), system.bootstrap, "consume",
+                                                    warm if w else count, CONSUME_SIZE]))
     segments = ctx.eddy.segment_files("consume")
     ctx.limits["sendfile"] = ("sendfile(2) of the topic's segment files to loopback TCP", ctx.measure(
         "limit: sendfile loop over %d segment files" % len(segments), None,
@@ -329,8 +343,12 @@ def consume_workload(ctx):
     ctx.limits["copy_floor_sendfile"] = ("copy floor, consume: sendfile(2) of the same segment files", ctx.measure(
         "limit: copy floor, sendfile of %d segment files" % len(segments), None,
         lambda i, w: bench_limits.copy_floor_sendfile(copy_floor_tool(ctx.opts), segments)))
-    return [throughput_row("consume %dMiB" % ctx.opts.consume_mib, what, "from the page cache", eddy, peers,
+    rows = [throughput_row("consume %dMiB" % ctx.opts.consume_mib, what, "from the page cache", eddy, peers,
                            ctx.limit("sendfile"), cpu_floor="copy_floor_sendfile")]
+    rows.append(throughput_row("raw fetch %dMiB" % ctx.opts.consume_mib, raw_what, "from the page cache",
+                               raw["Eddy"], {n: (v, True) for n, v in raw.items() if n != "Eddy"},
+                               ctx.limit("sendfile"), cpu_floor="copy_floor_sendfile"))
+    return rows
 
 
 def latency_workload(ctx):
@@ -497,7 +515,8 @@ def main():
     tools = {"eddy": os.path.join(o.build, "eddy"),
              "rdkafka_bench": os.path.join(o.build, "tests", "bench", "rdkafka_bench"),
              "nats_bench": os.path.join(o.build, "tests", "bench", "nats_bench"),
-             "copy_floor": copy_floor_tool(o)}
+             "copy_floor": copy_floor_tool(o),
+             "raw_fetch": raw_fetch_tool(o)}
     if "jetstream" not in o.peers:
         del tools["nats_bench"]
     missing = [p for p in tools.values() if not os.access(p, os.X_OK)]
