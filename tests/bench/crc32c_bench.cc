@@ -39,8 +39,8 @@ double throughput(Crc f, const std::vector<uint8_t>& buffer, size_t size, double
 
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
-  const size_t sizes[] = {1024, 16 * 1024, 64 * 1024, 1024 * 1024};
-  std::vector<uint8_t> buffer(sizes[3]);
+  const size_t sizes[] = {1024, 4 * 1024, 16 * 1024, 64 * 1024, 1024 * 1024};
+  std::vector<uint8_t> buffer(sizes[4]);
   std::mt19937_64 rng(1);
   for (auto& b : buffer) b = static_cast<uint8_t>(rng());
   uint32_t sink = 0;

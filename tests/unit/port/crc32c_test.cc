@@ -44,14 +44,15 @@ TEST(Crc32c, AcceleratedMatchesPortableOnRandomBuffers) {
   }
 }
 
-// The three-stream paths change at 3 * 256 and 3 * 8192 bytes (port/
+// The three-stream paths change at 3 * 256, 3 * 2048 and 3 * 8192 bytes (port/
 // crc32c.cc): every length around those edges, from aligned and unaligned
 // starts, against the portable code and the one-stream hardware path.
 TEST(Crc32c, InterleavedStreamsMatchAroundEveryBlockEdge) {
   std::mt19937_64 rng(7);
   std::vector<uint8_t> buffer(4 * 3 * 8192 + 64);
   for (auto& b : buffer) b = static_cast<uint8_t>(rng());
-  const size_t edges[] = {3 * 256, 2 * 3 * 256, 3 * 8192, 3 * 8192 + 3 * 256, 2 * 3 * 8192, 4 * 3 * 8192};
+  const size_t edges[] = {3 * 256,      2 * 3 * 256,  3 * 2048,        3 * 2048 + 3 * 256, 2 * 3 * 2048,
+                         3 * 8192,     3 * 8192 + 3 * 256, 3 * 8192 + 3 * 2048, 2 * 3 * 8192, 4 * 3 * 8192};
   for (size_t edge : edges) {
     for (size_t length = edge - 9; length <= edge + 9; ++length) {
       for (size_t offset : {0, 1, 7}) {
