@@ -15,7 +15,8 @@
 #   make thread-safety     the same as make narrowing
 #   make power-cuts        100 000 simulated power cuts of a partition log, 20 000 of eddy.db and forward.db (make test runs 1 000 each),
 #                          10 000 of a whole gateway: logs, eddy.db and forward.db with a forwarding link (make test runs 200)
-#   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile); report in build/bench-report
+#   make bench             Eddy vs Apache Kafka vs NATS JetStream vs hardware limits (fio, iperf3, sendfile), and the gateway
+#                          build (-Os) next to Release on the same figures; reports in build/bench-report
 #   make soak              memory figures, then 1 000 connections through a cutting proxy for 30 min (SOAK_FLAGS); RSS per minute, nothing lost
 
 BUILD_DIR    ?= build
@@ -183,6 +184,9 @@ bench: build
 	@cmake -S . -B $(BUILD_DIR) >/dev/null
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor raw_fetch
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
+	@cmake -S . -B build-size -DCMAKE_BUILD_TYPE=Release -DEDDY_GATEWAY_SIZE=ON -DEDDY_BUILD_TESTS=OFF >/dev/null
+	@cmake --build build-size --target eddy -j$(JOBS) >/dev/null
+	/usr/bin/python3 tests/bench/gateway_build_bench.py --build $(BUILD_DIR) --gateway-build build-size
 	/usr/bin/python3 tests/bench/tls_bench.py --build $(BUILD_DIR) $(TLS_BENCH_FLAGS)
 	/usr/bin/python3 tests/bench/metrics_cost.py --build $(BUILD_DIR) --idle-seconds $(METRICS_IDLE_SECONDS)
 

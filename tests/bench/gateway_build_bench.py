@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+"""The gateway build next to the Release build (issue 20): the package and
+the boards run eddy built with EDDY_GATEWAY_SIZE=ON (-Os, make size / make
+deb), the rest of the bench measures the Release build. Here both run the
+issue's figures in the same run, one build after the other, on the same clients:
+
+  produce   1 KiB messages, 1 partition, acks=1 (rdkafka_bench produce):
+            MB/s and broker CPU per GB, as a multiple of the copy floor's
+            (copy_floor write: recv + pwrite, the receiving thread's CPU);
+  consume   the topic (1 KiB messages) read from the start by librdkafka
+            and by raw_fetch (parses nothing), against a sendfile(2) loop
+            of the same segment files;
+  e2e       end-to-end latency at 1 000 msg/s, acks=all, the gateway's
+            default durability (eddy.acks.all.waits.for=disk), against
+            fio's fdatasync latency after a 1 KiB write.
+
+  /usr/bin/python3 tests/bench/gateway_build_bench.py --build BUILD
+      --gateway-build BUILD_SIZE [--out DIR] [--runs 3] [--consume-mib 512]
+      [--latency-seconds 5]
+
+BUILD has the bench tools (rdkafka_bench, raw_fetch, copy_floor) and the
+Release eddy; BUILD_SIZE/eddy is the gateway build. `make bench` runs it;
+the report is BUILD/bench-report/gateway_build.md (and .json)."""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import bench_limits  # noqa: E402
+from bench_measure import ProcessMeter, measure, run_client  # noqa: E402
+from bench_systems import EddySystem  # noqa: E402
+
+SIZE = 1024
+PRODUCE_COUNT = 262_144  # 256 MiB
+
+
+def tool(build, name):
+    return os.path.join(build, "tests", "bench", name)
+
+
+def median_of(series, key):
+    return series.medians().get(key)
+
+
+def measure_build(label, eddy_bin, opts, work, floors, with_sendfile):
+    """Every figure of one build, on a fresh broker; with_sendfile: also the
+    sendfile loop over its segment files, into floors."""
+    rdkafka = tool(opts.build, "rdkafka_bench")
+    eddy = EddySystem(eddy_bin, SOURCE, rdkafka, work, retention_bytes=(opts.consume_mib << 20) + (256 << 20))
+    eddy.start()
+    try:
+        meter = ProcessMeter(eddy.broker.proc.pid)
+        out = {}
+
+        def produce(i, warmup):
+            return eddy.produce("produce-r%d" % i, PRODUCE_COUNT // 4 if warmup else PRODUCE_COUNT, SIZE, 1,
+                                "acks1")()
+        out["produce"] = measure("%s produce 1 KiB acks=1" % label, produce, opts.runs, meter=meter,
+                                 cleanup=lambda i: eddy.delete("produce-r%d" % i, 1))
+
+        count = (opts.consume_mib << 20) // SIZE
+        eddy.produce("consume", count, SIZE, 1, "acks1")()
+        out["consume"] = measure("%s consume (librdkafka)" % label,
+                                 lambda i, w: eddy.consume("consume", count // 4 if w else count)(), opts.runs,
+                                 meter=meter)
+        out["raw_fetch"] = measure("%s consume (raw Fetch)" % label,
+                                   lambda i, w: run_client([tool(opts.build, "raw_fetch"), eddy.bootstrap, "consume",
+                                                            count // 4 if w else count, SIZE]),
+                                   opts.runs, meter=meter)
+        if with_sendfile:
+            segments = eddy.segment_files("consume")
+            floors["sendfile"] = measure("limit: sendfile loop over %d segment files" % len(segments),
+                                         lambda i, w: bench_limits.sendfile_loopback(segments), opts.runs)
+
+        def e2e(i, warmup):
+            return eddy.latency("e2e-r%d" % i, 1000, 1 if warmup else opts.latency_seconds, SIZE,
+                                "acks_all_disk")()
+        out["e2e"] = measure("%s e2e 1 000 msg/s, acks=all, disk" % label, e2e, opts.runs, meter=meter,
+                             cleanup=lambda i: eddy.delete("e2e-r%d" % i, 1))
+        return out
+    finally:
+        eddy.stop()
+
+
+def report(results, floors, opts):
+    def value(build, key, field):
+        return median_of(results[build][key], field)
+
+    def cell(v, fmt, scale=1.0):
+        return fmt % (v * scale) if v is not None else "n/a"
+
+    write_floor = median_of(floors["copy_floor_write"], "floor_cpu_s_per_gb")
+    sendfile = median_of(floors["sendfile"], "mb_per_s")
+    sync = floors["fio_sync_latency"].medians()
+    rows = [
+        ("produce 1 KiB, acks=1: MB/s", "produce", "mb_per_s", "%.0f", 1.0, ""),
+        ("produce 1 KiB, acks=1: broker CPU s/GB", "produce", "broker_cpu_s_per_gb", "%.2f", 1.0,
+         "copy floor " + cell(write_floor, "%.2f s/GB")),
+        ("consume %d MiB, librdkafka: MB/s" % opts.consume_mib, "consume", "mb_per_s", "%.0f", 1.0,
+         "sendfile loop " + cell(sendfile, "%.0f MB/s")),
+        ("consume %d MiB, raw Fetch: MB/s" % opts.consume_mib, "raw_fetch", "mb_per_s", "%.0f", 1.0,
+         "sendfile loop " + cell(sendfile, "%.0f MB/s")),
+        ("consume, raw Fetch: broker CPU s/GB", "raw_fetch", "broker_cpu_s_per_gb", "%.2f", 1.0, ""),
+    ]
+    for pct, key in (("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p999_us")):
+        rows.append(("e2e 1 000 msg/s, acks=all, disk: %s ms" % pct, "e2e", "e2e_" + key, "%.2f", 1e-3,
+                     "fdatasync %s %s" % (pct, cell(sync.get(key), "%.2f ms", 1e-3))))
+    lines = ["# The gateway build next to the Release build", "",
+             "Same run, same clients, one build after the other; medians of %d runs after a warm-up. Gateway "
+             "build: `-DEDDY_GATEWAY_SIZE=ON` (-Os), what `make deb` packages; Release: what the rest of the "
+             "bench measures. Limits: the copy floor (recv + pwrite, tests/bench/copy_floor.c), a sendfile(2) "
+             "loop over the Release broker's segment files of the consumed topic, fio's fdatasync after a 1 KiB "
+             "write. Reproduce: `make bench`, or `tests/bench/gateway_build_bench.py --build build "
+             "--gateway-build build-size`." % opts.runs, "",
+             "| figure | Release | gateway build | limit |", "|---|---|---|---|"]
+    for name, key, field, fmt, scale, limit in rows:
+        lines.append("| %s | %s | %s | %s |" % (name, cell(value("Release", key, field), fmt, scale),
+                                                cell(value("gateway", key, field), fmt, scale), limit))
+    ratios = [cell(value(b, "produce", "broker_cpu_s_per_gb") / write_floor, "%.2fx")
+              if write_floor and value(b, "produce", "broker_cpu_s_per_gb") else "n/a" for b in ("Release", "gateway")]
+    lines.append("| produce 1 KiB, acks=1: broker CPU / copy floor | %s | %s | 1.5x (issue 20) |" % tuple(ratios))
+    raw = [cell(value(b, "raw_fetch", "mb_per_s") / sendfile, "%.2fx")
+           if sendfile and value(b, "raw_fetch", "mb_per_s") else "n/a" for b in ("Release", "gateway")]
+    lines.append("| consume, raw Fetch / sendfile loop | %s | %s | 0.85x (issue 20) |" % tuple(raw))
+    peaks = ["%.1f MiB" % (max(s.peak_rss_kib or 0 for s in results[b].values()) / 1024) for b in ("Release", "gateway")]
+    lines.append("| peak RSS over the runs | %s | %s | |" % tuple(peaks))
+    return "\n".join(lines) + "\n"
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--build", required=True, help="build with the bench tools and the Release eddy")
+    p.add_argument("--gateway-build", required=True, help="build whose eddy is the gateway build")
+    p.add_argument("--out", default=None, help="report directory (default BUILD/bench-report)")
+    p.add_argument("--work", default=None, help="directory for data (default a temporary one)")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--consume-mib", type=int, default=512)
+    p.add_argument("--latency-seconds", type=int, default=5)
+    o = p.parse_args()
+    o.out = o.out or os.path.join(o.build, "bench-report")
+    return o
+
+
+def main():
+    opts = parse_args()
+    binaries = {"Release": os.path.join(opts.build, "eddy"), "gateway": os.path.join(opts.gateway_build, "eddy")}
+    needed = list(binaries.values()) + [tool(opts.build, n) for n in ("rdkafka_bench", "raw_fetch", "copy_floor")]
+    missing = [p for p in needed if not os.access(p, os.X_OK)]
+    if missing:
+        print("missing: %s" % ", ".join(missing), file=sys.stderr)
+        return 2
+    work = opts.work or tempfile.mkdtemp(prefix="eddy-gwbuild-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        floors = {
+            "copy_floor_write": measure("limit: copy floor, produce", lambda i, w: bench_limits.copy_floor_write(
+                tool(opts.build, "copy_floor"), os.path.join(work, "floor"), 256), opts.runs),
+            "fio_sync_latency": measure("limit: fdatasync after a 1 KiB write (fio)",
+                                        lambda i, w: bench_limits.fio_sync_latency(os.path.join(work, "fio"),
+                                                                                   opts.latency_seconds),
+                                        opts.runs),
+        }
+        results = {}
+        for label, binary in binaries.items():
+            results[label] = measure_build(label, binary, opts, work, floors, label == "Release")
+    finally:
+        if not opts.work:
+            shutil.rmtree(work, ignore_errors=True)
+    text = report(results, floors, opts)
+    os.makedirs(opts.out, exist_ok=True)
+    with open(os.path.join(opts.out, "gateway_build.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(opts.out, "gateway_build.json"), "w") as f:
+        json.dump({"floors": {k: s.to_json() for k, s in floors.items()},
+                   "builds": {b: {k: s.to_json() for k, s in r.items() if not k.startswith("_")}
+                              for b, r in results.items()}}, f, indent=1)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
