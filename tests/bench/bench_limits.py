@@ -61,11 +61,15 @@ def fio_read_direct(directory, mib):
     return _throughput(fio(directory, "read", ["--rw=read", "--bs=1M", "--size=%dM" % mib, "--direct=1"]), "read")
 
 
-def fio_sync_latency(directory, seconds):
+def fio_sync_latency(directory, seconds, pause_us=0):
     """1 KiB sequential writes, fdatasync after each, for `seconds`: the
-    fdatasync latency percentiles are the floor of a disk-durable ack."""
+    fdatasync latency percentiles are the floor of a disk-durable ack.
+    pause_us: fio's thinktime between one write's sync and the next write,
+    so that syncs come at about a fixed rate's pace (an idle disk and CPU
+    between them take longer to answer than back-to-back ones)."""
+    pause = ["--thinktime=%d" % pause_us] if pause_us > 0 else []
     job = fio(directory, "sync-latency", ["--rw=write", "--bs=1k", "--size=64M", "--fdatasync=1", "--time_based",
-                                          "--runtime=%d" % seconds, "--percentile_list=50:99:99.9"])
+                                          "--runtime=%d" % seconds, "--percentile_list=50:99:99.9"] + pause)
     pct = job["sync"]["lat_ns"]["percentile"]
 
     def us(key):

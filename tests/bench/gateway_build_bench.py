@@ -98,6 +98,7 @@ def report(results, floors, opts):
     write_floor = median_of(floors["copy_floor_write"], "floor_cpu_s_per_gb")
     sendfile = median_of(floors["sendfile"], "mb_per_s")
     sync = floors["fio_sync_latency"].medians()
+    paced = floors["fio_sync_latency_1000"].medians()
     rows = [
         ("produce 1 KiB, acks=1: MB/s", "produce", "mb_per_s", "%.0f", 1.0, ""),
         ("produce 1 KiB, acks=1: broker CPU s/GB", "produce", "broker_cpu_s_per_gb", "%.2f", 1.0,
@@ -110,14 +111,15 @@ def report(results, floors, opts):
     ]
     for pct, key in (("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p999_us")):
         rows.append(("e2e 1 000 msg/s, acks=all, disk: %s ms" % pct, "e2e", "e2e_" + key, "%.2f", 1e-3,
-                     "fdatasync %s %s" % (pct, cell(sync.get(key), "%.2f ms", 1e-3))))
+                     "fdatasync %s %s back to back, %s 1 ms apart" % (pct, cell(sync.get(key), "%.2f ms", 1e-3),
+                                                                      cell(paced.get(key), "%.2f ms", 1e-3))))
     lines = ["# The gateway build next to the Release build", "",
              "Same run, same clients, one build after the other; medians of %d runs after a warm-up. Gateway "
              "build: `-DEDDY_GATEWAY_SIZE=ON` (-Os), what `make deb` packages; Release: what the rest of the "
              "bench measures. Limits: the copy floor (recv + pwrite, tests/bench/copy_floor.c), a sendfile(2) "
              "loop over the Release broker's segment files of the consumed topic, fio's fdatasync after a 1 KiB "
-             "write. Reproduce: `make bench`, or `tests/bench/gateway_build_bench.py --build build "
-             "--gateway-build build-size`." % opts.runs, "",
+             "write, back to back and 1 ms apart (--thinktime=1000). Reproduce: `make bench`, or "
+             "`tests/bench/gateway_build_bench.py --build build --gateway-build build-size`." % opts.runs, "",
              "| figure | Release | gateway build | limit |", "|---|---|---|---|"]
     for name, key, field, fmt, scale, limit in rows:
         lines.append("| %s | %s | %s | %s |" % (name, cell(value("Release", key, field), fmt, scale),
@@ -128,7 +130,8 @@ def report(results, floors, opts):
     raw = [cell(value(b, "raw_fetch", "mb_per_s") / sendfile, "%.2fx")
            if sendfile and value(b, "raw_fetch", "mb_per_s") else "n/a" for b in ("Release", "gateway")]
     lines.append("| consume, raw Fetch / sendfile loop | %s | %s | 0.85x (issue 20) |" % tuple(raw))
-    peaks = ["%.1f MiB" % (max(s.peak_rss_kib or 0 for s in results[b].values()) / 1024) for b in ("Release", "gateway")]
+    peaks = ["%.1f MiB" % (max(s.peak_rss_kib or 0 for s in results[b].values()) / 1024)
+             for b in ("Release", "gateway")]
     lines.append("| peak RSS over the runs | %s | %s | |" % tuple(peaks))
     return "\n".join(lines) + "\n"
 
@@ -165,6 +168,10 @@ def main():
                                         lambda i, w: bench_limits.fio_sync_latency(os.path.join(work, "fio"),
                                                                                    opts.latency_seconds),
                                         opts.runs),
+            "fio_sync_latency_1000": measure("limit: fdatasync after a 1 KiB write, 1 ms apart (fio)",
+                                             lambda i, w: bench_limits.fio_sync_latency(
+                                                 os.path.join(work, "fio"), opts.latency_seconds, 1000),
+                                             opts.runs),
         }
         results = {}
         for label, binary in binaries.items():
