@@ -66,17 +66,24 @@ class Cache {
     return base;
   }
 
-  // Keeps the block when it fits (smaller cached blocks make room for it);
-  // false: the caller frees it.
+  // Keeps the block when it fits, or when cached blocks smaller than it can
+  // make room (the smallest go first); false, the cache unchanged: the
+  // caller frees it.
   bool keep(void* base, size_t capacity) EXCLUDES(mu_) {
     if (capacity > kCacheLimitBytes) return false;
     std::vector<void*> evicted;
     {
       port::MutexLock lock(mu_);
+      if (cached_bytes_ + capacity > kCacheLimitBytes) {
+        uint64_t smaller = 0;
+        for (const Block& b : blocks_) {
+          if (b.capacity < capacity) smaller += b.capacity;
+        }
+        if (cached_bytes_ - smaller + capacity > kCacheLimitBytes) return false;
+      }
       while (cached_bytes_ + capacity > kCacheLimitBytes) {
         auto smallest = std::min_element(blocks_.begin(), blocks_.end(),
                                          [](const Block& a, const Block& b) { return a.capacity < b.capacity; });
-        if (smallest == blocks_.end() || smallest->capacity >= capacity) return false;
         EDDY_UNPOISON(static_cast<char*>(smallest->base) + kHeaderBytes, smallest->capacity);
         evicted.push_back(smallest->base);
         cached_bytes_ -= smallest->capacity;
