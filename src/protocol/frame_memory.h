@@ -7,7 +7,7 @@
 // top it trims back on free), so each 1 MB produce request cost a page
 // fault and a kernel zeroing of every page it received, and an munmap
 // after: measured, 28 % of the broker's CPU and half its throughput for
-// 1 KiB messages from librdkafka (see src/protocol/README.md).
+// 1 KiB messages from librdkafka (tests/bench/results/write_path.md).
 //
 // Blocks of at least kCachedMinBytes carry a 16-byte header with their
 // capacity (a multiple of kGranuleBytes, so that frames of nearly the same
