@@ -7,6 +7,7 @@
 #include "protocol/codec.h"
 #include "protocol/generated/leader_change_message.h"
 #include "protocol/record_batch.h"
+#include "raft/batch_log.h"
 
 namespace eddy::raft {
 
@@ -127,8 +128,63 @@ Status decode_entry(const RecordBatchView& batch, Entry* out) {
 
 }  // namespace
 
+namespace {
+
+Status encode_batch_entries(Offset base_offset, std::span<const Entry> entries, std::vector<uint8_t>* out) {
+  Offset offset = base_offset;
+  for (const Entry& entry : entries) {
+    const auto bytes = as_bytes(entry.payload);
+    RecordBatchView view;
+    if (RecordBatchView::parse(bytes, &view) != protocol::BatchError::kOk || view.size() != bytes.size() ||
+        view.base_offset() != offset || view.partition_leader_epoch() != entry.epoch ||
+        view.last_offset_delta() + 1 != entry.offsets) {
+      return Status::invalid_argument("raft: the entry at offset " + std::to_string(offset) +
+                                      " is not its batch as the log holds it");
+    }
+    out->insert(out->end(), bytes.begin(), bytes.end());
+    offset += entry.offsets;
+  }
+  return Status();
+}
+
+Status decode_batch_entries(std::span<const uint8_t> records, Offset expected_base, std::vector<Entry>* out) {
+  out->clear();
+  protocol::BatchIterator batches(records, /*verify_crc=*/true);
+  RecordBatchView batch;
+  Offset expected = expected_base;
+  size_t position = 0;
+  while (batches.next(&batch)) {
+    const char* wrong = batch.base_offset() != expected          ? "is not at the expected offset"
+                        : batch.partition_leader_epoch() < 1 ? "has no leader epoch"
+                                                                 : nullptr;
+    if (wrong != nullptr) {
+      out->clear();
+      return Status::corruption("raft: Fetch records: the batch at byte " + std::to_string(position) + " (offset " +
+                                std::to_string(batch.base_offset()) + ", expected " + std::to_string(expected) +
+                                ") " + wrong);
+    }
+    Entry entry;
+    entry.epoch = batch.partition_leader_epoch();
+    entry.kind = batch_entry_kind(batch);
+    entry.offsets = batch.last_offset_delta() + 1;
+    entry.payload.assign(reinterpret_cast<const char*>(batch.bytes().data()), batch.size());
+    expected += entry.offsets;
+    out->push_back(std::move(entry));
+    position = batches.position();
+  }
+  if (batches.error() != protocol::BatchError::kOk) {
+    out->clear();
+    return Status::corruption("raft: Fetch records: batch at byte " + std::to_string(batches.position()) + " of " +
+                              std::to_string(records.size()) + ": " + protocol::batch_error_name(batches.error()));
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status encode_entries(Offset base_offset, std::span<const Entry> entries, Epoch leader_epoch, NodeId leader_id,
-                      const EntryEncoding& encoding, std::vector<uint8_t>* out) {
+                      const EntryEncoding& encoding, std::vector<uint8_t>* out, EntryForm form) {
+  if (form == EntryForm::kBatch) return encode_batch_entries(base_offset, entries, out);
   Offset offset = base_offset;
   for (const Entry& entry : entries) {
     if (entry.offsets != 1) {
@@ -150,7 +206,9 @@ Status encode_entries(Offset base_offset, std::span<const Entry> entries, Epoch 
   return Status();
 }
 
-Status decode_entries(std::span<const uint8_t> records, Offset expected_base, std::vector<Entry>* out) {
+Status decode_entries(std::span<const uint8_t> records, Offset expected_base, std::vector<Entry>* out,
+                      EntryForm form) {
+  if (form == EntryForm::kBatch) return decode_batch_entries(records, expected_base, out);
   out->clear();
   protocol::BatchIterator batches(records);
   RecordBatchView batch;

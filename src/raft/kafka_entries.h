@@ -16,7 +16,14 @@
 //     too) and is sent as it is. Decoding checks the message and makes it
 //     the entry's payload, so that a follower stores what the leader wrote.
 //
-// Decoding is strict: every batch's CRC-32C, magic 2, offsets contiguous
+// A partition group's entries (EntryForm::kBatch, raft/batch_log.h) are
+// record batches already: they travel as they are, as a Kafka leader sends
+// its log to its followers. Decoding checks every CRC-32C, offsets
+// contiguous from the expected base (a batch covers lastOffsetDelta + 1),
+// epoch >= 1; compression, producers, transactions and control batches
+// are the producers' business and pass.
+//
+// Decoding the one-record form is strict: every batch's CRC-32C, magic 2, offsets contiguous
 // from the expected base, exactly one record, uncompressed, not
 // transactional, epoch >= 1, a control batch only of type LeaderChange with a
 // LeaderChangeMessage that decodes, a data record with a value. Any
@@ -37,6 +44,10 @@ namespace eddy::raft {
 // LeaderChange control record key type (Kafka's ControlRecordType).
 inline constexpr int16_t kLeaderChangeControlType = 2;
 
+// How a group's entries travel: one record per batch (the controller log)
+// or each entry a producer's record batch (a partition group).
+enum class EntryForm : uint8_t { kRecord, kBatch };
+
 struct EntryEncoding {
   std::vector<NodeId> voters;  // the group's voters, for LeaderChange records
   int64_t timestamp_ms = 0;    // batch timestamps (the core keeps none)
@@ -53,12 +64,15 @@ Status check_leader_change_message(std::span<const uint8_t> value);
 // leader_id: the answering leader, written as LeaderId into the
 // LeaderChange record of its own epoch when the entry carries no message.
 // Fails (corruption) for a kLeaderChange payload that is not a
-// LeaderChangeMessage; *out then holds the entries before it.
+// LeaderChangeMessage; *out then holds the entries before it. kBatch: each
+// payload is appended as it is, and must be one batch at its offset in its
+// epoch covering entry.offsets (invalid argument otherwise).
 Status encode_entries(Offset base_offset, std::span<const Entry> entries, Epoch leader_epoch, NodeId leader_id,
-                      const EntryEncoding& encoding, std::vector<uint8_t>* out);
+                      const EntryEncoding& encoding, std::vector<uint8_t>* out, EntryForm form = EntryForm::kRecord);
 
 // Replaces *out with the entries of records, which must start at
 // expected_base. Empty records are no entries. On failure *out is empty.
-Status decode_entries(std::span<const uint8_t> records, Offset expected_base, std::vector<Entry>* out);
+Status decode_entries(std::span<const uint8_t> records, Offset expected_base, std::vector<Entry>* out,
+                      EntryForm form = EntryForm::kRecord);
 
 }  // namespace eddy::raft

@@ -385,7 +385,7 @@ Status to_kafka(const FetchResponse& response, const GroupAddress& address, cons
                 std::vector<uint8_t>* records_storage, protocol::FetchResponse* out) {
   records_storage->clear();
   Status s = encode_entries(response.base_offset, response.entries, response.leader_epoch, response.leader_id,
-                            encoding, records_storage);
+                            encoding, records_storage, address.entries);
   *out = protocol::FetchResponse{};
   protocol::FetchResponse::PartitionData p;
   p.partition_index = address.partition;
@@ -415,7 +415,7 @@ Status from_kafka(const protocol::FetchResponse& response, const GroupAddress& a
   decoded.base_offset = expected_base;
   if (p.records) {
     if (!p.records->file_regions.empty()) return unusable(name, "records in file regions (not decoded bytes)");
-    if (s = decode_entries(p.records->bytes, expected_base, &decoded.entries); !s.ok()) return s;
+    if (s = decode_entries(p.records->bytes, expected_base, &decoded.entries, address.entries); !s.ok()) return s;
   }
   *out = std::move(decoded);
   return Status();

@@ -42,8 +42,8 @@
 //     byte 1), written only when true: a Kafka leader keeps it as an unknown
 //     tag and ignores it, and a fetch from a Kafka follower decodes as not
 //     recovering.
-//   - entries travel in Records as one RecordBatch v2 per entry (see
-//     raft/kafka_entries.h).
+//   - entries travel in Records as one RecordBatch v2 per entry, or as the
+//     batches they are in a partition group (see raft/kafka_entries.h).
 //   - FetchError: kFencedLeaderEpoch = FENCED_LEADER_EPOCH, kNotLeader =
 //     NOT_LEADER_OR_FOLLOWER. Any other partition error (UNKNOWN_LEADER_EPOCH,
 //     INVALID_REQUEST, ...) and any top-level error decode to a non-ok Status.
@@ -96,6 +96,10 @@ struct GroupAddress {
   std::string topic_name = "__cluster_metadata";
   protocol::Uuid topic_id = kMetadataTopicId;
   int32_t partition = 0;
+  // How the group's entries travel in Fetch (kafka_entries.h): one record
+  // per batch in the controller log, the producers' batches in a
+  // partition group's.
+  EntryForm entries = EntryForm::kRecord;
 };
 
 // EndQuorumEpoch's response, which the core has no struct for: the

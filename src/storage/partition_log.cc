@@ -196,7 +196,7 @@ Status PartitionLog::append(std::span<uint8_t> batch, const AppendOptions& optio
   protocol::set_base_offset(batch, base);
   protocol::set_partition_leader_epoch(batch, options.leader_epoch);
   result->log_append_time_ms = -1;
-  if (config_.timestamp_type == protocol::TimestampType::kLogAppendTime) {
+  if (config_.timestamp_type == protocol::TimestampType::kLogAppendTime && !options.keep_timestamps) {
     int64_t now = options.now_ms >= 0 ? options.now_ms : port::wall_clock_millis();
     protocol::set_log_append_time(batch, now);
     info.max_timestamp = now;

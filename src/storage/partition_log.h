@@ -8,7 +8,8 @@
 //                         eddy.acks.all.waits.for=disk, the LEO when
 //                         page-cache (clamped to >= log start).
 //   log start offset      first readable offset; advanced by recycling the
-//                         oldest segment, by retention.ms, by DeleteRecords.
+//                         oldest segment, by retention.ms, by DeleteRecords;
+//                         set anywhere by reset_to.
 //   last stable offset    what read_committed consumers may read: below the
 //                         earliest transaction not yet decided (LSO <= HW);
 //                         see transaction_index.h.
@@ -56,6 +57,10 @@ struct AppendOptions {
   // The caller has verified the batch's CRC-32C (the broker does, before it
   // validates the records): append does not compute it again.
   bool crc_verified = false;
+  // The batch is a replica's copy of its leader's (raft/batch_log.h): its
+  // timestamps stay as the leader wrote them, also on a LogAppendTime
+  // topic, so that the copies are byte-identical.
+  bool keep_timestamps = false;
 };
 
 struct AppendResult {
@@ -125,6 +130,7 @@ struct PartitionStats {
   uint64_t pinned_segments_dropped = 0;  // drop-oldest overrode a pin
   uint64_t appends_rejected_full = 0;    // kLogFull answers
   uint64_t truncations = 0;              // truncate_to calls that removed batches
+  uint64_t resets = 0;                   // reset_to calls that succeeded
 };
 
 class PartitionLog {
@@ -197,6 +203,30 @@ class PartitionLog {
   // partition holds transactional batches below offset. Any error leaves
   // the partition refusing appends until it is reopened.
   Status truncate_to(int64_t offset);
+
+  // Drops every batch and starts the log afresh at offset, which may lie
+  // below, inside or above the log (Kafka's truncateFullyAndStartAt; a Raft
+  // follower whose leader no longer holds the entries it lacks continues at
+  // the leader's log start). Afterwards log_start_offset() ==
+  // log_end_offset() == durable_offset() == offset, reads below offset are
+  // kOutOfRange, the next append lands at offset, the epoch index is empty,
+  // no transaction is open or aborted, and the partition has one segment
+  // file, empty, of segment.bytes, at offset. REQUIRES offset >= 0
+  // (kInvalidArgument); kIOError after close() or a failed write.
+  // Durable when it returns OK: a power cut afterwards reopens the empty log
+  // at offset (plus what was appended since, as always). A power cut before
+  // it returned reopens either that, or the old log or a prefix of it (what
+  // a truncate_to(log start) cut short could leave), never old batches after
+  // the new start. One weakening, only when offset lies below the persisted
+  // log start: that old log may then start at its first segment's base, as
+  // after losing log-start-offset.checkpoint. Blocks for about six syncs
+  // (two more for an offset below the persisted log start)
+  // (partition_log_reset.cc says which and why); calls the durability
+  // listener once, on this thread, with offset. A segment still read
+  // through a FileRegion keeps its bytes: old files are unlinked, never
+  // written. Any error leaves the partition refusing appends until it is
+  // reopened.
+  Status reset_to(int64_t offset);
 
   // DeleteRecords: advances the log start offset to offset.
   // REQUIRES offset <= high watermark (kOutOfRange otherwise).
@@ -310,6 +340,13 @@ class PartitionLog {
   Status copy_held_segment(size_t i, uint64_t position);
   // The in-memory follow-ups of a truncation to offset.
   Status after_truncation(int64_t offset);
+  // reset_to's work on disk, in crash-safe order: *fresh is the new, empty
+  // segment at offset, in place of every old one.
+  Status reset_files(int64_t offset, std::unique_ptr<Segment>* fresh);
+  // reset_to's in-memory follow-ups: fresh becomes the only segment, and the
+  // SyncState's durable offset offset. REQUIRES sync_ is not registered with
+  // the flusher.
+  Status after_reset(int64_t offset, std::unique_ptr<Segment> fresh);
   // Records a transactional or control batch just appended at base.
   void note_transactional_batch(const protocol::RecordBatchView& view, int64_t base);
   Status ensure_room(uint64_t size);

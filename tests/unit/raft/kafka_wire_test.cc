@@ -633,6 +633,69 @@ QuorumDescription sample_quorum() {
   return quorum;
 }
 
+// A partition group's entries are its producers' batches: they travel as
+// they are (a compressed, multi-record batch too) and come back whole.
+TEST_F(KafkaWireTest, APartitionGroupsBatchesTravelAsTheyAre) {
+  GroupAddress address = group();
+  address.topic_name = "sensors";
+  address.topic_id = protocol::Uuid{{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7}};
+  address.partition = 2;
+  address.entries = EntryForm::kBatch;
+  auto batch_at = [](Offset at, Epoch epoch, int records, int64_t producer_id) {
+    protocol::RecordBatchBuilder builder;
+    builder.base_offset(at).partition_leader_epoch(epoch).producer(producer_id, 0, 0);
+    for (int i = 0; i < records; ++i) builder.add("k", "value " + std::to_string(i), 1700000000000 + i);
+    std::vector<uint8_t> bytes = builder.build();
+    return std::string(bytes.begin(), bytes.end());
+  };
+  std::vector<uint8_t> empty = protocol::build_empty_batch(1700000000000);
+  protocol::set_base_offset(empty, 20);
+  protocol::set_partition_leader_epoch(empty, 4);
+  FetchResponse response;
+  response.leader_epoch = 4;
+  response.leader_id = 2;
+  response.high_watermark = 21;
+  response.base_offset = 15;
+  response.entries = {{3, EntryKind::kData, batch_at(15, 3, 3, 77), 3},
+                      {3, EntryKind::kData, batch_at(18, 3, 2, -1), 2},
+                      {4, EntryKind::kLeaderChange, std::string(empty.begin(), empty.end()), 1},
+                      {4, EntryKind::kData, batch_at(21, 4, 1, 77), 1}};
+  storage_.emplace_back();
+  protocol::FetchResponse kafka;
+  ASSERT_TRUE(to_kafka(response, address, EntryEncoding{{1, 2, 3}, 0}, &storage_.back(), &kafka).ok());
+  std::string sent;
+  for (const Entry& e : response.entries) sent += e.payload;
+  EXPECT_EQ(std::string(storage_.back().begin(), storage_.back().end()), sent) << "the batches, byte for byte";
+  FetchResponse back;
+  Status s = from_kafka(through_bytes(kafka, kFetchVersion), address, 15, &back);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  expect_equal(back, response);
+  // The controller log's form refuses them (several records, a producer).
+  EXPECT_FALSE(from_kafka(through_bytes(kafka, kFetchVersion), [&] {
+                 GroupAddress one = address;
+                 one.entries = EntryForm::kRecord;
+                 return one;
+               }(), 15, &back).ok());
+  // Not at the expected offset, a gap, a damaged batch: errors.
+  EXPECT_TRUE(from_kafka(through_bytes(kafka, kFetchVersion), address, 14, &back).is_corruption());
+  std::vector<Entry> entries;
+  std::vector<uint8_t> gap(sent.begin(), sent.end());
+  gap.erase(gap.begin() + static_cast<std::ptrdiff_t>(response.entries[0].payload.size()),
+            gap.begin() + static_cast<std::ptrdiff_t>(response.entries[0].payload.size() + response.entries[1].payload.size()));
+  EXPECT_TRUE(decode_entries(gap, 15, &entries, EntryForm::kBatch).is_corruption());
+  EXPECT_TRUE(entries.empty());
+  std::vector<uint8_t> damaged(sent.begin(), sent.end());
+  damaged[damaged.size() - 3] ^= 0x40;
+  EXPECT_TRUE(decode_entries(damaged, 15, &entries, EntryForm::kBatch).is_corruption());
+  std::vector<uint8_t> cut(sent.begin(), sent.end() - 5);
+  EXPECT_TRUE(decode_entries(cut, 15, &entries, EntryForm::kBatch).is_corruption());
+  // An entry that is not its batch at its offset is not sent.
+  FetchResponse wrong = response;
+  wrong.base_offset = 16;
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(encode_entries(16, wrong.entries, 4, 2, EntryEncoding{}, &bytes, EntryForm::kBatch).is_invalid_argument());
+}
+
 TEST_F(KafkaWireTest, DescribeQuorumAnswersEveryVersion) {
   for (int16_t version = 0; version <= kDescribeQuorumVersion; ++version) {
     protocol::DescribeQuorumResponse kafka =

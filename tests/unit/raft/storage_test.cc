@@ -1,4 +1,5 @@
-// The RaftLog contract, for MemoryLog and SegmentLog alike (typed tests),
+// The RaftLog contract, for MemoryLog, SegmentLog and BatchLog alike (typed
+// tests; each kind says what its entries' payloads are),
 // the in-memory log's crash model, and the quorum-state stores. SegmentLog's
 // own tests (reopen, leader-change records, corruption, power cuts):
 // segment_log_test.cc.
@@ -13,19 +14,40 @@
 #include "raft/file_snapshot_store.h"
 #include "raft/memory_log.h"
 #include "raft/quorum_state_store.h"
+#include "batch_log_fixture.h"
 #include "segment_log_fixture.h"
 
 namespace eddy::raft {
 namespace {
 
-// A log of each kind, fresh per test.
-struct MemoryLogKind {
+// A log of each kind, fresh per test, and its entries: data(epoch, tag, at)
+// and change(epoch, at) are the entries as that log reads them back when
+// they lie at offset at; durable() waits for what flush() asked.
+struct PayloadEntries {
+  static Entry data(Epoch e, const std::string& tag, Offset) { return Entry{e, EntryKind::kData, tag}; }
+  static Entry change(Epoch e, Offset) {
+    return Entry{e, EntryKind::kLeaderChange, testing::leader_change_payload(2, {1, 2, 3})};
+  }
+};
+struct MemoryLogKind : PayloadEntries {
   MemoryLog log;
   RaftLog& get() { return log; }
+  void durable() {}
 };
-struct SegmentLogKind {
+struct SegmentLogKind : PayloadEntries {
   testing::SegmentLogFixture fixture;
   RaftLog& get() { return fixture.log(); }
+  void durable() {}
+};
+// A partition group's log: the payloads are record batches.
+struct BatchLogKind {
+  testing::BatchLogFixture fixture;
+  RaftLog& get() { return fixture.log(); }
+  void durable() { fixture.wait_durable(); }
+  static Entry data(Epoch e, const std::string& tag, Offset at) {
+    return Entry{e, EntryKind::kData, testing::data_batch(tag, at, e)};
+  }
+  static Entry change(Epoch e, Offset at) { return Entry{e, EntryKind::kLeaderChange, testing::empty_batch(at, e)}; }
 };
 
 template <typename Kind>
@@ -33,7 +55,14 @@ class RaftLogContract : public ::testing::Test {
  protected:
   RaftLog& log() { return kind_.get(); }
   void append_epochs(std::vector<Epoch> epochs) {
-    for (Epoch e : epochs) ASSERT_TRUE(log().append({Entry{e, EntryKind::kData, "x" + std::to_string(e)}}).ok());
+    for (Epoch e : epochs) ASSERT_TRUE(log().append({data(e, "x" + std::to_string(e), log().end_offset())}).ok());
+  }
+  Entry data(Epoch e, const std::string& tag, Offset at) { return Kind::data(e, tag, at); }
+  Entry change(Epoch e, Offset at) { return Kind::change(e, at); }
+  // flush(), and wait for it where it only asks.
+  void flush() {
+    ASSERT_TRUE(log().flush().ok());
+    kind_.durable();
   }
   std::vector<Entry> read(Offset offset, size_t max_entries) {
     std::vector<Entry> out{Entry{}};  // replaced, not appended to
@@ -44,7 +73,7 @@ class RaftLogContract : public ::testing::Test {
   Kind kind_;
 };
 
-using LogKinds = ::testing::Types<MemoryLogKind, SegmentLogKind>;
+using LogKinds = ::testing::Types<MemoryLogKind, SegmentLogKind, BatchLogKind>;
 TYPED_TEST_SUITE(RaftLogContract, LogKinds);
 
 TYPED_TEST(RaftLogContract, EndOffsetForEpochIsKafkas) {
@@ -79,12 +108,8 @@ TYPED_TEST(RaftLogContract, RefusesDecreasingOrZeroEpochs) {
 
 TYPED_TEST(RaftLogContract, ReadsWhatWasAppended) {
   RaftLog& log = this->log();
-  const std::string change = testing::leader_change_payload(2, {1, 2, 3});
-  const std::vector<Entry> entries{{1, EntryKind::kLeaderChange, change},
-                                   {1, EntryKind::kData, "first"},
-                                   {1, EntryKind::kData, ""},
-                                   {4, EntryKind::kLeaderChange, change},
-                                   {4, EntryKind::kData, std::string(3000, 'z')}};
+  const std::vector<Entry> entries{this->change(1, 0), this->data(1, "first", 1), this->data(1, "", 2),
+                                   this->change(4, 3), this->data(4, std::string(3000, 'z'), 4)};
   ASSERT_TRUE(log.append(entries).ok());
   EXPECT_EQ(log.end_offset(), 5);
   EXPECT_EQ(this->read(0, 100), entries);
@@ -99,7 +124,7 @@ TYPED_TEST(RaftLogContract, ReadsWhatWasAppended) {
 TYPED_TEST(RaftLogContract, TruncationThenAppendReplacesTheSuffix) {
   RaftLog& log = this->log();
   this->append_epochs({1, 1, 2, 2, 2});
-  ASSERT_TRUE(log.flush().ok());
+  this->flush();
   EXPECT_EQ(log.durable_offset(), 5);
   ASSERT_TRUE(log.truncate_to(3).ok());
   EXPECT_EQ(log.end_offset(), 3);
@@ -110,9 +135,9 @@ TYPED_TEST(RaftLogContract, TruncationThenAppendReplacesTheSuffix) {
   this->append_epochs({3, 3});
   EXPECT_EQ(log.end_offset_for_epoch(2), (EpochEndOffset{1, 2}));
   EXPECT_EQ(log.end_offset_for_epoch(3), (EpochEndOffset{3, 4}));
-  EXPECT_EQ(this->read(1, 10), (std::vector<Entry>{{1, EntryKind::kData, "x1"}, {3, EntryKind::kData, "x3"},
-                                                   {3, EntryKind::kData, "x3"}}));
-  ASSERT_TRUE(log.flush().ok());
+  EXPECT_EQ(this->read(1, 10),
+            (std::vector<Entry>{this->data(1, "x1", 1), this->data(3, "x3", 2), this->data(3, "x3", 3)}));
+  this->flush();
   EXPECT_EQ(log.durable_offset(), 4);
   ASSERT_TRUE(log.truncate_to(0).ok());
   EXPECT_EQ(log.end_offset(), 0);
@@ -130,7 +155,7 @@ MemoryLog log_with_epochs(std::vector<Epoch> epochs) {
 // start answers for the snapshot's epoch; reset_to empties the log there.
 TYPED_TEST(RaftLogContract, StartsAtASnapshot) {
   this->append_epochs({1, 1, 2, 2, 3});
-  ASSERT_TRUE(this->log().flush().ok());
+  this->flush();
   EXPECT_EQ(this->log().start(), (SnapshotId{0, 0}));
   EXPECT_TRUE(this->log().delete_before({3, 1}).is_invalid_argument());  // offset 2 is of epoch 2
   EXPECT_TRUE(this->log().delete_before({0, 0}).is_invalid_argument());

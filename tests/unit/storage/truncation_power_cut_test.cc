@@ -6,7 +6,9 @@
 // the log as it was just before the cut (so no batch a truncation removed
 // is ever back, and none is followed by a batch appended after it), hold
 // every offset acknowledged as durable (and not truncated since), and its
-// epoch index must be what its batches say.
+// epoch index must be what its batches say. The second test mixes in
+// resets (reset_to below, inside and above the log), after which the log
+// never starts below the reset's offset again.
 //
 //   EDDY_POWER_CUTS      number of cuts (default 1000)
 //   EDDY_POWER_CUT_SEED  the seed to replay (each run prints the one it used)
@@ -53,6 +55,10 @@ struct Model {
   int64_t acknowledged = 0;
   uint64_t truncations = 0;
   uint64_t held_truncations = 0;
+  // The offset of the last reset: the log never starts below it again.
+  int64_t reset_floor = 0;
+  uint64_t resets = 0;
+  uint64_t held_resets = 0;
 };
 
 // "" when the log is a prefix of the model from its log start, holding
@@ -64,6 +70,7 @@ std::string check(PartitionLog& log, const Model& model) {
   if (!s.ok()) return "read: " + s.to_string();
   if (log.log_end_offset() < model.acknowledged) return "an acknowledged offset was lost";
   if (log.log_end_offset() > static_cast<int64_t>(model.generations.size())) return "offsets were invented";
+  if (log.log_start_offset() < model.reset_floor) return "the log starts below the last reset";
   protocol::BatchIterator it(bytes);
   protocol::RecordBatchView view;
   EpochIndex epochs;
@@ -124,8 +131,29 @@ void truncate(PartitionLog& log, std::mt19937_64& rng, bool held, Model* model) 
   if (held) ++model->held_truncations;
 }
 
+// reset_to below the log start, inside the log or above its end.
+void reset(PartitionLog& log, std::mt19937_64& rng, bool held, Model* model) {
+  const int64_t start = log.log_start_offset();
+  const int64_t end = log.log_end_offset();
+  int64_t offset = 0;
+  switch (rng() % 3) {
+    case 0: offset = static_cast<int64_t>(rng() % static_cast<uint64_t>(start + 1)); break;
+    case 1: offset = start + static_cast<int64_t>(rng() % static_cast<uint64_t>(end - start + 1)); break;
+    default: offset = end + static_cast<int64_t>(rng() % 50); break;
+  }
+  Status s = log.reset_to(offset);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  // Offsets below it are never read again; all of them are durable.
+  model->generations.resize(static_cast<size_t>(offset), 0);
+  model->acknowledged = offset;
+  model->reset_floor = offset;
+  ++model->generation;
+  ++model->resets;
+  if (held) ++model->held_resets;
+}
+
 void run_load(std::unique_ptr<PartitionLog>* log, Flusher* flusher, const std::string& directory,
-              std::mt19937_64& rng, Model* model) {
+              std::mt19937_64& rng, bool with_resets, Model* model) {
   std::optional<ReadResult> held;
   const int ops = 1 + static_cast<int>(rng() % 60);
   for (int i = 0; i < ops; ++i) {
@@ -140,7 +168,11 @@ void run_load(std::unique_ptr<PartitionLog>* log, Flusher* flusher, const std::s
     } else if (pick < 75) {
       l.request_sync();
     } else if (pick < 88) {
-      ASSERT_NO_FATAL_FAILURE(truncate(l, rng, held.has_value(), model));
+      if (with_resets && pick >= 85) {
+        ASSERT_NO_FATAL_FAILURE(reset(l, rng, held.has_value(), model));
+      } else {
+        ASSERT_NO_FATAL_FAILURE(truncate(l, rng, held.has_value(), model));
+      }
     } else if (pick < 96) {
       held.emplace();
       ASSERT_TRUE(l.read(l.log_start_offset(), SIZE_MAX, l.log_end_offset(), &*held).ok());
@@ -157,7 +189,7 @@ void run_load(std::unique_ptr<PartitionLog>* log, Flusher* flusher, const std::s
   model->acknowledged = std::max(model->acknowledged, (*log)->durable_offset());
 }
 
-TEST(StorageTruncationPowerCutTest, TruncatedBatchesNeverComeBack) {
+void run_cuts(bool with_resets) {
   const uint64_t cuts = env_number("EDDY_POWER_CUTS", 1000);
   const uint64_t seed = env_number("EDDY_POWER_CUT_SEED", std::random_device{}());
   std::printf("power cuts: %llu, seed %llu (EDDY_POWER_CUT_SEED=%llu replays it)\n",
@@ -181,7 +213,7 @@ TEST(StorageTruncationPowerCutTest, TruncatedBatchesNeverComeBack) {
     ASSERT_EQ(check(*log, model), "");
     model.generations.resize(static_cast<size_t>(log->log_end_offset()));
 
-    ASSERT_NO_FATAL_FAILURE(run_load(&log, flusher.get(), directory, rng, &model));
+    ASSERT_NO_FATAL_FAILURE(run_load(&log, flusher.get(), directory, rng, with_resets, &model));
     std::uniform_real_distribution<double> share(0, 1);
     disk.cut(rng, share(rng), share(rng));
     log.reset();
@@ -194,7 +226,16 @@ TEST(StorageTruncationPowerCutTest, TruncatedBatchesNeverComeBack) {
               static_cast<unsigned long long>(model.truncations),
               static_cast<unsigned long long>(model.held_truncations));
   EXPECT_GT(model.truncations, cuts);
+  if (with_resets) {
+    std::printf("%llu resets, %llu of them with a reader holding regions\n",
+                static_cast<unsigned long long>(model.resets), static_cast<unsigned long long>(model.held_resets));
+    EXPECT_GT(model.resets, cuts / 10);
+  }
 }
+
+TEST(StorageTruncationPowerCutTest, TruncatedBatchesNeverComeBack) { run_cuts(/*with_resets=*/false); }
+
+TEST(StorageTruncationPowerCutTest, NorDoBatchesAResetDropped) { run_cuts(/*with_resets=*/true); }
 
 }  // namespace
 }  // namespace eddy::storage
