@@ -163,8 +163,15 @@ std::vector<ConfigKey> make_keys() {
       ranged(key("num.partitions", T::kInt, "1", "Partitions of an automatically created topic."), 1, 100000),
       key("auto.create.topics.enable", T::kBool, "true",
           "Create a topic on first Metadata or Produce request that names it."),
-      ranged(key("default.replication.factor", T::kInt, "1", "Replication factor of automatically created topics."),
-             1, 1),
+      ranged(key("default.replication.factor", T::kInt, "1",
+                 "Replication factor of topics created without one (automatically, or with -1). A single node keeps "
+                 "one copy whatever it is; a cluster places each partition on this many nodes (at most the "
+                 "number of nodes)."),
+             1, 32767),
+      ranged(key("min.insync.replicas", T::kInt, "1",
+                 "Replicas (the leader included) that must be in sync for acks=all to be taken, else "
+                 "NOT_ENOUGH_REPLICAS (topic config: min.insync.replicas). A single node is the only replica: 1."),
+             1, kInt32Max),
       ranged(key("log.segment.bytes", T::kInt, "16777216",
                  "Size of each preallocated segment file (topic config: segment.bytes). Eddy's default is 16 MiB, "
                  "not Kafka's 1 GiB."),
@@ -275,6 +282,10 @@ std::vector<ConfigKey> make_keys() {
       ranged(key("controller.quorum.request.timeout.ms", T::kInt, "2000",
                  "How long a Raft request to another voter (connect included) may take before it is dropped."),
              10, kInt32Max),
+      ranged(key("replica.lag.time.max.ms", T::kLong, "30000",
+                 "A follower of a replicated partition is in sync (in the ISR, counted for acks=all and "
+                 "min.insync.replicas) while it reached the leader's log end this recently."),
+             1, kLongMax),
       ranged(key("metadata.log.max.record.bytes.between.snapshots", T::kLong, "1048576",
                  "A node snapshots the cluster's metadata once this many bytes of controller records were applied "
                  "since its last snapshot, and its controller log then starts there, so the log stays this small "

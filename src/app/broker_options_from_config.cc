@@ -42,6 +42,7 @@ broker::BrokerOptions broker_options_from(const Config& config) {
   o.auto_create_topics = config.get_bool("auto.create.topics.enable");
   o.num_partitions = config.get_int("num.partitions");
   o.default_replication_factor = static_cast<int16_t>(config.get_int("default.replication.factor"));
+  o.min_insync_replicas = config.get_int("min.insync.replicas");
   o.message_max_bytes = config.get_int("message.max.bytes");
   o.producer_id_expiration_ms = config.get_long("producer.id.expiration.ms");
   o.transactions.max_timeout_ms = static_cast<int32_t>(config.get_long("transaction.max.timeout.ms"));

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "app/partition_groups.h"
+
 #include "port/log.h"
 #include "port/port.h"
 #include "protocol/errors.h"
@@ -288,6 +290,8 @@ void ControllerQuorum::on_controller_frame(net::ConnectionContext& connection, p
     handle_broker_registration(connection, frame, h, std::move(slot));
   } else if (api->key == ApiKey::kAllocateProducerIds) {
     handle_allocate_producer_ids(connection, frame, h, std::move(slot));
+  } else if (partition_groups_ != nullptr && !stopped_ && PartitionGroups::names_partition_group(frame, h)) {
+    partition_groups_->on_frame(connection, frame, h, std::move(slot));
   } else {
     handle_raft_request(connection, frame, h, std::move(slot));
   }

@@ -42,6 +42,8 @@
 
 namespace eddy::app {
 
+class PartitionGroups;
+
 class ControllerQuorum {
  public:
   // Opens the log (segment files in data_dir/controller/__cluster_metadata-0,
@@ -102,6 +104,9 @@ class ControllerQuorum {
   void set_producer_ids_handler(ProducerIdsHandler handler) { producer_ids_handler_ = std::move(handler); }
   // The cluster id adopted from the log (DescribeCluster answers it).
   void set_cluster_id(std::string cluster_id) { cluster_id_ = std::move(cluster_id); }
+  // Raft requests naming a partition group rather than __cluster_metadata
+  // go to groups (reactor thread). REQUIRES: groups outlives stop().
+  void set_partition_groups(PartitionGroups* groups) { partition_groups_ = groups; }
 
   // Appends payload when this node leads (QuorumRuntime::propose); done runs
   // on the reactor, after the entry reached the committed handler when ok.
@@ -160,6 +165,7 @@ class ControllerQuorum {
   SnapshotHandler snapshot_handler_;
   EnvelopeHandler envelope_handler_;
   ProducerIdsHandler producer_ids_handler_;
+  PartitionGroups* partition_groups_ = nullptr;
   uint64_t next_envelope_connection_ = 1;  // ClientInfo::connection_id of forwarded requests
   // Reactor thread only: requests waiting for the group thread's answer.
   std::unordered_map<uint64_t, net::ResponseSlot> parked_;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "app/broker_frame_handler.h"
 #include "app/cluster_controller.h"
 #include "app/controller_quorum.h"
+#include "app/partition_groups.h"
 #include "app/quorum_config.h"
 #include "app/authorizer_config.h"
 #include "app/broker_options_from_config.h"
@@ -23,6 +25,7 @@
 #include "meta/meta_store.h"
 #include "protocol/generated/apis.h"
 #include "protocol/generated/describe_quorum.h"
+#include "raft/kafka_peer_channel.h"
 #include "net/control_server.h"
 #include "net/reactor.h"
 #include "net/server.h"
@@ -226,6 +229,55 @@ std::unique_ptr<ControllerQuorum> open_controller_quorum(const std::optional<Quo
   return q;
 }
 
+// A cluster node's partition groups (replicated partitions), their RPCs on
+// the controller listener, their hooks into the broker; nullptr for a single
+// node. A node whose controller state was lost (it recovers) starts the
+// groups it finds without quorum state as recovering replicas too.
+std::unique_ptr<PartitionGroups> open_partition_groups(const std::optional<QuorumConfig>& quorum, const Config& config,
+                                                       ControllerQuorum* controller, net::Reactor& reactor,
+                                                       broker::Broker& broker) {
+  if (!quorum || controller == nullptr) return nullptr;
+  PartitionGroupsOptions o;
+  o.node_id = quorum->node_id;
+  std::map<int32_t, client::BrokerAddress> addresses;
+  for (const raft::QuorumVoter& v : quorum->voters) {
+    if (v.id == quorum->node_id) continue;
+    o.peers.push_back(v.id);
+    addresses[v.id] = v.address;
+  }
+  o.bootstrap = !controller->view().recovering;
+  o.election_timeout_ms = quorum->election_timeout_ms;
+  o.fetch_timeout_ms = quorum->fetch_timeout_ms;
+  o.replica_lag_time_max_ms = config.get_long("replica.lag.time.max.ms");
+  o.on_high_watermark = [&broker](storage::PartitionLog* log) { broker.on_replicated_high_watermark(log); };
+  o.on_log_changed = [&broker](storage::PartitionLog* log, int64_t from, bool truncated) {
+    broker.on_replica_log_changed(log, from, truncated);
+  };
+  const int64_t timeout = quorum->request_timeout_ms;
+  auto senders = [addresses, timeout, peers = o.peers](raft::PeerSenders::Answered answered) {
+    auto channel = [addresses, timeout](raft::NodeId peer) -> std::unique_ptr<raft::GroupChannel> {
+      raft::KafkaPeerOptions po;
+      po.address = addresses.at(peer);
+      po.request_timeout_ms = timeout;
+      po.client_id = "eddy-partitions";
+      return std::make_unique<raft::KafkaPeerChannel>(std::move(po));
+    };
+    return std::make_unique<raft::PeerSenders>(peers, channel, std::move(answered));
+  };
+  auto groups = std::make_unique<PartitionGroups>(std::move(o), &reactor, senders);
+  controller->set_partition_groups(groups.get());
+  broker.set_partition_replication(groups.get());
+  PartitionGroups* g = groups.get();
+  broker.add_partition_observer(
+      [&broker, g](const std::string& topic, int32_t partition, storage::PartitionLog* log, bool /*after_start*/) {
+        const broker::Topic* t = broker.topics().find(topic);
+        if (t != nullptr && t->has_partition(partition)) {
+          g->add(topic, t->id, partition, t->replicas[static_cast<size_t>(partition)], log);
+        }
+      });
+  return groups;
+}
+
 // What clients are told: every listener but the controller's; a cluster
 // node also answers DescribeQuorum (kafka-metadata-quorum).
 void advertise_to_clients(const std::optional<QuorumConfig>& quorum, broker::BrokerOptions* options) {
@@ -295,6 +347,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   advertise_to_clients(quorum, &options);
   broker::Broker broker(reactor, options, meta.get(), logs.get());
   std::unique_ptr<ClusterController> cluster = join_cluster(controller.get(), broker, *meta, reactor, options, listeners);
+  std::unique_ptr<PartitionGroups> groups = open_partition_groups(quorum, config, controller.get(), reactor, broker);
   std::vector<std::string> link_names;
   for (const forward::LinkOptions& link : links) link_names.push_back(link.name);
   // Before the broker opens its topics, so that forwarded partitions are
@@ -327,6 +380,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   }
   broker_ptr = &broker;
   if (controller) controller->start();
+  if (groups) groups->start();
   if (cluster) cluster->start();
   forwarder.start();
   schedule_retention(reactor, logs.get());
@@ -335,6 +389,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
 
   std::thread signals = shut_down_on_signal(reactor, [&] {
     notify_stopping();
+    if (groups) groups->stop();  // partition leaders resign first
     if (controller) controller->stop();
     forwarder.request_stop();
     control.stop();
@@ -345,6 +400,9 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   reactor.run();
   broker_ptr = nullptr;
   forwarder.join();
+  // The groups hold the partitions' logs: gone before the logs close.
+  broker.set_partition_replication(nullptr);
+  groups.reset();
   const int rc = close_stores(controller.get(), *logs, *meta);
   signals.join();
   EDDY_LOG_INFO("stopped");

@@ -30,7 +30,7 @@ constexpr FlagSpec kFlags[] = {
     {"--delete", nullptr, false, "delete a topic"},
     {"--topic", "TOPIC", false, "the topic (exact name)"},
     {"--partitions", "N", false, "partition count (create: default num.partitions; alter: new total)"},
-    {"--replication-factor", "N", false, "replication factor (create; Eddy keeps 1 copy)"},
+    {"--replication-factor", "N", false, "replication factor (create; a single node keeps 1 copy, a cluster N)"},
     {"--config", "KEY=VALUE", true, "topic config for --create"},
     {"--add-config", "K=V[,K=V...]", true, "--alter: set topic configs ([a,b] groups a list value)"},
     {"--delete-config", "KEY[,KEY...]", true, "--alter: remove topic configs (back to the default)"},

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "broker/broker.h"
+#include "broker/replica_placement.h"
 #include "protocol/errors.h"
 
 namespace eddy::broker {
@@ -13,19 +14,14 @@ using protocol::ErrorCode;
 
 namespace {
 
-// A manual replica assignment is acceptable only when it names one node per
-// partition that is this node (a single node) or a registered node of the
-// cluster (nodes; empty on a single node).
-bool acceptable_assignment(const std::vector<int32_t>& brokers, int32_t node_id, const std::vector<int32_t>& nodes) {
-  if (brokers.size() != 1) return false;
-  if (nodes.empty()) return brokers[0] == node_id;
-  return std::find(nodes.begin(), nodes.end(), brokers[0]) != nodes.end();
+// A single node's manual replica assignment is acceptable only when it
+// names this node alone (a cluster's: check_replica_assignment).
+bool acceptable_on_single_node(const std::vector<int32_t>& brokers, int32_t node_id) {
+  return brokers.size() == 1 && brokers[0] == node_id;
 }
 
-std::string assignment_refusal(int32_t node_id, bool cluster) {
-  return cluster ? std::string("Replicas must be one registered node per partition (partitions are not replicated "
-                               "between the nodes of an Eddy cluster yet)")
-                 : "Replicas must be exactly this broker (node " + std::to_string(node_id) + ")";
+std::string single_node_assignment_refusal(int32_t node_id) {
+  return "Replicas must be exactly this broker (node " + std::to_string(node_id) + ")";
 }
 
 }  // namespace
@@ -43,6 +39,7 @@ TopicResult Broker::check_new_topic(const Request& request, const protocol::Crea
   plan->partitions = t.num_partitions;
   plan->replication = t.replication_factor;
   TopicResult r;
+  const bool cluster = controller_ != nullptr;
   const std::vector<int32_t> nodes = cluster_node_ids();
   if (!t.assignments.empty()) {
     if (plan->partitions != -1 || plan->replication != -1) {
@@ -53,10 +50,16 @@ TopicResult Broker::check_new_topic(const Request& request, const protocol::Crea
       plan->partitions = static_cast<int32_t>(t.assignments.size());
       plan->replication = 1;
       for (const auto& a : t.assignments) {
-        if (!acceptable_assignment(a.broker_ids, options_.node_id, nodes)) {
-          r = {ErrorCode::kInvalidReplicaAssignment, assignment_refusal(options_.node_id, controller_ != nullptr)};
+        if (!cluster && !acceptable_on_single_node(a.broker_ids, options_.node_id)) {
+          r = {ErrorCode::kInvalidReplicaAssignment, single_node_assignment_refusal(options_.node_id)};
         }
         plan->replicas.push_back(a.broker_ids);
+      }
+      if (cluster) {
+        // Registered nodes, each once per partition, the same count for
+        // every partition: that count is the replication factor.
+        r = check_replica_assignment(plan->replicas, nodes, -1);
+        if (r.ok()) plan->replication = static_cast<int16_t>(plan->replicas.front().size());
       }
     }
   }
@@ -67,14 +70,12 @@ TopicResult Broker::check_new_topic(const Request& request, const protocol::Crea
       plan->configs[c.name] = *c.value;
     }
   }
-  if (controller_ != nullptr && r.ok()) {
+  if (cluster && r.ok() && plan->replicas.empty()) {
+    // Placed later on this many distinct registered nodes (topic_record);
+    // a single node leaves the factor to TopicTable::create (1 only).
     const int16_t rf = plan->replication == -1 ? options_.default_replication_factor : plan->replication;
-    if (rf > 1) {
-      r = {ErrorCode::kInvalidReplicationFactor,
-           "Replication factor " + std::to_string(rf) + " is not available: the nodes of an Eddy cluster share "
-           "topics but do not replicate partitions yet (each partition lives on one node)"};
-    }
-    plan->replication = 1;
+    r = check_replication_factor(rf, nodes.size());
+    plan->replication = rf;
   }
   // The right comes first (as Kafka: a refused client learns nothing else).
   if (!authorized_on_cluster(request, security::AclOperation::kCreate, true) &&
@@ -87,7 +88,8 @@ TopicResult Broker::check_new_topic(const Request& request, const protocol::Crea
 void Broker::describe_created(const NewTopicPlan& plan, const Topic* topic,
                               protocol::CreateTopicsResponse::CreatableTopicResult* out) const {
   out->num_partitions = plan.partitions == -1 ? options_.num_partitions : plan.partitions;
-  out->replication_factor = 1;
+  // A single node's topics have factor 1 (TopicTable::create refuses others).
+  out->replication_factor = plan.replication == -1 ? options_.default_replication_factor : plan.replication;
   const ConfigMap& overrides = topic != nullptr ? topic->overrides : plan.configs;
   std::vector<protocol::CreateTopicsResponse::CreatableTopicConfigs> described;
   for (const auto& c : describe_topic_configs(options_, overrides)) {
@@ -230,31 +232,26 @@ void Broker::handle_create_partitions(RequestPtr request) {
     protocol::CreatePartitionsResponse::CreatePartitionsTopicResult out;
     out.name = t.name;
     TopicResult r;
-    if (t.assignments.has_value()) {
-      const std::vector<int32_t> nodes = cluster_node_ids();
+    const bool cluster = controller_ != nullptr;
+    if (t.assignments.has_value() && !cluster) {
       for (const auto& a : *t.assignments) {
-        if (!acceptable_assignment(a.broker_ids, options_.node_id, nodes)) {
-          r = {ErrorCode::kInvalidReplicaAssignment, assignment_refusal(options_.node_id, controller_ != nullptr)};
+        if (!acceptable_on_single_node(a.broker_ids, options_.node_id)) {
+          r = {ErrorCode::kInvalidReplicaAssignment, single_node_assignment_refusal(options_.node_id)};
         }
       }
     }
     if (!authorized(req, security::AclOperation::kAlter, security::ResourceType::kTopic, t.name)) {
       r = {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
     }
-    const bool propose = controller_ != nullptr && !body.validate_only;
+    const bool propose = cluster && !body.validate_only;
     if (r.ok()) r = topics_.add_partitions(t.name, t.count, body.validate_only || propose);
+    std::vector<std::vector<int32_t>> replicas;
+    if (r.ok() && cluster) r = place_new_partitions(t, &replicas);
     if (r.ok() && propose) {
       const Topic* topic = topics_.find(t.name);
-      const auto first = static_cast<int32_t>(topic->partitions.size());
       protocol::PartitionsAddedRecord added;
       added.topic_id = topic->id;
-      added.first_partition = first;
-      std::vector<std::vector<int32_t>> replicas;
-      if (t.assignments.has_value() && !t.assignments->empty()) {
-        for (const auto& a : *t.assignments) replicas.push_back(a.broker_ids);
-      } else {
-        replicas = assign_replicas(t.name, first, t.count - first);
-      }
+      added.first_partition = static_cast<int32_t>(topic->partitions.size());
       for (auto& ids : replicas) added.partitions.push_back({std::move(ids), {}});
       proposals.records.push_back(std::move(added));
       proposals.entries.push_back(state->second.results.size());
@@ -270,6 +267,30 @@ void Broker::handle_create_partitions(RequestPtr request) {
         if (!s.ok()) state->second.results[entry].error_message = s.message();
       },
       [this, state] { respond(*state->first, state->second); });
+}
+
+TopicResult Broker::place_new_partitions(const protocol::CreatePartitionsRequest::CreatePartitionsTopic& t,
+                                         std::vector<std::vector<int32_t>>* replicas) {
+  const Topic* topic = topics_.find(t.name);
+  if (topic == nullptr) return {ErrorCode::kUnknownTopicOrPartition, "This server does not host this topic."};
+  const auto first = static_cast<int32_t>(topic->partitions.size());
+  // New partitions get the topic's current replication factor.
+  const auto replication_factor =
+      static_cast<int32_t>(topic->replicas.empty() ? topic->replication_factor : topic->replicas.front().size());
+  const std::vector<int32_t> nodes = cluster_node_ids();
+  if (t.assignments.has_value() && !t.assignments->empty()) {
+    replicas->clear();
+    for (const auto& a : *t.assignments) replicas->push_back(a.broker_ids);
+    if (replicas->size() != static_cast<size_t>(t.count - first)) {
+      return {ErrorCode::kInvalidReplicaAssignment, "Increasing the number of partitions by " +
+                                                        std::to_string(t.count - first) + " but " +
+                                                        std::to_string(replicas->size()) + " assignments provided."};
+    }
+    return check_replica_assignment(*replicas, nodes, replication_factor);
+  }
+  TopicResult r = check_replication_factor(replication_factor, nodes.size());
+  if (r.ok()) *replicas = assign_replicas(t.name, first, t.count - first, replication_factor);
+  return r;
 }
 
 void Broker::handle_describe_cluster(RequestPtr request) {

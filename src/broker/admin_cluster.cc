@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "broker/broker.h"
+#include "broker/replica_placement.h"
 #include "meta/uuid.h"
+#include "port/log.h"
 #include "protocol/headers.h"
 
 namespace eddy::broker {
@@ -39,7 +41,10 @@ protocol::TopicRecord Broker::topic_record(const std::string& name, const NewTop
   const meta::Uuid id = meta::Uuid::random();
   std::memcpy(record.topic_id.bytes.data(), id.bytes.data(), 16);
   const int32_t count = plan.partitions == -1 ? options_.num_partitions : plan.partitions;
-  std::vector<std::vector<int32_t>> replicas = plan.replicas.empty() ? assign_replicas(name, 0, count) : plan.replicas;
+  const int32_t replication_factor =
+      plan.replication == -1 ? options_.default_replication_factor : plan.replication;
+  std::vector<std::vector<int32_t>> replicas =
+      plan.replicas.empty() ? assign_replicas(name, 0, count, replication_factor) : plan.replicas;
   for (auto& ids : replicas) record.partitions.push_back({std::move(ids), {}});
   for (const auto& [key, value] : plan.configs) record.configs.push_back({key, value, {}});
   return record;
@@ -48,9 +53,11 @@ protocol::TopicRecord Broker::topic_record(const std::string& name, const NewTop
 void Broker::auto_create_in_cluster(const Request& request, const std::string& name) {
   if (!auto_creating_.insert(name).second) return;  // on its way already
   if (controller_->is_leader()) {
-    NewTopicPlan plan;
-    TopicResult r = topics_.create(name, -1, 1, {}, true, nullptr);
+    NewTopicPlan plan;  // the defaults: num.partitions, default.replication.factor
+    TopicResult r = check_replication_factor(options_.default_replication_factor, cluster_node_ids().size());
+    if (r.ok()) r = topics_.create(name, -1, -1, {}, true, nullptr);
     if (!r.ok()) {
+      EDDY_LOG_DEBUG("auto-creation of topic {} refused: {}", name, r.message);
       auto_creating_.erase(name);
       return;
     }

@@ -29,7 +29,11 @@ Broker::Broker(port::Executor& executor, BrokerOptions options, meta::MetaStore*
               }),
       producer_state_(meta, options_.producer_id_expiration_ms),
       alive_(std::make_shared<bool>(true)),
-      request_metrics_(supported_api_keys()) {}
+      request_metrics_(supported_api_keys()) {
+  topics_.set_partition_closing([this](const Topic& topic, int32_t partition, storage::PartitionLog* log) {
+    on_partition_closing(topic, partition, log);
+  });
+}
 
 Broker::~Broker() { *alive_ = false; }
 
@@ -159,7 +163,8 @@ const AdvertisedListener* Broker::endpoint_for(const std::string& listener) cons
 }
 
 void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage::PartitionLog* log) {
-  if (partition_observer_) partition_observer_(topic.name, partition, log, started_);
+  partition_names_[log] = {topic.name, partition};
+  for (const PartitionObserver& observe : partition_observers_) observe(topic.name, partition, log, started_);
   ProducerReplayStats replay;
   const int64_t started = port::monotonic_millis();
   Status s = producer_state_.open_partition(topic.name, partition, log, port::wall_clock_millis(), &replay);
@@ -190,6 +195,74 @@ void Broker::on_partition_opened(const Topic& topic, int32_t partition, storage:
       if (a && *a) on_partition_durable(name, partition, durable);
     });
   });
+}
+
+void Broker::on_partition_closing(const Topic&, int32_t, storage::PartitionLog* log) {
+  // The group lets go of the log before the topic's removal deletes it.
+  if (replication_ != nullptr) replication_->closing(log);
+  partition_names_.erase(log);
+}
+
+ReplicaStatus Broker::replica_status(const Topic& topic, int32_t p, const storage::PartitionLog* log) const {
+  // A partition of one replica has no group (partition_replication.h): not
+  // asked, so that a cluster's unreplicated partitions cost nothing here.
+  const auto i = static_cast<size_t>(p);
+  if (replication_ == nullptr || log == nullptr || i >= topic.replicas.size() || topic.replicas[i].size() <= 1) {
+    return {};
+  }
+  ReplicaStatus status = replication_->status(log);
+  if (!status.replicated) {
+    // Several replicas but no group (not created yet, or let go at
+    // shutdown): nobody leads it here, and nothing bypasses the group.
+    status = ReplicaStatus{};
+    status.replicated = true;
+    status.replicas = topic.replicas[i];
+  } else if (status.leader && !log->replicated()) {
+    // A leader whose log was not given the group's commit index yet would
+    // read and acknowledge by the log's local rule: not served as leader
+    // until it is (PartitionLog::set_replicated_high_watermark).
+    status.leader = false;
+  }
+  return status;
+}
+
+void Broker::on_replicated_high_watermark(storage::PartitionLog* log) {
+  EDDY_DCHECK_ON_LOOP(executor_);
+  auto it = partition_names_.find(log);
+  if (it == partition_names_.end()) return;
+  const auto [topic, partition] = it->second;  // a copy: the wakes may answer a fetch of a removed topic
+  complete_produce_waiters(false);
+  wake_fetch_waiters(topic, partition);
+  if (txn_) txn_->on_partition_durable();
+}
+
+void Broker::on_replica_log_changed(storage::PartitionLog* log, int64_t from, bool truncated) {
+  EDDY_DCHECK_ON_LOOP(executor_);
+  auto it = partition_names_.find(log);
+  if (it == partition_names_.end()) return;
+  const int64_t now = port::wall_clock_millis();
+  if (!truncated) {
+    Status s = producer_state_.follow(log, from, now);
+    if (!s.ok()) {
+      EDDY_LOG_ERROR("{}-{}: producer state does not follow the replicated batches from offset {}: {}",
+                     it->second.first, it->second.second, from, s.to_string());
+    }
+    return;
+  }
+  ProducerReplayStats replay;
+  const int64_t started = port::monotonic_millis();
+  Status s = producer_state_.rebuild(log, now, &replay);
+  if (!s.ok()) {
+    EDDY_LOG_ERROR("{}-{}: producer state not rebuilt after replication cut the log: {}", it->second.first,
+                   it->second.second, s.to_string());
+  } else {
+    EDDY_LOG_INFO("{}-{}: log cut to offset {} by replication; producer state rebuilt from {} snapshot rows and "
+                  "{} batches in {} ms",
+                  it->second.first, it->second.second, log->log_end_offset(), replay.snapshot_rows,
+                  replay.batches_replayed, port::monotonic_millis() - started);
+  }
+  // Batches waiting for acks=all may be gone with the cut.
+  complete_produce_waiters(false);
 }
 
 void Broker::on_partition_durable(const std::string& topic, int32_t partition, int64_t durable_offset) {

@@ -22,6 +22,7 @@
 
 #include "broker/broker_options.h"
 #include "broker/controller_client.h"
+#include "broker/partition_replication.h"
 #include "broker/producer_state_table.h"
 #include "broker/reply.h"
 #include "broker/request_metrics.h"
@@ -111,7 +112,10 @@ class Broker {
   // Drops requests parked for this connection.
   void on_connection_closed(uint64_t connection_id);
   // Answers every parked request now (fetches with what they have, produces
-  // waiting for durability with what is durable) before shutdown.
+  // waiting for durability with what is durable) before shutdown, saves the
+  // producer state, then, with a partition replication, tells it every log
+  // is closing (PartitionReplication::closing: the logs are closed after
+  // the reactor stopped).
   void drain();
 
   // What ApiVersions advertises and dispatch calls, in ApiVersions' order.
@@ -150,11 +154,47 @@ class Broker {
   // REQUIRES: set before start().
   using PartitionObserver =
       std::function<void(const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start)>;
-  void set_partition_observer(PartitionObserver observer) { partition_observer_ = std::move(observer); }
+  // Each observer added is called, in the order added.
+  void add_partition_observer(PartitionObserver observer) { partition_observers_.push_back(std::move(observer)); }
 
   // A cluster node: changes of topics go through the controller quorum
   // (controller_client.h). REQUIRES: set before start(); outlives the broker's use.
-  void set_controller(ControllerClient* controller) { controller_ = controller; }
+  void set_controller(ControllerClient* controller) {
+    controller_ = controller;
+    topics_.set_cluster_node(controller != nullptr);
+  }
+
+  // ---- Replicated partitions (partition_replication.h, issue #16) ----
+  // A cluster node's partition groups: every partition whose Topic record
+  // names more than one replica is served as its group says (Produce only
+  // on the leader, through replication->append; acks=all once the high
+  // watermark passed the batch; consumers' Fetch, ListOffsets and
+  // OffsetForLeaderEpoch only on the leader, with KIP-320's epoch checks;
+  // Metadata from the group's status). nullptr (the default, and always on
+  // a single node): none; every partition behaves as it always did.
+  // A partition with several replicas for which the replication reports no
+  // group (not created yet, or let go) is answered as a partition without a
+  // leader here: NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE in Metadata,
+  // never written or read around its group.
+  // REQUIRES: set before start(), and outlives the broker's use of it
+  // (set nullptr again only once the reactor stopped).
+  void set_partition_replication(PartitionReplication* replication) { replication_ = replication; }
+  // Hooks the replication calls (reactor thread), naming a partition by its
+  // open log (logs the broker does not hold are ignored).
+  // The group's state moved: its high watermark (set on the log already,
+  // PartitionLog::set_replicated_high_watermark), or this node's leadership
+  // or epoch. Completes the acks=all produces waiting on the partition (the
+  // batches the high watermark passed; NOT_LEADER_OR_FOLLOWER for those of
+  // an epoch this node no longer leads) and wakes its long-polling fetches
+  // and the transaction markers waiting to be committed.
+  void on_replicated_high_watermark(storage::PartitionLog* log);
+  // Replication changed a replica's log: it grew from offset from (a
+  // follower appended its leader's batches; truncated false), or it was cut
+  // (truncate_to or reset_to; truncated true, from unused). The partition's
+  // idempotent-producer state follows (the batches' headers replayed, or
+  // the state rebuilt from its snapshot rows and the log, as at open), so
+  // that a leader elected here later knows the producers' sequences.
+  void on_replica_log_changed(storage::PartitionLog* log, int64_t from, bool truncated);
   // Applies one committed record of the controller log to this node's meta
   // store and logs (controller_apply.cc). Records that cannot apply here (a
   // name taken by another topic) are logged and skipped; a non-ok Status
@@ -186,14 +226,20 @@ class Broker {
   Status load_controller_state(const std::vector<ControllerRecord>& records);
 
  private:
-  // A Produce with acks=-1 waiting for its batches to become durable.
+  // A Produce with acks=-1 waiting for its batches to become durable (or,
+  // for a replicated partition, committed by its group).
   struct ProduceWaiter {
     struct Pending {
       size_t topic_index;      // into response.responses
       size_t partition_index;  // into its partition_responses
       std::string topic;
       int32_t partition;
-      int64_t needed;  // durable offset that covers the batch
+      int64_t needed;  // durable offset (replicated: high watermark) that covers the batch
+      // A replicated partition's batch, appended in leader_epoch: committed
+      // once the high watermark reaches needed while this node still leads
+      // that epoch.
+      bool replicated = false;
+      int32_t leader_epoch = -1;
     };
     RequestPtr request;
     protocol::ProduceResponse response;
@@ -221,6 +267,20 @@ class Broker {
   template <typename M>
   bool decode(Request& request, M* out);
   void close_bad_request(Request& request, const std::string& why);
+  // The group of topic's partition p as this node serves it
+  // (set_partition_replication): replicated false without a replication or
+  // for a partition of one replica; a partition of several replicas the
+  // replication reports no group for is replicated and led by nobody; a
+  // group's leader whose log has no replicated high watermark yet is not
+  // served as leader (NOT_LEADER_OR_FOLLOWER) until it has one.
+  // REQUIRES: log == topic.local(p).
+  ReplicaStatus replica_status(const Topic& topic, int32_t p, const storage::PartitionLog* log) const;
+  // KIP-951's leader endpoints (Produce v10+, Fetch v16+ NodeEndpoints):
+  // the nodes of leader_ids reachable on listener, as Metadata lists them.
+  template <typename NodeEndpoint>
+  void add_leader_endpoints(const std::string& listener, const std::set<int32_t>& leader_ids,
+                            std::vector<NodeEndpoint>* out) const;
+  void on_partition_closing(const Topic& topic, int32_t partition, storage::PartitionLog* log);
   // Why topic's partition p cannot be read or written here:
   // UNKNOWN_TOPIC_OR_PARTITION when it does not exist, NOT_LEADER_OR_FOLLOWER
   // when another node of the cluster holds it. REQUIRES topic->local(p) == nullptr.
@@ -243,15 +303,20 @@ class Broker {
   bool forward_to_controller(RequestPtr& request, Refusal refuse);
   // The registered nodes of the cluster (cached from the meta store).
   Status load_cluster_brokers();
-  // Replicas for count new partitions from first on: one node each, round
-  // robin over the registered nodes from a start that depends on the topic.
-  std::vector<std::vector<int32_t>> assign_replicas(const std::string& topic, int32_t first, int32_t count) const;
+  // Replicas for count new partitions from first on: replication_factor
+  // distinct registered nodes each, round robin from a start that depends on
+  // the topic (replica_placement.h). REQUIRES: check_replication_factor
+  // passed for cluster_node_ids().
+  std::vector<std::vector<int32_t>> assign_replicas(const std::string& topic, int32_t first, int32_t count,
+                                                    int32_t replication_factor) const;
   // The error of a proposal's outcome, for a response.
   static protocol::ErrorCode proposal_error(const Status& s);
 
   // Handlers (one file each, named after the API family).
   void handle_api_versions(RequestPtr request);
   void handle_metadata(RequestPtr request);
+  // A topic's Metadata entry with every partition's leader and replicas.
+  protocol::MetadataResponse::MetadataResponseTopic metadata_of(const Topic& topic) const;
   protocol::MetadataResponse::MetadataResponseTopic metadata_topic(
       const Request& request, const protocol::MetadataRequest::MetadataRequestTopic& wanted, bool may_create);
   void add_authorized_operations(const Request& request, const protocol::MetadataRequest& body,
@@ -284,6 +349,11 @@ class Broker {
   };
   TopicResult check_new_topic(const Request& request, const protocol::CreateTopicsRequest::CreatableTopic& t,
                               NewTopicPlan* plan);
+  // CreatePartitions on a cluster: the replicas of t's new partitions (its
+  // assignments once checked, or a placement with the topic's replication
+  // factor). REQUIRES: t.count above the topic's partition count.
+  TopicResult place_new_partitions(const protocol::CreatePartitionsRequest::CreatePartitionsTopic& t,
+                                   std::vector<std::vector<int32_t>>* replicas);
   void describe_created(const NewTopicPlan& plan, const Topic* topic,
                         protocol::CreateTopicsResponse::CreatableTopicResult* out) const;
   // A new topic's record (a fresh id; the plan's replicas or a placement).
@@ -476,6 +546,10 @@ class Broker {
     Topic* topic;  // nullptr: unknown topic
     storage::PartitionLog* log;
     bool may_write;  // WRITE on the topic (authorization.cc)
+    // Set with log: its group's epoch when the partition is replicated (this
+    // node leads it then).
+    bool replicated = false;
+    int32_t leader_epoch = -1;
   };
   protocol::ProduceResponse::PartitionProduceResponse produce_partition(
       const Request& request, int16_t acks, ProduceSlot& slot, protocol::ProduceRequest::PartitionProduceData& data,
@@ -499,10 +573,21 @@ class Broker {
                                        protocol::ProduceResponse::PartitionProduceResponse* out,
                                        ProduceWaiter* waiter, std::string* message);
   // acks=-1 with eddy.acks.all.waits.for=disk: the answer waits until
-  // last_offset is durable.
+  // last_offset is durable; on a replicated partition until the high
+  // watermark passed it.
   void wait_for_durability(int16_t acks, const ProduceSlot& slot, int64_t last_offset, ProduceWaiter* waiter);
-  // Produce acks=-1: parked until the batches are durable or timeout_ms.
+  // The replicated partition checks of a Produce before its batch is looked
+  // at: leadership, then (acks=-1) min.insync.replicas. NONE: go on.
+  protocol::ErrorCode check_replicated_produce(const Request& request, int16_t acks, ProduceSlot& slot,
+                                               const ReplicaStatus& status,
+                                               protocol::ProduceResponse::PartitionProduceResponse* out,
+                                               std::string* message);
+  // Produce acks=-1: parked until the batches are durable (replicated:
+  // committed) or timeout_ms.
   void complete_produce_waiters(bool timed_out_only);
+  // Whether a waiting batch is done; sets its answer's error when it failed.
+  bool produce_pending_done(const ProduceWaiter::Pending& pending,
+                            protocol::ProduceResponse::PartitionProduceResponse* out);
   void finish_produce_waiter(std::list<ProduceWaiter>::iterator it, bool timed_out);
   // Fetch long-poll: parked until min_bytes are readable or max_wait_ms.
   // Returns true when the fetch was answered.
@@ -540,8 +625,11 @@ class Broker {
   uint64_t refused_batches_ = 0;
   uint64_t refused_batches_unlogged_ = 0;
   int64_t refused_batch_logged_ms_ = -1;
-  PartitionObserver partition_observer_;
+  std::vector<PartitionObserver> partition_observers_;
   ControllerClient* controller_ = nullptr;  // a cluster node's controller quorum
+  PartitionReplication* replication_ = nullptr;  // a cluster node's partition groups
+  // Every open log's topic and partition (the replication's hooks name logs).
+  std::unordered_map<const storage::PartitionLog*, std::pair<std::string, int32_t>> partition_names_;
   std::vector<meta::ClusterBroker> cluster_brokers_;  // registered nodes, by node id
   std::set<std::string> auto_creating_;  // topics Metadata is having created
   LoggedOffsets logged_offsets_;
@@ -573,6 +661,23 @@ void Broker::respond(Request& request, const M& body) {
   Status s = protocol::encode_response_frame(body, request.version(), request.correlation_id(), &out);
   if (!s.ok()) note_encode_problem(request, s);
   request.reply->send(std::move(out));
+}
+
+template <typename NodeEndpoint>
+void Broker::add_leader_endpoints(const std::string& listener, const std::set<int32_t>& leader_ids,
+                                  std::vector<NodeEndpoint>* out) const {
+  if (leader_ids.empty()) return;
+  std::vector<protocol::MetadataResponse::MetadataResponseBroker> brokers;
+  add_brokers(listener, &brokers);
+  for (const auto& b : brokers) {
+    if (leader_ids.count(b.node_id) == 0) continue;
+    NodeEndpoint e;
+    e.node_id = b.node_id;
+    e.host = b.host;
+    e.port = b.port;
+    e.rack = b.rack;
+    out->push_back(std::move(e));
+  }
 }
 
 template <typename M>

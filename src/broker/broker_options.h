@@ -66,6 +66,10 @@ struct BrokerOptions {
   bool auto_create_topics = true;
   int32_t num_partitions = 1;
   int16_t default_replication_factor = 1;
+  // min.insync.replicas: the broker default of the topic config (a cluster
+  // node's replicated partitions answer acks=all NOT_ENOUGH_REPLICAS below
+  // it; a single node accepts 1 only).
+  int32_t min_insync_replicas = 1;
   // message.max.bytes: the broker default of the topic config max.message.bytes.
   int32_t message_max_bytes = 1048588;
   // producer.id.expiration.ms: an idempotent producer's state on a partition

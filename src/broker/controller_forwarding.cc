@@ -1,9 +1,11 @@
 // A cluster node's broker and its controller quorum: requests a follower
-// carries to the leader, replica placement, proposal outcomes.
+// carries to the leader, replica placement (replica_placement.h), proposal
+// outcomes.
 #include <functional>
 #include <memory>
 
 #include "broker/broker.h"
+#include "broker/replica_placement.h"
 #include "port/log.h"
 
 namespace eddy::broker {
@@ -33,20 +35,15 @@ bool Broker::forward_to_controller(RequestPtr& request, Refusal refuse) {
   return true;
 }
 
-std::vector<std::vector<int32_t>> Broker::assign_replicas(const std::string& topic, int32_t first,
-                                                          int32_t count) const {
-  std::vector<int32_t> nodes;
-  for (const meta::ClusterBroker& b : cluster_brokers_) nodes.push_back(b.node_id);
-  if (nodes.empty()) nodes.push_back(options_.node_id);  // none registered yet: this node
+std::vector<std::vector<int32_t>> Broker::assign_replicas(const std::string& topic, int32_t first, int32_t count,
+                                                          int32_t replication_factor) const {
+  // The nodes check_replication_factor counted (none registered yet: this one).
+  std::vector<int32_t> nodes = cluster_node_ids();
+  if (nodes.empty()) nodes.push_back(options_.node_id);
   // Kafka starts each topic's round robin at a random node; a hash of the
   // name spreads topics the same way and is the same on a retry.
   const size_t start = std::hash<std::string>()(topic) % nodes.size();
-  std::vector<std::vector<int32_t>> out;
-  out.reserve(static_cast<size_t>(count));
-  for (int32_t i = 0; i < count; ++i) {
-    out.push_back({nodes[(start + static_cast<size_t>(first + i)) % nodes.size()]});
-  }
-  return out;
+  return place_replicas(nodes, start, first, count, replication_factor);
 }
 
 ErrorCode Broker::proposal_error(const Status& s) {

@@ -10,7 +10,17 @@
 // parked read_committed fetch is woken when the LSO moves: by the durability
 // listener (the HW moved) or the stable offset listener (a marker was
 // appended), see Broker::on_partition_opened.
+//
+// A replicated partition (partition_replication.h) is read only on its
+// group's leader, up to its high watermark (the group's commit index), and
+// checks the consumer's CurrentLeaderEpoch (KIP-320): FENCED_LEADER_EPOCH,
+// UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER with KIP-951's leader hint
+// (v12+; NodeEndpoints v16+). Its parked fetches are woken when the group's
+// high watermark or leadership moves (Broker::on_replicated_high_watermark).
+// The followers' own fetches do not come here: they travel on the
+// controller listener to the partition groups' runtime.
 #include "broker/broker.h"
+#include "broker/replicated_partition.h"
 #include "port/log.h"
 #include "protocol/errors.h"
 
@@ -53,6 +63,7 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
   bool first_data = true;
   bool errors = false;
   uint64_t total = 0;
+  std::set<int32_t> hinted_leaders;  // KIP-951, v16+
   for (size_t t = 0; t < body.topics.size(); ++t) {
     const auto& fetch_topic = body.topics[t];
     FetchResponse::FetchableTopicResponse topic_out;
@@ -72,6 +83,22 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
         continue;
       }
       storage::PartitionLog* log = topic->local(fp.partition);
+      if (const ReplicaStatus status = replica_status(*topic, fp.partition, log); status.replicated) {
+        const ErrorCode refusal = leader_error(status, fp.current_leader_epoch);
+        if (refusal != ErrorCode::kNone) {
+          out.error_code = protocol::to_int(refusal);
+          out.high_watermark = -1;
+          LeaderHint hint;
+          if (version >= 12 && leader_hint(status, refusal, options_.node_id, &hint)) {
+            out.current_leader.leader_id = hint.leader_id;
+            out.current_leader.leader_epoch = hint.leader_epoch;
+            if (version >= 16) hinted_leaders.insert(hint.leader_id);
+          }
+          errors = true;
+          topic_out.partitions.push_back(std::move(out));
+          continue;
+        }
+      }
       out.high_watermark = log->high_watermark();
       out.last_stable_offset = log->last_stable_offset();
       out.log_start_offset = log->log_start_offset();
@@ -111,6 +138,7 @@ bool Broker::try_answer_fetch(FetchWaiter& waiter, bool force) {
     response.responses.push_back(std::move(topic_out));
   }
   if (!force && !errors && total < static_cast<uint64_t>(std::max<int32_t>(body.min_bytes, 0))) return false;
+  add_leader_endpoints(waiter.request->client.listener, hinted_leaders, &response.node_endpoints);
   respond(*waiter.request, response);
   return true;
 }
@@ -182,6 +210,15 @@ void Broker::drain() {
     finish_produce_waiter(produce_waiters_.begin(), true);
   }
   snapshot_producer_state(true);
+  if (replication_ != nullptr) {
+    // The logs are closed once the reactor stopped: their groups let go of
+    // them first (a partition without a group is then led by nobody here).
+    for (const Topic* topic : topics_.all()) {
+      for (storage::PartitionLog* log : topic->partitions) {
+        if (log != nullptr) replication_->closing(log);
+      }
+    }
+  }
 }
 
 }  // namespace eddy::broker

@@ -1,9 +1,14 @@
-// Metadata: this single broker, and every topic asked for with its
-// partitions, all led by this node. Unknown topics are created when
-// auto.create.topics.enable and the request allow it, as Kafka does. With
-// an authorizer: DESCRIBE on a topic to see it, CREATE on the cluster or
-// the topic to auto-create it (TOPIC_AUTHORIZATION_FAILED otherwise).
+// Metadata: the brokers (this single node, or a cluster's registered nodes)
+// and every topic asked for with its partitions: on a single node all led by
+// it; on a cluster node each led by its first replica, except the
+// replicated partitions held here, which are described as their Raft group
+// says (replicated_partition.h: leader, epoch, replicas, ISR). Unknown
+// topics are created when auto.create.topics.enable and the request allow
+// it, as Kafka does. With an authorizer: DESCRIBE on a topic to see it,
+// CREATE on the cluster or the topic to auto-create it
+// (TOPIC_AUTHORIZATION_FAILED otherwise).
 #include "broker/broker.h"
+#include "broker/replicated_partition.h"
 #include "meta/topic_name.h"
 #include "protocol/errors.h"
 
@@ -13,17 +18,27 @@ using protocol::ErrorCode;
 using protocol::MetadataRequest;
 using protocol::MetadataResponse;
 
-namespace {
-
-// Each partition led by its first replica (a cluster places each partition
-// on one node; a single node holds them all).
-MetadataResponse::MetadataResponseTopic describe(const Topic& topic) {
+MetadataResponse::MetadataResponseTopic Broker::metadata_of(const Topic& topic) const {
   MetadataResponse::MetadataResponseTopic out;
   out.name = topic.name;
   out.topic_id = topic.id;
   for (size_t p = 0; p < topic.partitions.size(); ++p) {
     MetadataResponse::MetadataResponsePartition partition;
     partition.partition_index = static_cast<int32_t>(p);
+    const ReplicaStatus status = replica_status(topic, static_cast<int32_t>(p), topic.partitions[p]);
+    if (status.replicated) {
+      describe_replicated_partition(status, &partition);
+      out.partitions.push_back(std::move(partition));
+      continue;
+    }
+    // Held here without a group (a single node's, a cluster's partition of
+    // one replica), or not held here: led by its first replica, epoch 0.
+    // Known gap: a replicated partition this node does not hold is named
+    // with its preferred leader even after a failover, until the groups'
+    // leaders are published through the controller log (PartitionLeader
+    // records, raft/README.md): clients sent there are answered
+    // NOT_LEADER_OR_FOLLOWER (with KIP-951's leader hint where their version
+    // carries one) and ask again.
     partition.leader_id = topic.replicas[p].front();
     partition.leader_epoch = 0;
     partition.replica_nodes = topic.replicas[p];
@@ -32,8 +47,6 @@ MetadataResponse::MetadataResponseTopic describe(const Topic& topic) {
   }
   return out;
 }
-
-}  // namespace
 
 void Broker::handle_metadata(RequestPtr request) {
   MetadataRequest body;
@@ -53,7 +66,7 @@ void Broker::handle_metadata(RequestPtr request) {
                       true)) {
         continue;
       }
-      response.topics.push_back(describe(*topic));
+      response.topics.push_back(metadata_of(*topic));
     }
   } else {
     bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
@@ -103,7 +116,7 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_topic(const Request& re
     missing.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
     return missing;
   }
-  if (topic != nullptr) return describe(*topic);
+  if (topic != nullptr) return metadata_of(*topic);
   if (by_id || !wanted.name.has_value()) {
     missing.error_code = protocol::to_int(ErrorCode::kUnknownTopicId);
   } else if (!meta::is_valid_topic_name(*wanted.name)) {
@@ -118,7 +131,7 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_topic(const Request& re
     missing.error_code = protocol::to_int(ErrorCode::kLeaderNotAvailable);
   } else if (may_create) {
     TopicResult r = topics_.create(*wanted.name, -1, -1, {}, false, &topic);
-    if (r.ok()) return describe(*topic);
+    if (r.ok()) return metadata_of(*topic);
     missing.error_code = protocol::to_int(r.code == ErrorCode::kTopicAlreadyExists ? ErrorCode::kLeaderNotAvailable
                                                                                     : r.code);
   } else {

@@ -2,7 +2,15 @@
 // changes about a partition's offsets. With an authorizer: DESCRIBE on the
 // topic (ListOffsets, OffsetForLeaderEpoch), DELETE (DeleteRecords), else
 // TOPIC_AUTHORIZATION_FAILED per partition, as Kafka.
+//
+// A replicated partition (partition_replication.h) answers them only on its
+// group's leader, after KIP-320's check of the request's CurrentLeaderEpoch
+// (leader_error), with the group's epochs: ListOffsets' latest carries the
+// current epoch, its earliest and lookups by time the epoch of the batch
+// found; OffsetForLeaderEpoch answers from the log's epoch index as Kafka's
+// leader does. A single node stamps epoch 0 on every batch and answers so.
 #include "broker/broker.h"
+#include "broker/replicated_partition.h"
 #include "protocol/errors.h"
 
 namespace eddy::broker {
@@ -50,7 +58,16 @@ void Broker::handle_list_offsets(RequestPtr request) {
         topic_out.partitions.push_back(std::move(out));
         continue;
       }
-      out.leader_epoch = kLeaderEpoch;
+      const ReplicaStatus status = replica_status(*topics_.find(t.name), p.partition_index, log);
+      if (status.replicated) {
+        const ErrorCode refusal = leader_error(status, p.current_leader_epoch);
+        if (refusal != ErrorCode::kNone) {
+          out.error_code = protocol::to_int(refusal);
+          topic_out.partitions.push_back(std::move(out));
+          continue;
+        }
+      }
+      out.leader_epoch = status.replicated ? status.leader_epoch : kLeaderEpoch;
       // What a consumer of this isolation level may read up to (Kafka's
       // Partition.fetchOffsetForTimestamp "lastFetchableOffset").
       const int64_t last_fetchable = read_committed ? log->last_stable_offset() : log->high_watermark();
@@ -84,6 +101,11 @@ void Broker::handle_list_offsets(RequestPtr request) {
           out.timestamp = -1;
         }
       }
+      if (status.replicated && p.timestamp != kLatest) {
+        // As Kafka: the epoch of the batch holding the offset answered (the
+        // earliest: of the first batch); none when there is none.
+        out.leader_epoch = out.offset >= 0 ? log->epoch_at(out.offset) : storage::kNoLeaderEpoch;
+      }
       if (version == 0 && out.offset >= 0) out.old_style_offsets = {out.offset};
       topic_out.partitions.push_back(std::move(out));
     }
@@ -105,10 +127,20 @@ void Broker::handle_offset_for_leader_epoch(RequestPtr request) {
       protocol::OffsetForLeaderEpochResponse::EpochEndOffset out;
       out.partition = p.partition;
       storage::PartitionLog* log = find_partition(topics_, t.topic, p.partition);
+      const ReplicaStatus status =
+          log == nullptr ? ReplicaStatus{} : replica_status(*topics_.find(t.topic), p.partition, log);
       if (!may_describe) {
         out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
       } else if (log == nullptr) {
         out.error_code = protocol::to_int(partition_error(topics_.find(t.topic), p.partition));
+      } else if (status.replicated) {
+        out.error_code = protocol::to_int(leader_error(status, p.current_leader_epoch));
+        if (out.error_code == 0) {
+          const storage::EpochEndOffset end =
+              kafka_end_offset_for_epoch(log->epochs(), p.leader_epoch, log->log_end_offset());
+          out.leader_epoch = end.epoch;
+          out.end_offset = end.end_offset;
+        }
       } else if (p.current_leader_epoch > kLeaderEpoch) {
         out.error_code = protocol::to_int(ErrorCode::kUnknownLeaderEpoch);
       } else if (p.leader_epoch >= kLeaderEpoch) {
@@ -137,10 +169,17 @@ void Broker::handle_delete_records(RequestPtr request) {
       out.partition_index = p.partition_index;
       out.low_watermark = -1;
       storage::PartitionLog* log = find_partition(topics_, t.name, p.partition_index);
+      const ReplicaStatus status =
+          log == nullptr ? ReplicaStatus{} : replica_status(*topics_.find(t.name), p.partition_index, log);
       if (!may_delete) {
         out.error_code = protocol::to_int(ErrorCode::kTopicAuthorizationFailed);
       } else if (log == nullptr) {
         out.error_code = protocol::to_int(partition_error(topics_.find(t.name), p.partition_index));
+      } else if (status.replicated && !status.leader) {
+        // The leader's start moves; a follower's follows from the group
+        // (only when a fetch of its lies below the leader's start: the
+        // followers' own starts are not moved by DeleteRecords yet).
+        out.error_code = protocol::to_int(ErrorCode::kNotLeaderOrFollower);
       } else {
         // -1 means "up to the high watermark", as in Kafka.
         int64_t offset = p.offset == -1 ? log->high_watermark() : p.offset;

@@ -7,7 +7,16 @@
 // original offsets and not written again. A transactional batch is checked
 // against the transaction coordinator before that; control batches
 // (transaction markers) are refused: only the coordinator writes them.
+//
+// A replicated partition (partition_replication.h) takes batches only on
+// its group's leader (NOT_LEADER_OR_FOLLOWER elsewhere, with KIP-951's
+// leader hint from v10), refuses acks=-1 up front while fewer replicas than
+// min.insync.replicas are in sync (NOT_ENOUGH_REPLICAS), appends through
+// the group (LogAppendTime stamped here first: every replica keeps the bytes
+// as they are), and answers acks=-1 once the high watermark (the group's
+// commit index) passed the batch, in the epoch it was appended in.
 #include "broker/broker.h"
+#include "broker/replicated_partition.h"
 #include "port/log.h"
 #include "port/port.h"
 #include "protocol/errors.h"
@@ -22,6 +31,8 @@ using protocol::ProduceResponse;
 namespace {
 
 ErrorCode error_for(const Status& s, int16_t version) {
+  // A Kafka code carried as it is (the replication's NOT_LEADER_OR_FOLLOWER).
+  if (protocol::kafka_error(s) != ErrorCode::kNone) return protocol::kafka_error(s);
   switch (s.code()) {
     case Status::Code::kOk: return ErrorCode::kNone;
     // A CRC mismatch and a malformed batch alike (the message says which).
@@ -218,6 +229,16 @@ void Broker::handle_produce(RequestPtr request) {
     response.responses.push_back(std::move(topic_response));
   }
 
+  if (request->version() >= 10) {
+    // KIP-951: where the partitions that refused went to.
+    std::set<int32_t> leaders;
+    for (const auto& topic_response : response.responses) {
+      for (const auto& p : topic_response.partition_responses) {
+        if (p.current_leader.leader_id >= 0) leaders.insert(p.current_leader.leader_id);
+      }
+    }
+    add_leader_endpoints(request->client.listener, leaders, &response.node_endpoints);
+  }
   if (body.acks == 0) {
     note_errors(*request, response);
     request->reply->send_nothing();
@@ -252,10 +273,14 @@ ProduceResponse::PartitionProduceResponse Broker::produce_partition(const Reques
     code = partition_error(slot.topic, slot.partition);
   } else {
     slot.log = slot.topic->local(slot.partition);
-    std::span<const uint8_t> records;
-    if (data.records) records = data.records->bytes;
-    code = produce_batch(request, acks, slot, records, &out, waiter, &message);
-    out.log_start_offset = slot.log->log_start_offset();
+    const ReplicaStatus status = replica_status(*slot.topic, slot.partition, slot.log);
+    if (status.replicated) code = check_replicated_produce(request, acks, slot, status, &out, &message);
+    if (code == ErrorCode::kNone) {
+      std::span<const uint8_t> records;
+      if (data.records) records = data.records->bytes;
+      code = produce_batch(request, acks, slot, records, &out, waiter, &message);
+      out.log_start_offset = slot.log->log_start_offset();
+    }
   }
   out.error_code = protocol::to_int(code);
   if (code != ErrorCode::kNone) {
@@ -264,6 +289,40 @@ ProduceResponse::PartitionProduceResponse Broker::produce_partition(const Reques
                    slot.partition, protocol::error_name(code), message);
   }
   return out;
+}
+
+ErrorCode Broker::check_replicated_produce(const Request& request, int16_t acks, ProduceSlot& slot,
+                                          const ReplicaStatus& status, ProduceResponse::PartitionProduceResponse* out,
+                                          std::string* message) {
+  // Produce carries no leader epoch: only leadership is checked.
+  const ErrorCode code = leader_error(status, -1);
+  if (code != ErrorCode::kNone) {
+    *message = status.leader_id == options_.node_id
+                   ? std::string("This node leads the partition but has no commit index of its group yet")
+                   : "This node does not lead the partition (leader " + std::to_string(status.leader_id) +
+                         ", epoch " + std::to_string(status.leader_epoch) + ")";
+    LeaderHint hint;
+    if (request.version() >= 10 && leader_hint(status, code, options_.node_id, &hint)) {
+      out->current_leader.leader_id = hint.leader_id;
+      out->current_leader.leader_epoch = hint.leader_epoch;
+    }
+    return code;
+  }
+  if (status.without_majority) {
+    // Nothing can be committed, whatever acks asks: Kafka's answer for a
+    // leader alone in its ISR.
+    *message = "The partition's leader (this node) reaches no majority of its replicas: nothing can be "
+               "replicated until they return";
+    return ErrorCode::kNotEnoughReplicas;
+  }
+  const int32_t min_insync = slot.topic->config.min_insync_replicas;
+  if (acks == -1 && !enough_in_sync(status, min_insync)) {
+    *message = not_enough_replicas_message(slot.topic_name, slot.partition, status, min_insync);
+    return ErrorCode::kNotEnoughReplicas;
+  }
+  slot.replicated = true;
+  slot.leader_epoch = status.leader_epoch;
+  return ErrorCode::kNone;
 }
 
 ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const ProduceSlot& slot,
@@ -313,9 +372,22 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
     protocol::set_max_timestamp(writable, verdict.max_timestamp);
   }
   storage::AppendResult result;
-  storage::AppendOptions append;
-  append.crc_verified = true;
-  Status s = log->append(writable, append, &result);
+  Status s;
+  if (slot.replicated) {
+    // The group keeps the bytes as given, on every replica: the append time
+    // is stamped here, once.
+    int64_t log_append_time = -1;
+    if (log->config().timestamp_type == protocol::TimestampType::kLogAppendTime) {
+      log_append_time = port::wall_clock_millis();
+      protocol::set_log_append_time(writable, log_append_time);
+    }
+    s = replication_->append(log, writable, &result);
+    result.log_append_time_ms = log_append_time;
+  } else {
+    storage::AppendOptions append;
+    append.crc_verified = true;
+    s = log->append(writable, append, &result);
+  }
   code = error_for(s, request.version());
   if (code != ErrorCode::kNone) {
     *message = s.code() == Status::Code::kLogFull
@@ -335,7 +407,9 @@ ErrorCode Broker::produce_batch(const Request& request, int16_t acks, const Prod
   out->log_append_time_ms = result.log_append_time_ms;
   out->log_start_offset = result.log_start_offset;
   wait_for_durability(acks, slot, result.last_offset, waiter);
-  wake_fetch_waiters(slot.topic_name, slot.partition);
+  // A replicated partition's readers wait for its high watermark instead
+  // (on_replicated_high_watermark).
+  if (!slot.replicated) wake_fetch_waiters(slot.topic_name, slot.partition);
   return ErrorCode::kNone;
 }
 
@@ -409,11 +483,52 @@ ErrorCode Broker::answer_duplicate(const Request& request, int16_t acks, const P
 
 void Broker::wait_for_durability(int16_t acks, const ProduceSlot& slot, int64_t last_offset,
                                  ProduceWaiter* waiter) {
-  if (acks == -1 && slot.log->config().acks_all_waits_for == storage::AcksAllWaitsFor::kDisk &&
+  if (acks != -1) return;
+  if (slot.replicated) {
+    // Whatever eddy.acks.all.waits.for says: the group's commit index is a
+    // majority's durable log (raft/README.md).
+    if (slot.log->high_watermark() <= last_offset) {
+      waiter->pending.push_back({slot.topic_index, slot.partition_index, slot.topic->name, slot.partition,
+                                 last_offset + 1, true, slot.leader_epoch});
+    }
+    return;
+  }
+  if (slot.log->config().acks_all_waits_for == storage::AcksAllWaitsFor::kDisk &&
       slot.log->durable_offset() <= last_offset) {
     waiter->pending.push_back({slot.topic_index, slot.partition_index, slot.topic->name, slot.partition,
                                last_offset + 1});
   }
+}
+
+bool Broker::produce_pending_done(const ProduceWaiter::Pending& pending, ProduceResponse::PartitionProduceResponse* out) {
+  auto fail = [out](ErrorCode code, std::optional<std::string> message) {
+    out->error_code = protocol::to_int(code);
+    out->error_message = std::move(message);
+    out->base_offset = -1;
+    return true;
+  };
+  Topic* topic = topics_.find(pending.topic);
+  storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(pending.partition);
+  if (log == nullptr) return fail(ErrorCode::kUnknownTopicOrPartition, std::nullopt);
+  if (!pending.replicated) return log->durable_offset() >= pending.needed;
+  // Committed in the epoch it was appended in, while this node still leads
+  // it: a high watermark that passed the batch after the epoch changed may
+  // cover another leader's batch at its offsets (Kafka answers
+  // NOT_LEADER_OR_FOLLOWER once the leader moved; the producer retries).
+  const ReplicaStatus status = replica_status(*topic, pending.partition, log);
+  if (!status.replicated || !status.leader || status.leader_epoch != pending.leader_epoch) {
+    return fail(ErrorCode::kNotLeaderOrFollower,
+                "This node no longer leads the partition in the epoch the batch was appended in");
+  }
+  if (log->high_watermark() < pending.needed) return false;
+  const int32_t min_insync = topic->config.min_insync_replicas;
+  if (!enough_in_sync(status, min_insync)) {
+    // As Kafka's DelayedProduce: written and committed, but the ISR shrank
+    // below min.insync.replicas meanwhile.
+    return fail(ErrorCode::kNotEnoughReplicasAfterAppend,
+                not_enough_replicas_message(pending.topic, pending.partition, status, min_insync));
+  }
+  return true;
 }
 
 void Broker::complete_produce_waiters(bool) {
@@ -421,14 +536,8 @@ void Broker::complete_produce_waiters(bool) {
     auto next = std::next(it);
     auto& pending = it->pending;
     for (size_t i = 0; i < pending.size();) {
-      Topic* topic = topics_.find(pending[i].topic);
-      bool gone = topic == nullptr || topic->local(pending[i].partition) == nullptr;
-      if (gone) {
-        auto& out = it->response.responses[pending[i].topic_index].partition_responses[pending[i].partition_index];
-        out.error_code = protocol::to_int(ErrorCode::kUnknownTopicOrPartition);
-        out.base_offset = -1;
-      }
-      if (gone || topic->local(pending[i].partition)->durable_offset() >= pending[i].needed) {
+      auto& out = it->response.responses[pending[i].topic_index].partition_responses[pending[i].partition_index];
+      if (produce_pending_done(pending[i], &out)) {
         pending[i] = pending.back();
         pending.pop_back();
       } else {
@@ -448,7 +557,9 @@ void Broker::finish_produce_waiter(std::list<ProduceWaiter>::iterator it, bool t
     for (const auto& p : it->pending) {
       auto& out = it->response.responses[p.topic_index].partition_responses[p.partition_index];
       out.error_code = protocol::to_int(ErrorCode::kRequestTimedOut);
-      out.error_message = "The batch was written but is not yet durable (eddy.acks.all.waits.for=disk)";
+      out.error_message = p.replicated ? "The batch was written on the leader but is not yet replicated to a "
+                                         "majority of the partition's replicas"
+                                       : "The batch was written but is not yet durable (eddy.acks.all.waits.for=disk)";
     }
   }
   if (!it->request->reply->connection_closed()) respond(*it->request, it->response);
@@ -462,7 +573,18 @@ void Broker::snapshot_producer_state(bool sync) {
     Topic* topic = topics_.find(name);
     return topic == nullptr ? nullptr : topic->local(partition);
   };
-  size_t written = producer_state_.snapshot(current_log, port::wall_clock_millis(), sync);
+  // A replicated partition is snapshotted at most at its group's commit
+  // index (the table bounds every point by the high watermark), and not
+  // before the group has told it one (its log would answer by the local rule).
+  auto bound = [this](const storage::PartitionLog* log) -> int64_t {
+    if (replication_ == nullptr || log->replicated()) return INT64_MAX;
+    auto it = partition_names_.find(log);
+    const Topic* topic = it == partition_names_.end() ? nullptr : topics_.find(it->second.first);
+    const auto p = it == partition_names_.end() ? size_t{0} : static_cast<size_t>(it->second.second);
+    const bool several_replicas = topic != nullptr && p < topic->replicas.size() && topic->replicas[p].size() > 1;
+    return several_replicas ? -1 : INT64_MAX;
+  };
+  size_t written = producer_state_.snapshot(current_log, port::wall_clock_millis(), sync, bound);
   if (written > 0) {
     EDDY_LOG_DEBUG("producer state of {} partitions saved in {} ms", written,
                    port::monotonic_millis() - started);

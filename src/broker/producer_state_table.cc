@@ -121,6 +121,23 @@ Status ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t n
   return Status();
 }
 
+Status ProducerStateTable::follow(storage::PartitionLog* log, int64_t from, int64_t now_ms) {
+  auto it = by_log_.find(log);
+  if (it == by_log_.end()) return Status::not_found("no producer state for this log");
+  return replay(*it->second, std::max(from, log->log_start_offset()), now_ms, nullptr);
+}
+
+Status ProducerStateTable::rebuild(storage::PartitionLog* log, int64_t now_ms, ProducerReplayStats* stats) {
+  auto it = by_log_.find(log);
+  if (it == by_log_.end()) return Status::not_found("no producer state for this log");
+  for (const auto& [key, state] : partitions_) {
+    if (&state != it->second) continue;
+    const Key name = key;  // open_partition replaces the state the key is found by
+    return open_partition(name.first, name.second, log, now_ms, stats);
+  }
+  return Status::not_found("no producer state for this log");
+}
+
 PartitionProducers* ProducerStateTable::find(const storage::PartitionLog* log) {
   auto it = by_log_.find(log);
   return it == by_log_.end() ? nullptr : &it->second->producers;
@@ -150,7 +167,8 @@ void ProducerStateTable::set_epoch(int64_t producer_id, int16_t epoch, int16_t b
   e.last_seen_ms = now_ms;
 }
 
-size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_ms, bool sync) {
+size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_ms, bool sync,
+                                    const SnapshotBound& bound) {
   const int64_t cutoff = now_ms - expiration_ms_;
   for (auto it = epochs_.begin(); it != epochs_.end();) {
     it = it->second.last_seen_ms < cutoff ? epochs_.erase(it) : std::next(it);
@@ -180,9 +198,15 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
       if (log->durable_offset() < end) log->wait_durable(end, kShutdownSyncTimeoutMs);
       point = log->durable_offset();
     }
-    point = std::min(point, log->log_end_offset());
-    // The state below an unchanged point changes only by expiry.
-    if (point == state.last_point && expired == 0) {
+    // Never above what the partition has committed (a replicated
+    // partition's truncations stay above its commit index), nor above what
+    // the broker allows (a replicated partition whose commit index is not
+    // known yet: none).
+    point = std::min({point, log->log_end_offset(), log->high_watermark()});
+    if (bound) point = std::min(point, bound(log));
+    // The state below an unchanged point changes only by expiry; a point
+    // below the last one cannot be described from the last rows.
+    if (point < 0 || point < state.last_point || (point == state.last_point && expired == 0)) {
       ++it;
       continue;
     }

@@ -10,7 +10,20 @@
 // [max(P, log start), log end), so a restart reads only what was written
 // since the last snapshot. Snapshots are taken periodically (at the durable
 // offset, so that a power cut cannot leave a snapshot ahead of the log) and
-// on clean shutdown (after syncing, at the log end).
+// on clean shutdown (after syncing, at the log end); never above the
+// partition's high watermark, nor above the bound the broker gives (a
+// replicated partition's commit index: see snapshot()), and the point never
+// moves back.
+//
+// A partition of a Raft group (broker/partition_replication.h): on its
+// leader, Produce records each batch it appends; on a follower, follow()
+// replays what replication appended, so that a new leader on this node
+// knows the idempotent producers' sequences; when replication cut the log
+// (a diverging suffix, or a reset to the leader's start), rebuild() does
+// what open_partition does. Since a snapshot point never exceeds the commit
+// index, and Raft never cuts committed entries, a truncation never removes
+// what a snapshot covers (a reset to a start above the point loses the
+// producers' batches in between, as a restart after recycling does).
 //
 // Threading: reactor thread only.
 #pragma once
@@ -47,6 +60,17 @@ class ProducerStateTable {
   Status open_partition(const std::string& topic, int32_t partition, storage::PartitionLog* log, int64_t now_ms,
                         ProducerReplayStats* stats);
 
+  // A replica's log grew by replication from offset from (its old log
+  // end): the batch headers of [max(from, log start), log end) are replayed
+  // into the partition's state. REQUIRES: those batches were not recorded
+  // yet (Produce records the leader's own appends). kNotFound when log was
+  // never opened here; otherwise fails only when the log cannot be read.
+  Status follow(storage::PartitionLog* log, int64_t from, int64_t now_ms);
+  // Replication cut the log (truncate_to / reset_to): the partition's state
+  // is rebuilt as open_partition builds it (snapshot rows, then the log after
+  // the snapshot point). kNotFound when log was never opened here.
+  Status rebuild(storage::PartitionLog* log, int64_t now_ms, ProducerReplayStats* stats);
+
   // The state of a partition; nullptr when it was never opened.
   PartitionProducers* find(const std::string& topic, int32_t partition);
   // The same by its open log (Produce's path: no key to build).
@@ -57,11 +81,15 @@ class ProducerStateTable {
   // Expires idle producers and snapshots every partition whose state or log
   // changed since its last snapshot. With sync, the logs are synced first
   // and the snapshot point is the log end (clean shutdown); otherwise it is
-  // each log's durable offset. Partitions whose log is no longer the one
-  // current_log names (topic deleted or re-created) are dropped, state and
-  // rows. Returns the number of partitions written.
+  // each log's durable offset. Either way at most the log's high watermark
+  // and bound(log) when a bound is given (-1: do not snapshot that log now);
+  // a point below the last one is not written (the rows stay). Partitions
+  // whose log is no longer the one current_log names (topic deleted or
+  // re-created) are dropped, state and rows. Returns the number of
+  // partitions written.
   using CurrentLog = std::function<storage::PartitionLog*(const std::string& topic, int32_t partition)>;
-  size_t snapshot(const CurrentLog& current_log, int64_t now_ms, bool sync);
+  using SnapshotBound = std::function<int64_t(const storage::PartitionLog* log)>;
+  size_t snapshot(const CurrentLog& current_log, int64_t now_ms, bool sync, const SnapshotBound& bound = {});
 
   // InitProducerId: the current epoch of producer_id (-1 when unknown) and
   // the epoch InitProducerId last bumped it from (-1: none), so that a

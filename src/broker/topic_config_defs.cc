@@ -88,9 +88,10 @@ const std::vector<TopicConfigDef>& table() {
        nullptr, true, kNoCompaction},
       {"min.compaction.lag.ms", T::kLong, "0", "log.cleaner.min.compaction.lag.ms", U::kNoEffect, 0, kLongMax, {}, {},
        nullptr, true, kNoCompaction},
-      {"min.insync.replicas", T::kInt, "1", "min.insync.replicas", U::kOnly, 1, kIntMax, {}, {"1"},
+      {"min.insync.replicas", T::kInt, "1", "min.insync.replicas", U::kHonouredInCluster, 1, kIntMax, {}, {"1"},
        "A single Eddy node is the only replica of each partition: min.insync.replicas must be 1", true,
-       "Replicas that must have a write before acks=all answers."},
+       "Replicas that must be in sync for acks=all to be accepted (NOT_ENOUGH_REPLICAS below it); a single node "
+       "is the only replica of its partitions."},
       {"preallocate", T::kBoolean, "true", "", U::kOnly, 0, 0, {}, {"true"},
        "Eddy's segment files are always preallocated (a fixed disk budget): preallocate must be true", true,
        "Segment files are preallocated when created."},

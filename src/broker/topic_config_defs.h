@@ -8,7 +8,10 @@
 //               observable on a single-node broker without compaction or
 //               tiered storage (Kafka itself ignores these there too);
 //   kOnly       only the values in `only` are accepted: the others ask for
-//               something Eddy does not do, and are refused with `why_only`.
+//               something Eddy does not do, and are refused with `why_only`;
+//   kHonouredInCluster
+//               honoured on a node of a cluster (where partitions have
+//               replicas), kOnly on a single node.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +31,7 @@ enum class TopicConfigType : int8_t {
   kList = 7,
 };
 
-enum class TopicConfigUse : uint8_t { kHonoured, kNoEffect, kOnly };
+enum class TopicConfigUse : uint8_t { kHonoured, kNoEffect, kOnly, kHonouredInCluster };
 
 struct TopicConfigDef {
   const char* name;

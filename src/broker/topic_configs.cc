@@ -188,6 +188,7 @@ std::string honoured_default(const BrokerOptions& b, const TopicConfigDef& def) 
   if (name == "retention.bytes") return std::to_string(d.retention_bytes);
   if (name == "retention.ms") return std::to_string(d.retention_ms);
   if (name == "segment.bytes") return std::to_string(d.segment_bytes);
+  if (name == "min.insync.replicas") return std::to_string(b.min_insync_replicas);
   return def.kafka_default;
 }
 
@@ -214,12 +215,12 @@ std::string subtract_from_list(const std::string& current, const std::string& it
   return join_list(out);
 }
 
-std::string validate_topic_config(const std::string& key, const std::string& value) {
+std::string validate_topic_config(const std::string& key, const std::string& value, TopicConfigScope scope) {
   const TopicConfigDef* def = find_topic_config_def(key);
   if (def == nullptr) return "Unknown topic config name: " + key;
   std::string why = check_type(*def, key, value);
   if (!why.empty()) return why;
-  if (def->use == U::kOnly) {
+  if (def->use == U::kOnly || (def->use == U::kHonouredInCluster && scope == TopicConfigScope::kSingleNode)) {
     std::string v = normalised(*def, value);
     if (std::find(def->only.begin(), def->only.end(), v) == def->only.end()) {
       return invalid(value, key, def->why_only);
@@ -259,6 +260,7 @@ EffectiveTopicConfig effective_topic_config(const BrokerOptions& broker, const C
   }
   out.max_decompressed_record_bytes =
       long_or(o, "max.decompressed.message.bytes", out.max_decompressed_record_bytes);
+  out.min_insync_replicas = static_cast<int32_t>(long_or(o, "min.insync.replicas", broker.min_insync_replicas));
   return out;
 }
 
@@ -272,8 +274,9 @@ std::vector<DescribedConfig> describe_topic_configs(const BrokerOptions& broker,
     c.config_type = static_cast<int8_t>(def.type);
     c.documentation = def.documentation;
     const BrokerConfigEntry* from_broker = broker_entry(broker, def.broker_key);
-    std::string fallback = def.use == U::kHonoured ? honoured_default(broker, def) : def.kafka_default;
-    if (from_broker != nullptr && def.use != U::kHonoured) fallback = from_broker->value;
+    const bool honoured = def.use == U::kHonoured || def.use == U::kHonouredInCluster;
+    std::string fallback = honoured ? honoured_default(broker, def) : def.kafka_default;
+    if (from_broker != nullptr && !honoured) fallback = from_broker->value;
     if (it != overrides.end()) {
       c.value = it->second;
       c.is_default = false;

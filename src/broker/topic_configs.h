@@ -16,9 +16,16 @@ namespace eddy::broker {
 
 using ConfigMap = std::map<std::string, std::string>;
 
+// Where a topic's configs are validated: on a single node, or on a node of
+// a cluster, where partitions may have replicas (keys used
+// kHonouredInCluster, such as min.insync.replicas, accept every valid value
+// there; topic_config_defs.h).
+enum class TopicConfigScope : uint8_t { kSingleNode, kCluster };
+
 // Empty when key=value is a valid topic override, otherwise why not, in
 // Kafka's words where Kafka has them (the caller answers INVALID_CONFIG).
-std::string validate_topic_config(const std::string& key, const std::string& value);
+std::string validate_topic_config(const std::string& key, const std::string& value,
+                                  TopicConfigScope scope = TopicConfigScope::kSingleNode);
 // Whether key names a topic config Kafka defines (or one of Eddy's own).
 bool is_topic_config(const std::string& key);
 // Whether key is a LIST config (IncrementalAlterConfigs APPEND/SUBTRACT).
@@ -41,6 +48,9 @@ struct EffectiveTopicConfig {
   int64_t timestamp_before_max_ms = INT64_MAX;
   // max.decompressed.message.bytes: one record of a compressed batch.
   int64_t max_decompressed_record_bytes = 2147483639;
+  // min.insync.replicas: acks=all to a replicated partition needs at least
+  // this many in-sync replicas (always 1 on a single node).
+  int32_t min_insync_replicas = 1;
 };
 // REQUIRES: every override passed validate_topic_config.
 EffectiveTopicConfig effective_topic_config(const BrokerOptions& broker, const ConfigMap& overrides);

@@ -30,9 +30,9 @@ TopicResult from_meta(const Status& s) {
   }
 }
 
-TopicResult validate_configs(const ConfigMap& configs) {
+TopicResult validate_configs(const ConfigMap& configs, TopicConfigScope scope) {
   for (const auto& [key, value] : configs) {
-    std::string why = validate_topic_config(key, value);
+    std::string why = validate_topic_config(key, value, scope);
     if (!why.empty()) return fail(ErrorCode::kInvalidConfig, why);
   }
   return {};
@@ -145,11 +145,15 @@ TopicResult TopicTable::create(const std::string& name, int32_t partitions, int1
   if (replication_factor == -1) replication_factor = options_.default_replication_factor;
   if (partitions < 1) return fail(ErrorCode::kInvalidPartitions, "Number of partitions must be larger than 0.");
   if (partitions > 100000) return fail(ErrorCode::kInvalidPartitions, "Number of partitions is too large.");
-  if (replication_factor != 1) {
+  if (cluster_node_ && replication_factor < 1) {
+    return fail(ErrorCode::kInvalidReplicationFactor,
+                "Replication factor must be larger than 0, or -1 to use the default value.");
+  }
+  if (!cluster_node_ && replication_factor != 1) {
     return fail(ErrorCode::kInvalidReplicationFactor,
                 "Replication factor must be 1: this Eddy broker is a single node (replication comes with Raft).");
   }
-  TopicResult r = validate_configs(configs);
+  TopicResult r = validate_configs(configs, config_scope());
   if (!r.ok()) return r;
   const EffectiveTopicConfig effective = effective_topic_config(options_, configs);
   if (!storage::validate(effective.log).ok()) {
@@ -183,6 +187,12 @@ TopicResult TopicTable::remove(const std::string& name) {
   if (find(name) == nullptr) return fail(ErrorCode::kUnknownTopicOrPartition, "This server does not host this topic.");
   TopicResult r = from_meta(meta_->topics().remove(name));
   if (!r.ok()) return r;
+  if (on_closing_) {
+    const Topic& topic = *find(name);
+    for (size_t p = 0; p < topic.partitions.size(); ++p) {
+      if (topic.partitions[p] != nullptr) on_closing_(topic, static_cast<int32_t>(p), topic.partitions[p]);
+    }
+  }
   topics_.erase(name);
   Status s = logs_->delete_topic(name);
   if (!s.ok()) {
@@ -222,7 +232,7 @@ TopicResult TopicTable::alter_configs(const std::string& name, const std::vector
   ConfigMap next = topic->overrides;
   for (const auto& change : changes) {
     if (change.op == meta::ConfigChange::Op::kSet) {
-      std::string why = validate_topic_config(change.key, change.value);
+      std::string why = validate_topic_config(change.key, change.value, config_scope());
       if (!why.empty()) return fail(ErrorCode::kInvalidConfig, why);
       next[change.key] = change.value;
     } else {

@@ -69,6 +69,18 @@ class TopicTable {
   TopicTable(const BrokerOptions& options, meta::MetaStore* meta, storage::LogManager* logs,
              PartitionOpened on_opened);
 
+  // Called before a partition's log is closed and removed with its topic
+  // (remove, apply_removed), once the meta store no longer has the topic.
+  using PartitionClosing = std::function<void(const Topic&, int32_t partition, storage::PartitionLog*)>;
+  void set_partition_closing(PartitionClosing on_closing) { on_closing_ = std::move(on_closing); }
+  // A node of a cluster (the broker says so before load): create() accepts
+  // replication factors above 1 (the broker placed them on registered
+  // nodes), and topic configs are validated for a cluster
+  // (TopicConfigScope::kCluster: min.insync.replicas above 1). A single
+  // node refuses both, as it always did.
+  void set_cluster_node(bool cluster_node) { cluster_node_ = cluster_node; }
+  bool cluster_node() const { return cluster_node_; }
+
   // Opens every topic of the meta store with its partitions; partition
   // directories of topics the meta store does not know are reported and left
   // alone. Fails when the meta store cannot be read or a log cannot be opened.
@@ -78,7 +90,10 @@ class TopicTable {
   Topic* find(const protocol::Uuid& id);
   std::vector<Topic*> all();  // sorted by name
 
-  // partitions / replication_factor of -1 mean the broker default.
+  // partitions / replication_factor of -1 mean the broker default. A single
+  // node creates replication factor 1 only; a cluster node only validates
+  // here (validate_only: the controller log's record creates the topic, see
+  // apply_created) and takes any factor >= 1.
   TopicResult create(const std::string& name, int32_t partitions, int16_t replication_factor,
                      const ConfigMap& configs, bool validate_only, Topic** out);
   // REQUIRES: name is not the Topic's own name member (the Topic goes).
@@ -105,10 +120,16 @@ class TopicTable {
   // for partitions without a row: a single node's).
   Status load_replicas(Topic* topic, int32_t from, int32_t to);
 
+  TopicConfigScope config_scope() const {
+    return cluster_node_ ? TopicConfigScope::kCluster : TopicConfigScope::kSingleNode;
+  }
+
   const BrokerOptions& options_;
   meta::MetaStore* meta_;
   storage::LogManager* logs_;
   PartitionOpened on_opened_;
+  PartitionClosing on_closing_;
+  bool cluster_node_ = false;
   std::map<std::string, std::unique_ptr<Topic>> topics_;
 };
 

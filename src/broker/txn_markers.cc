@@ -2,7 +2,12 @@
 // start (after the partitions are open, so that transactions found in a
 // Prepare state can be completed), and writes its COMMIT / ABORT markers
 // through the same PartitionLog::append as produced batches, updating the
-// partition's producer state as Kafka's ProducerStateManager does.
+// partition's producer state as Kafka's ProducerStateManager does. A
+// replicated partition's marker goes through its group, on its leader only
+// (refused elsewhere: the coordinator retries), and counts as written for
+// good once the group's high watermark passed it. Known gap: a marker a
+// leader change cut after the high watermark passed its offset in a new
+// epoch is not told apart (transaction state is not replicated yet either).
 #include "broker/broker.h"
 #include "port/log.h"
 #include "port/port.h"
@@ -40,6 +45,11 @@ txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp
   Topic* topic = topics_.find(tp.topic);
   storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(tp.partition);
   if (log == nullptr) return txn::MarkerSink::Outcome::kPartitionGone;
+  const ReplicaStatus status = replica_status(*topic, tp.partition, log);
+  if (status.replicated && !status.leader) {
+    *why = "this node does not lead the partition's group (leader " + std::to_string(status.leader_id) + ")";
+    return txn::MarkerSink::Outcome::kFailed;
+  }
   PartitionProducers* producers = producer_state_.find(log);
   if (producers != nullptr && !producers->marker_allowed(producer_id, epoch)) {
     // A newer epoch already wrote here: this marker is stale (Kafka's
@@ -50,9 +60,13 @@ txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp
   }
   const int64_t now = port::wall_clock_millis();
   std::vector<uint8_t> batch = protocol::build_control_batch(type, producer_id, epoch, kCoordinatorEpoch, now);
+  // The group keeps the bytes as given: a LogAppendTime topic's stamp first.
+  if (status.replicated && log->config().timestamp_type == protocol::TimestampType::kLogAppendTime) {
+    protocol::set_log_append_time(batch, now);
+  }
   storage::AppendResult result;
-  storage::AppendOptions append;
-  Status s = log->append(batch, append, &result);
+  Status s = status.replicated ? replication_->append(log, batch, &result)
+                               : log->append(batch, storage::AppendOptions{}, &result);
   if (!s.ok()) {
     *why = s.to_string();
     return txn::MarkerSink::Outcome::kFailed;
@@ -61,14 +75,16 @@ txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp
   producer_state_.saw_producer(producer_id, epoch, now);
   log->request_sync();
   *offset = result.last_offset;
-  wake_fetch_waiters(tp.topic, tp.partition);
+  if (!status.replicated) wake_fetch_waiters(tp.topic, tp.partition);
   return txn::MarkerSink::Outcome::kWritten;
 }
 
 bool Broker::txn_marker_durable(const meta::TopicPartition& tp, int64_t offset) {
   Topic* topic = topics_.find(tp.topic);
   storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(tp.partition);
-  return log == nullptr || log->durable_offset() > offset;
+  if (log == nullptr) return true;
+  if (replica_status(*topic, tp.partition, log).replicated) return log->high_watermark() > offset;
+  return log->durable_offset() > offset;
 }
 
 }  // namespace eddy::broker

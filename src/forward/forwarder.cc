@@ -42,7 +42,7 @@ Status Forwarder::init() {
   store_ = std::make_unique<LocalStore>(executor_, broker_.topics(), progress_.get());
   s = store_->load(named);
   if (!s.ok()) return s;
-  broker_.set_partition_observer(
+  broker_.add_partition_observer(
       [this](const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start) {
         store_->on_partition_opened(topic, partition, log, after_start);
       });

@@ -51,11 +51,10 @@ Status KafkaPeerChannel::exchange(const Req& request, int16_t version, Resp* res
   return s;
 }
 
-Status KafkaPeerChannel::call(const Message& request, Payload* response, bool* answered) {
+Status KafkaPeerChannel::call(const GroupAddress& group, const Message& request, Payload* response, bool* answered) {
   *answered = false;
   if (interrupted_) return Status::network("stopping");
   const client::Deadline deadline = client::Deadline::after_ms(options_.request_timeout_ms);
-  const GroupAddress& group = options_.group;
   // Kafka's request, its answer, the core's answer: one RPC per request type.
   auto rpc = [&](const auto& kafka_request, int16_t version, auto* kafka_response, auto* core_response,
                  auto&& convert) -> Status {

@@ -1,6 +1,8 @@
 // raft/kafka_peer_channel.h — a PeerChannel over one Kafka connection to a
 // voter's controller listener (Eddy's own blocking client): each core
 // request becomes the Kafka RPC of kafka_wire.h, its answer the core's.
+// The same connection carries any group's requests as a GroupChannel (a
+// node's partition groups, raft/peer_senders.h): the group named per call.
 // The connection opens on first use and after any failure; a failed call
 // closes it (a late answer must never meet the next request).
 #pragma once
@@ -12,22 +14,26 @@
 #include "client/broker_address.h"
 #include "client/broker_connection.h"
 #include "raft/kafka_wire.h"
+#include "raft/peer_senders.h"
 #include "raft/quorum_runtime.h"
 
 namespace eddy::raft {
 
 struct KafkaPeerOptions {
   client::BrokerAddress address;
-  GroupAddress group;
+  GroupAddress group;  // PeerChannel::call's; GroupChannel::call names its own
   int64_t request_timeout_ms = 2000;  // per call, the connect included
   int32_t fetch_max_bytes = 1 << 20;
   std::string client_id = "eddy-raft";
 };
 
-class KafkaPeerChannel final : public PeerChannel {
+class KafkaPeerChannel final : public PeerChannel, public GroupChannel {
  public:
   explicit KafkaPeerChannel(KafkaPeerOptions options);
-  Status call(const Message& request, Payload* response, bool* answered) override;
+  Status call(const Message& request, Payload* response, bool* answered) override {
+    return call(options_.group, request, response, answered);
+  }
+  Status call(const GroupAddress& group, const Message& request, Payload* response, bool* answered) override;
   void interrupt() override;
 
  private:

@@ -113,4 +113,23 @@ struct Message {
   Payload payload;
 };
 
+// Whether answer is the core's answer to request (to its sender, of the
+// matching type). EndQuorumEpoch has no answer in the core.
+inline bool answers(const Message& answer, const Message& request) {
+  if (answer.to != request.from) return false;
+  const Payload& a = answer.payload;
+  const Payload& r = request.payload;
+  if (std::holds_alternative<VoteRequest>(r)) return std::holds_alternative<VoteResponse>(a);
+  if (std::holds_alternative<BeginQuorumEpochRequest>(r)) return std::holds_alternative<BeginQuorumEpochResponse>(a);
+  if (std::holds_alternative<FetchRequest>(r)) return std::holds_alternative<FetchResponse>(a);
+  if (std::holds_alternative<FetchSnapshotRequest>(r)) return std::holds_alternative<FetchSnapshotResponse>(a);
+  return false;
+}
+
+inline bool is_request(const Payload& p) {
+  return std::holds_alternative<VoteRequest>(p) || std::holds_alternative<BeginQuorumEpochRequest>(p) ||
+         std::holds_alternative<EndQuorumEpochRequest>(p) || std::holds_alternative<FetchRequest>(p) ||
+         std::holds_alternative<FetchSnapshotRequest>(p);
+}
+
 }  // namespace eddy::raft

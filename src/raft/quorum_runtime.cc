@@ -10,28 +10,6 @@
 #include "port/port.h"
 
 namespace eddy::raft {
-namespace {
-
-// Whether answer is what the core sends back for request (same peer, the
-// response type of the request's type).
-bool answers(const Message& answer, const Message& request) {
-  if (answer.to != request.from) return false;
-  const Payload& a = answer.payload;
-  const Payload& r = request.payload;
-  if (std::holds_alternative<VoteRequest>(r)) return std::holds_alternative<VoteResponse>(a);
-  if (std::holds_alternative<BeginQuorumEpochRequest>(r)) return std::holds_alternative<BeginQuorumEpochResponse>(a);
-  if (std::holds_alternative<FetchRequest>(r)) return std::holds_alternative<FetchResponse>(a);
-  if (std::holds_alternative<FetchSnapshotRequest>(r)) return std::holds_alternative<FetchSnapshotResponse>(a);
-  return false;
-}
-
-bool is_request(const Payload& p) {
-  return std::holds_alternative<VoteRequest>(p) || std::holds_alternative<BeginQuorumEpochRequest>(p) ||
-         std::holds_alternative<EndQuorumEpochRequest>(p) || std::holds_alternative<FetchRequest>(p) ||
-         std::holds_alternative<FetchSnapshotRequest>(p);
-}
-
-}  // namespace
 
 QuorumRuntime::QuorumRuntime(QuorumRuntimeOptions options, std::unique_ptr<RaftLog> log,
                              std::unique_ptr<SnapshotStore> snapshots, std::unique_ptr<QuorumStateStore> store)

@@ -298,7 +298,7 @@ Status Replica::poll_follower() {
     send(state_.leader_id,
          FetchRequest{state_.epoch, id(), log_->end_offset(), log_->last_epoch(), state_.recovering}, last_fetch_id_);
   }
-  next_fetch_at_ = now_ + options_.fetch_retry_ms;
+  next_fetch_at_ = now_ + (options_.fetch_resend_ms > 0 ? options_.fetch_resend_ms : options_.fetch_retry_ms);
   return Status();
 }
 

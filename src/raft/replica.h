@@ -67,6 +67,10 @@ struct ReplicaOptions {
   // A follower resends an unanswered fetch after this long, and waits this
   // long before fetching again after an answer that carried no entries.
   int64_t fetch_retry_ms = 100;
+  // A fetch still unanswered this long after it was sent is sent again;
+  // 0: fetch_retry_ms. (A partition group polls every few ms when idle but
+  // must not pile up fetches behind a slow answer.)
+  int64_t fetch_resend_ms = 0;
   size_t max_fetch_entries = 64;
   // FetchSnapshot: the bytes a leader answers at most per chunk, and the
   // largest snapshot a follower accepts (it holds one in memory while it

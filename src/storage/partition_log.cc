@@ -380,8 +380,24 @@ void PartitionLog::drop_extra_segments() {
 int64_t PartitionLog::high_watermark() const {
   check_owner_thread();
   int64_t end = log_end_offset();
-  int64_t hw = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ? std::min(durable_offset(), end) : end;
+  int64_t hw = 0;
+  if (replicated()) {
+    hw = std::min(replicated_high_watermark_, end);
+  } else {
+    hw = config_.acks_all_waits_for == AcksAllWaitsFor::kDisk ? std::min(durable_offset(), end) : end;
+  }
   return std::max(hw, log_start_offset_);
+}
+
+void PartitionLog::set_replicated_high_watermark(int64_t hw) {
+  check_owner_thread();
+  const bool first = !replicated();
+  const int64_t next = std::min(std::max<int64_t>(hw, 0), log_end_offset());
+  if (!first && next <= replicated_high_watermark_) return;
+  const int64_t stable_before = last_stable_offset();
+  replicated_high_watermark_ = first ? next : std::max(replicated_high_watermark_, next);
+  if (!transactions_.all_stable()) transactions_.settle(high_watermark());
+  if (last_stable_offset() != stable_before && stable_offset_listener_) stable_offset_listener_();
 }
 
 int32_t PartitionLog::epoch_at(int64_t offset) const {

@@ -6,7 +6,9 @@
 //   durable offset        every offset below it is on disk (fdatasync).
 //   high watermark (HW)   what consumers may read: the durable offset when
 //                         eddy.acks.all.waits.for=disk, the LEO when
-//                         page-cache (clamped to >= log start).
+//                         page-cache (clamped to >= log start); for a
+//                         replicated partition (set_replicated_high_watermark)
+//                         its Raft group's commit index instead.
 //   log start offset      first readable offset; advanced by recycling the
 //                         oldest segment, by retention.ms, by DeleteRecords;
 //                         set anywhere by reset_to.
@@ -193,7 +195,8 @@ class PartitionLog {
   // boundary: a batch's base offset or the LEO (kInvalidArgument
   // otherwise). The partition's own high watermark is not consulted: a
   // replicated partition's is decided by its Raft group, whose rules keep
-  // truncation above it.
+  // truncation above it (should it not be, the replicated high watermark is
+  // lowered to offset).
   // Durable when it returns OK: the removed batches never come back after a
   // power cut, and no crash at any point leaves a removed batch and one
   // appended after the truncation in the same log. Blocks for a few syncs
@@ -265,6 +268,26 @@ class PartitionLog {
   int64_t log_end_offset() const { return segments_.back()->next_offset(); }
   int64_t high_watermark() const;
 
+  // ---- Replication (a partition of a Raft group: broker/partition_replication.h) ----
+  // From the first call on the partition is replicated: high_watermark() is
+  // the group's commit index as given here, clamped to [log start, LEO],
+  // instead of the durable-offset / page-cache rule above. Invariants:
+  //   - the stored value never exceeds the LEO: it is clamped to the LEO
+  //     when given (a follower's commit index covers only what it holds),
+  //     and lowered to the cut by truncate_to / reset_to;
+  //   - it moves forward only through this call (a smaller hw is ignored),
+  //     and backward only by those truncations.
+  // When the high watermark moves, decided transactions below it settle and
+  // the stable offset listener is called if the LSO moved, so that
+  // read_committed consumers progress. The group should call it as soon as
+  // it takes the log (with its commit index, or the log start while it has
+  // none yet): before the first call the partition answers reads by the
+  // local rule. The transaction index still settles at the LEO on open and
+  // on close (as a single node's): after a restart, a transaction decided
+  // by a marker the group had not committed yet counts as stable.
+  void set_replicated_high_watermark(int64_t hw);
+  bool replicated() const { return replicated_high_watermark_ >= 0; }
+
   // ---- Transactions (transaction_index.h) ----
   // Last stable offset: the first offset of the earliest transaction not yet
   // decided below the high watermark, capped by it (and at least the log
@@ -278,7 +301,9 @@ class PartitionLog {
   }
   // Called on the owner thread after a COMMIT or ABORT marker was appended
   // (it may have moved the last stable offset without moving the high
-  // watermark); the broker wakes read_committed fetches waiting for it.
+  // watermark), after a truncation or reset, and when a replicated high
+  // watermark moved the LSO; the broker wakes read_committed fetches
+  // waiting for it.
   void set_stable_offset_listener(std::function<void()> listener) { stable_offset_listener_ = std::move(listener); }
   const TransactionIndex& transactions() const { return transactions_; }
 
@@ -402,6 +427,10 @@ class PartitionLog {
   };
   ReadHint hints_[4];
   size_t next_hint_ = 0;
+
+  // The Raft group's commit index once replicated (<= LEO); -1: not
+  // replicated (see set_replicated_high_watermark).
+  int64_t replicated_high_watermark_ = -1;
 
   TransactionIndex transactions_;
   // The offset of the first transactional or control batch ever appended

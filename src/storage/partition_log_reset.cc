@@ -202,6 +202,8 @@ Status PartitionLog::after_reset(int64_t offset, std::unique_ptr<Segment> fresh)
   segments_.clear();
   segments_.push_back(std::move(fresh));
   log_start_offset_ = offset;
+  // The replicated high watermark never exceeds the LEO (now offset).
+  if (replicated()) replicated_high_watermark_ = std::min(replicated_high_watermark_, offset);
   for (ReadHint& hint : hints_) hint = ReadHint{};
   unsynced_records_ = 0;
   epochs_.clear();

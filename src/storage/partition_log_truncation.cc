@@ -114,6 +114,8 @@ Status PartitionLog::copy_held_segment(size_t i, uint64_t position) {
 }
 
 Status PartitionLog::after_truncation(int64_t offset) {
+  // The replicated high watermark never exceeds the LEO.
+  if (replicated()) replicated_high_watermark_ = std::min(replicated_high_watermark_, offset);
   Segment& active = *segments_.back();
   if (active.capacity() < config_.segment_bytes) {
     Status s = active.grow_to(config_.segment_bytes);

@@ -169,12 +169,6 @@ def test_a_node_that_does_not_hold_a_partition_says_not_leader(cluster):
     assert error == 6  # NOT_LEADER_OR_FOLLOWER: the client refreshes and goes to the leader
 
 
-def test_replication_above_one_is_refused_with_a_reason(cluster):
-    error, message = create_topic_at(cluster, 1, "replicated", 1, replication=3)
-    assert error == 38  # INVALID_REPLICATION_FACTOR
-    assert "do not replicate partitions yet" in message
-
-
 def test_kafka_topics_describes_the_placement_and_alters_it(cluster):
     boot = bootstrap(cluster, 2)
     out = kafka_fixture.java_tool("org.apache.kafka.tools.TopicCommand",

@@ -178,5 +178,90 @@ TEST_F(ProducerStateTableTest, IdleProducersExpireFromStateAndSnapshot) {
   EXPECT_EQ(table->find("t", 0)->check(5, 0, 1, 1).error, ErrorCode::kUnknownProducerId);
 }
 
+// A follower: batches appended by replication (not through Produce).
+int64_t append_as_replica(storage::PartitionLog& log, int64_t pid, int16_t epoch, int32_t seq, int count) {
+  protocol::RecordBatchBuilder builder;
+  builder.producer(pid, epoch, seq);
+  for (int i = 0; i < count; ++i) builder.add("k", "v" + std::to_string(seq + i), 1000 + i);
+  std::vector<uint8_t> batch = builder.build();
+  storage::AppendResult result;
+  EXPECT_TRUE(log.append(batch, storage::AppendOptions{}, &result).ok());
+  return result.base_offset;
+}
+
+TEST_F(ProducerStateTableTest, AFollowerFollowsWhatReplicationAppended) {
+  auto table = open_table();
+  const int64_t from = log_->log_end_offset();
+  const int64_t first = append_as_replica(*log_, 7, 2, 0, 3);
+  append_as_replica(*log_, 8, 0, 0, 1);
+  const int64_t last = append_as_replica(*log_, 7, 2, 3, 2);
+  EXPECT_EQ(table->find("t", 0)->size(), 0u) << "not followed yet";
+  ASSERT_TRUE(table->follow(log_.get(), from, kNow).ok());
+  PartitionProducers* p = table->find("t", 0);
+  // A leader elected here answers the producers' retries as duplicates and
+  // takes their next batches.
+  SequenceCheck dup = p->check(7, 2, 3, 2);
+  EXPECT_EQ(dup.action, Action::kDuplicate);
+  EXPECT_EQ(dup.duplicate_base_offset, last);
+  EXPECT_EQ(p->check(7, 2, 0, 3).duplicate_base_offset, first);
+  EXPECT_EQ(p->check(7, 2, 5, 1).action, Action::kAppend);
+  EXPECT_EQ(p->check(8, 0, 1, 1).action, Action::kAppend);
+  EXPECT_EQ(table->current_epoch(7), 2);
+  // Following from the new end again finds nothing to add.
+  ASSERT_TRUE(table->follow(log_.get(), log_->log_end_offset(), kNow).ok());
+  EXPECT_EQ(p->size(), 2u);
+  // A log the table never opened.
+  storage::PartitionLog* stranger = log_.get() + 1;  // never dereferenced
+  EXPECT_EQ(table->follow(stranger, 0, kNow).code(), Status::Code::kNotFound);
+}
+
+TEST_F(ProducerStateTableTest, ACutLogIsRebuiltFromTheSnapshotAndWhatRemains) {
+  auto table = open_table();
+  for (int i = 0; i < 3; ++i) produce(*table, 1, 0, i, 1);  // offsets 0..2
+  log_->set_replicated_high_watermark(3);                    // the group committed them
+  EXPECT_EQ(table->snapshot(current(), kNow, /*sync=*/true), 1u);
+  // Uncommitted batches of producers 1 and 2, then a new leader's log
+  // diverges at 3: the replica cuts them.
+  produce(*table, 1, 0, 3, 1);
+  produce(*table, 2, 0, 0, 1);
+  EXPECT_EQ(table->find("t", 0)->check(1, 0, 4, 1).action, Action::kAppend);
+  ASSERT_TRUE(log_->truncate_to(3).ok());
+  ProducerReplayStats stats;
+  ASSERT_TRUE(table->rebuild(log_.get(), kNow, &stats).ok());
+  EXPECT_EQ(stats.snapshot_rows, 1u);
+  PartitionProducers* p = table->find("t", 0);
+  EXPECT_EQ(table->find(log_.get()), p);
+  // The cut batches are forgotten: their retries are appended again.
+  EXPECT_EQ(p->check(1, 0, 3, 1).action, Action::kAppend);
+  EXPECT_EQ(p->check(1, 0, 2, 1).error, ErrorCode::kDuplicateSequenceNumber);
+  EXPECT_EQ(p->find(2), nullptr);
+}
+
+TEST_F(ProducerStateTableTest, AReplicatedPartitionIsSnapshottedAtMostAtItsCommitIndex) {
+  auto table = open_table();
+  for (int i = 0; i < 4; ++i) produce(*table, 1, 0, i, 1);  // offsets 0..3
+  // The broker's bound: no snapshot before the group has a commit index.
+  auto unknown = [](const storage::PartitionLog*) -> int64_t { return -1; };
+  EXPECT_EQ(table->snapshot(current(), kNow, /*sync=*/true, unknown), 0u);
+  std::vector<meta::ProducerSnapshot> rows;
+  ASSERT_TRUE(meta_->producer_snapshots().load("t", 0, &rows).ok());
+  EXPECT_TRUE(rows.empty());
+  // Committed up to 2: the point is 2 although the log is durable to 4.
+  log_->set_replicated_high_watermark(2);
+  EXPECT_EQ(table->snapshot(current(), kNow, true), 1u);
+  ASSERT_TRUE(meta_->producer_snapshots().load("t", 0, &rows).ok());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].producer_id, -1);
+  EXPECT_EQ(rows[0].last_offset, 2);
+  EXPECT_EQ(rows[1].last_offset, 1);
+  // A bound below the last point leaves the rows as they are.
+  auto low = [](const storage::PartitionLog*) -> int64_t { return 1; };
+  log_->set_replicated_high_watermark(4);
+  EXPECT_EQ(table->snapshot(current(), kNow, true, low), 0u);
+  EXPECT_EQ(table->snapshot(current(), kNow, true), 1u);
+  ASSERT_TRUE(meta_->producer_snapshots().load("t", 0, &rows).ok());
+  EXPECT_EQ(rows[0].last_offset, 4);
+}
+
 }  // namespace
 }  // namespace eddy::broker

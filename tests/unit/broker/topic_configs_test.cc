@@ -71,6 +71,26 @@ TEST(TopicConfigs, RefusedWithTheReason) {
   EXPECT_NE(validate_topic_config("segment.ms", "1000"), "");
 }
 
+TEST(TopicConfigs, AClusterHonoursMinInsyncReplicas) {
+  const auto cluster = TopicConfigScope::kCluster;
+  EXPECT_EQ(validate_topic_config("min.insync.replicas", "2", cluster), "");
+  EXPECT_EQ(validate_topic_config("min.insync.replicas", "1", cluster), "");
+  EXPECT_NE(validate_topic_config("min.insync.replicas", "0", cluster), "") << "Kafka's lower bound";
+  EXPECT_NE(validate_topic_config("min.insync.replicas", "2"), "") << "a single node: 1 only";
+  // What a cluster still refuses everywhere.
+  EXPECT_NE(validate_topic_config("cleanup.policy", "compact", cluster), "");
+  BrokerOptions broker;
+  EXPECT_EQ(effective_topic_config(broker, {}).min_insync_replicas, 1);
+  EXPECT_EQ(effective_topic_config(broker, {{"min.insync.replicas", "2"}}).min_insync_replicas, 2);
+  broker.min_insync_replicas = 3;
+  EXPECT_EQ(effective_topic_config(broker, {}).min_insync_replicas, 3);
+  for (const DescribedConfig& c : describe_topic_configs(broker, {})) {
+    if (c.name == "min.insync.replicas") {
+      EXPECT_EQ(c.value, "3");
+    }
+  }
+}
+
 TEST(TopicConfigs, ListOperations) {
   EXPECT_EQ(append_to_list("", "0:1"), "0:1");
   EXPECT_EQ(append_to_list("0:1", "1:1,0:1"), "0:1,1:1");

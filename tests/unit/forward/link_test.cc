@@ -39,7 +39,7 @@ class LinkTest : public ::testing::Test {
     EXPECT_TRUE(meta::ForwardProgress::open(local_.data_dir() + "/forward.db", &progress_).ok());
     store_ = std::make_unique<LocalStore>(local_.reactor(), local_.broker().topics(), progress_.get());
     local_.reactor().run([&] { EXPECT_TRUE(store_->load({{options_.name, &mapping_}}).ok()); });
-    local_.broker().set_partition_observer(
+    local_.broker().add_partition_observer(
         [this](const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start) {
           store_->on_partition_opened(topic, partition, log, after_start);
         });

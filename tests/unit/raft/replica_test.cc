@@ -305,6 +305,33 @@ TEST(Replica, WithAnAsynchronousLogAFollowerFetchesAndStandsOnlyWhenDurable) {
   EXPECT_EQ(follower.replica->epoch(), 2);
 }
 
+// fetch_retry_ms paces fetches after an empty answer; an unanswered fetch
+// is sent again only after fetch_resend_ms (a partition group polls every
+// few ms but must not pile fetches up behind a slow answer).
+TEST(Replica, AnUnansweredFetchIsSentAgainAfterTheResendTimeNotTheRetryTime) {
+  Node follower;
+  ASSERT_TRUE(follower.store.write(QuorumState{1, kNoNode, 1, false}).ok());
+  ReplicaOptions o = options(2);
+  o.fetch_retry_ms = 5;
+  o.fetch_resend_ms = 100;
+  open(follower, o, 0);
+  ASSERT_TRUE(follower.replica->poll(1).ok());
+  ASSERT_EQ(sent<FetchRequest>(*follower.replica, 1).size(), 1u);
+  ASSERT_TRUE(follower.replica->poll(50).ok());
+  EXPECT_TRUE(sent<FetchRequest>(*follower.replica, 1).empty()) << "still waiting for the answer";
+  ASSERT_TRUE(follower.replica->poll(101).ok());
+  ASSERT_EQ(sent<FetchRequest>(*follower.replica, 1).size(), 1u) << "sent again";
+  // An empty answer: the next fetch fetch_retry_ms later.
+  FetchResponse empty;
+  empty.leader_epoch = 1;
+  empty.leader_id = 1;
+  ASSERT_TRUE(follower.replica->handle(Message{1, 2, 2, empty}, 102).ok());
+  ASSERT_TRUE(follower.replica->poll(106).ok());
+  EXPECT_TRUE(sent<FetchRequest>(*follower.replica, 1).empty());
+  ASSERT_TRUE(follower.replica->poll(107).ok());
+  EXPECT_EQ(sent<FetchRequest>(*follower.replica, 1).size(), 1u);
+}
+
 TEST(Replica, AnIsolatedLeaderResigns) {
   Node leader;
   elect(leader, 1, 0);

@@ -1,0 +1,202 @@
+// PartitionGroups: the Raft requests of partition groups that arrive on the
+// controller listener (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and
+// FetchSnapshot naming a topic-partition other than __cluster_metadata-0).
+// Each is handed to its group's replica on the reactor and answered at once
+// from what the core answers, as kafka_wire.h converts both ways.
+#include <type_traits>
+
+#include "app/partition_groups.h"
+#include "port/log.h"
+#include "port/port.h"
+#include "protocol/generated/apis.h"
+#include "protocol/errors.h"
+#include "raft/kafka_wire.h"
+
+namespace eddy::app {
+
+namespace {
+
+using protocol::ApiKey;
+using protocol::ErrorCode;
+
+// The topic (name, and id where the request names one) and partition a
+// Raft request names; false when it names not exactly one.
+struct Named {
+  std::string topic;
+  protocol::Uuid topic_id;
+  int32_t partition = -1;
+};
+
+template <typename R>
+bool named_by(const R& request, Named* out) {
+  if (request.topics.size() != 1 || request.topics[0].partitions.size() != 1) return false;
+  const auto& t = request.topics[0];
+  const auto& p = t.partitions[0];
+  if constexpr (requires { t.topic_name; }) {
+    out->topic = t.topic_name;
+  } else if constexpr (requires { t.topic_id; }) {
+    out->topic = t.topic;
+    out->topic_id = t.topic_id;
+  } else {
+    out->topic = t.name;
+  }
+  if constexpr (requires { p.partition_index; }) {
+    out->partition = p.partition_index;
+  } else {
+    out->partition = p.partition;
+  }
+  return true;
+}
+
+// Decodes the request body of h into its Kafka struct and what it names.
+template <typename R>
+Status decode_named(const protocol::FrameBytes& frame, const protocol::ParsedRequestHeader& h, R* request, Named* named) {
+  if (Status s = protocol::decode_request_body(frame, h, request); !s.ok()) return s;
+  if (!named_by(*request, named)) return Status::invalid_argument("a Raft request names not one topic-partition");
+  return Status();
+}
+
+template <typename Resp>
+protocol::OutputBuffer encode(const Resp& response, const protocol::ParsedRequestHeader& h) {
+  protocol::OutputBuffer out;
+  Status s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, &out);
+  if (!s.ok()) EDDY_LOG_ERROR("partition group: cannot encode {}: {}", Resp::kName, s.message());
+  return out;
+}
+
+bool is_metadata_partition(const Named& n) {
+  const raft::GroupAddress metadata;
+  return n.topic_id == raft::kMetadataTopicId || (n.topic_id == protocol::Uuid{} && n.topic == metadata.topic_name);
+}
+
+}  // namespace
+
+bool PartitionGroups::names_partition_group(const protocol::FrameBytes& frame, const protocol::ParsedRequestHeader& h) {
+  Named named;
+  Status s;
+  switch (static_cast<ApiKey>(h.header.request_api_key)) {
+    case ApiKey::kVote: {
+      protocol::VoteRequest r;
+      s = decode_named(frame, h, &r, &named);
+      break;
+    }
+    case ApiKey::kBeginQuorumEpoch: {
+      protocol::BeginQuorumEpochRequest r;
+      s = decode_named(frame, h, &r, &named);
+      break;
+    }
+    case ApiKey::kEndQuorumEpoch: {
+      protocol::EndQuorumEpochRequest r;
+      s = decode_named(frame, h, &r, &named);
+      break;
+    }
+    case ApiKey::kFetch: {
+      protocol::FetchRequest r;
+      s = decode_named(frame, h, &r, &named);
+      break;
+    }
+    case ApiKey::kFetchSnapshot: {
+      protocol::FetchSnapshotRequest r;
+      s = decode_named(frame, h, &r, &named);
+      break;
+    }
+    default: return false;
+  }
+  // A request that does not decode stays with the controller, which closes
+  // the connection as it always did.
+  return s.ok() && !is_metadata_partition(named);
+}
+
+void PartitionGroups::on_frame(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                               const protocol::ParsedRequestHeader& h, net::ResponseSlot slot) {
+  // Decodes Kafka's request, finds its group, converts it for the core,
+  // hands it over and answers with the core's answer (R: the response type).
+  auto serve = [&](auto kafka_request, auto core_request, auto response_type, auto&& sender) {
+    using R = decltype(response_type);
+    Named named;
+    if (Status s = decode_named(frame, h, &kafka_request, &named); !s.ok()) {
+      EDDY_LOG_WARN("controller listener: closing {}: {}", connection.peer(), s.message());
+      slot.close_connection();
+      return;
+    }
+    Group* g = named.topic.empty() ? nullptr : find(named.topic, named.partition);
+    if (named.topic.empty()) {  // Fetch v13+ names the topic by id
+      for (auto& [key, group] : groups_) {
+        if (group->address.topic_id == named.topic_id && group->partition == named.partition) g = group.get();
+      }
+    }
+    if (g == nullptr || g->failed || stopped_) {
+      // Not here (yet: the topic's record may still be on its way), or
+      // stopped: the sender drops the answer and its core asks again.
+      const Status absent = Status::kafka(Status::Code::kNotFound, protocol::to_int(ErrorCode::kUnknownTopicOrPartition),
+                                          true, "no replica of " + named.topic + "-" + std::to_string(named.partition));
+      slot.respond(encode(raft::refusal_response<R>(absent), h));
+      return;
+    }
+    Status s;
+    if constexpr (requires { raft::from_kafka(kafka_request, g->address, options_.node_id, &core_request); }) {
+      s = raft::from_kafka(kafka_request, g->address, options_.node_id, &core_request);
+    } else {
+      s = raft::from_kafka(kafka_request, g->address, &core_request);
+    }
+    if (!s.ok()) {
+      EDDY_LOG_DEBUG("controller listener: {} from {} refused: {}", protocol::api_name(h.header.request_api_key),
+                     connection.peer(), s.message());
+      slot.respond(encode(raft::refusal_response<R>(s), h));
+      return;
+    }
+    raft::Message request;
+    request.from = sender(core_request);
+    request.to = options_.node_id;
+    request.payload = core_request;
+    raft::Payload answer;
+    bool answered = false;
+    after_step(*g, g->replica->handle(request, port::monotonic_millis()), &request, &answer, &answered);
+    if constexpr (std::is_same_v<R, protocol::EndQuorumEpochResponse>) {
+      const raft::Replica& r = *g->replica;
+      slot.respond(encode(raft::to_kafka(raft::EndQuorumEpochAck{r.epoch(), r.leader_id()}, g->address), h));
+    } else if (!answered || g->failed) {
+      const Status none = Status::invalid_argument("the replica gave no answer");
+      slot.respond(encode(raft::refusal_response<R>(none), h));
+    } else if constexpr (std::is_same_v<R, protocol::FetchResponse>) {
+      std::vector<uint8_t> records;
+      protocol::FetchResponse response;
+      s = raft::to_kafka(std::get<raft::FetchResponse>(answer), g->address, raft::EntryEncoding{}, &records, &response);
+      if (!s.ok()) {
+        EDDY_LOG_ERROR("partition {}-{}: cannot encode a fetch answer: {}", g->topic, g->partition, s.to_string());
+        slot.respond(encode(raft::refusal_response<R>(s), h));
+        return;
+      }
+      slot.respond(encode(response, h));  // encoded while records lives
+    } else if constexpr (std::is_same_v<R, protocol::VoteResponse>) {
+      slot.respond(encode(raft::to_kafka(std::get<raft::VoteResponse>(answer), g->address), h));
+    } else if constexpr (std::is_same_v<R, protocol::BeginQuorumEpochResponse>) {
+      slot.respond(encode(raft::to_kafka(std::get<raft::BeginQuorumEpochResponse>(answer), g->address), h));
+    } else {
+      slot.respond(encode(raft::to_kafka(std::get<raft::FetchSnapshotResponse>(answer), g->address), h));
+    }
+  };
+  switch (static_cast<ApiKey>(h.header.request_api_key)) {
+    case ApiKey::kVote:
+      return serve(protocol::VoteRequest{}, raft::VoteRequest{}, protocol::VoteResponse{},
+                   [](const raft::VoteRequest& r) { return r.candidate_id; });
+    case ApiKey::kBeginQuorumEpoch:
+      return serve(protocol::BeginQuorumEpochRequest{}, raft::BeginQuorumEpochRequest{},
+                   protocol::BeginQuorumEpochResponse{}, [](const raft::BeginQuorumEpochRequest& r) { return r.leader_id; });
+    case ApiKey::kEndQuorumEpoch:
+      return serve(protocol::EndQuorumEpochRequest{}, raft::EndQuorumEpochRequest{}, protocol::EndQuorumEpochResponse{},
+                   [](const raft::EndQuorumEpochRequest& r) { return r.leader_id; });
+    case ApiKey::kFetchSnapshot:
+      return serve(protocol::FetchSnapshotRequest{}, raft::FetchSnapshotRequest{}, protocol::FetchSnapshotResponse{},
+                   [](const raft::FetchSnapshotRequest& r) { return r.replica_id; });
+    case ApiKey::kFetch:
+      return serve(protocol::FetchRequest{}, raft::FetchRequest{}, protocol::FetchResponse{},
+                   [](const raft::FetchRequest& r) { return r.replica_id; });
+    default:
+      EDDY_LOG_WARN("controller listener: closing {}: {} is not a partition group's request", connection.peer(),
+                    protocol::api_name(h.header.request_api_key));
+      slot.close_connection();
+  }
+}
+
+}  // namespace eddy::app

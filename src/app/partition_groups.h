@@ -1,0 +1,159 @@
+// The partition groups of a cluster node (issue #16; src/raft/README.md,
+// "Partition groups"): one Raft group per replicated partition this node
+// holds a replica of, all driven on the reactor thread that owns the
+// partitions' logs.
+//
+// Each group: the core's Replica over a raft::BatchLog on the partition's
+// own PartitionLog (the broker's), its quorum state in the partition's
+// directory (quorum-state), its voters the partition's replicas. The
+// reactor polls every group every poll_interval_ms and hands it the
+// requests that arrive on the controller listener for its topic-partition
+// (on_frame: answered at once, the core never waits) and the answers to
+// the requests it sent; requests go out through PeerSenders, one thread and
+// one connection per other node for all groups. After each step the
+// group's high watermark becomes the partition's
+// (PartitionLog::set_replicated_high_watermark) and the broker hears of it,
+// and of what a follower's log gained or lost by replication.
+//
+// Invariants:
+//  - everything here runs on the reactor, except PeerSenders' threads,
+//    which only post to it;
+//  - a group exists exactly while its partition's log is open here and
+//    has more than one replica (add() on open, closing() before close);
+//  - a group whose log or quorum state failed stops (no votes, no
+//    answers: the others see a dead replica), is logged once, and answers
+//    NOT_LEADER_OR_FOLLOWER to the broker.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "broker/partition_replication.h"
+#include "net/frame_handler.h"
+#include "port/executor.h"
+#include "protocol/headers.h"
+#include "protocol/wire.h"
+#include "raft/batch_log.h"
+#include "raft/peer_senders.h"
+#include "raft/quorum_state_store.h"
+#include "raft/replica.h"
+
+namespace eddy::app {
+
+struct PartitionGroupsOptions {
+  int32_t node_id = 0;
+  // The other nodes (their controller listeners carry the groups' RPCs).
+  std::vector<int32_t> peers;
+  // A group whose quorum state is missing starts as a new group (true) or
+  // recovers first, as a wiped replica (false: it neither votes nor stands
+  // until it caught up; raft/README.md "Wiped disks").
+  bool bootstrap = true;
+  int64_t poll_interval_ms = 10;
+  // controller.quorum.election.timeout.ms, controller.quorum.fetch.timeout.ms
+  int64_t election_timeout_ms = 1000;
+  int64_t fetch_timeout_ms = 2000;
+  // How soon a follower fetches again after an answer without entries:
+  // the most an acks=all produce waits for a follower to ask.
+  int64_t fetch_retry_ms = 10;
+  // A fetch unanswered this long is sent again (not every fetch_retry_ms:
+  // fetches must not pile up behind a slow answer).
+  int64_t fetch_resend_ms = 500;
+  // replica.lag.time.max.ms: a follower is in sync while it reached the
+  // leader's log end this recently.
+  int64_t replica_lag_time_max_ms = 30000;
+  // The broker's hooks (reactor thread): the partition's high watermark
+  // moved; a follower's log grew from `from` or was cut by replication.
+  std::function<void(storage::PartitionLog* log)> on_high_watermark;
+  std::function<void(storage::PartitionLog* log, int64_t from, bool truncated)> on_log_changed;
+};
+
+class PartitionGroups final : public broker::PartitionReplication {
+ public:
+  using SenderFactory = std::function<std::unique_ptr<raft::PeerSenders>(raft::PeerSenders::Answered answered)>;
+  // senders: makes the PeerSenders that carry the groups' requests, given
+  // where their answers go.
+  PartitionGroups(PartitionGroupsOptions options, port::Executor* reactor, const SenderFactory& senders);
+  ~PartitionGroups() override;
+
+  // Starts the senders and the polling (reactor thread).
+  void start();
+  // Stops both; leaders resign first (EndQuorumEpoch, best effort).
+  // Idempotent.
+  void stop();
+
+  // A partition log opened here (the broker's partition observer): its group
+  // starts when it has more than one replica. A group that cannot open is
+  // logged and left out (the partition answers NOT_LEADER_OR_FOLLOWER).
+  void add(const std::string& topic, const protocol::Uuid& topic_id, int32_t partition,
+           const std::vector<int32_t>& replicas, storage::PartitionLog* log);
+
+  // Whether a Raft request on the controller listener names a partition
+  // group rather than the controller's __cluster_metadata.
+  static bool names_partition_group(const protocol::FrameBytes& frame, const protocol::ParsedRequestHeader& h);
+  // Such a request (reactor thread): answered at once; a malformed one
+  // closes the connection, one for a group not here gets an error answer.
+  void on_frame(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
+
+  // broker::PartitionReplication
+  broker::ReplicaStatus status(const storage::PartitionLog* log) const override;
+  Status append(storage::PartitionLog* log, std::span<const uint8_t> batch, storage::AppendResult* result) override;
+  void closing(storage::PartitionLog* log) override;
+
+  size_t size() const { return groups_.size(); }
+
+ private:
+  struct Group {
+    std::string topic;
+    int32_t partition = 0;
+    raft::GroupAddress address;
+    std::vector<int32_t> replicas;
+    storage::PartitionLog* log = nullptr;
+    std::unique_ptr<raft::BatchLog> batch_log;
+    std::unique_ptr<raft::FileQuorumStateStore> store;
+    std::unique_ptr<raft::Replica> replica;
+    bool failed = false;
+    int64_t published_high_watermark = -1;
+    int64_t known_end = 0;    // the log end the broker knows of
+    uint64_t known_cuts = 0;  // the partition's truncations and resets seen
+    // The latest leader this replica knew of, and its epoch (it stays when
+    // the group has no leader now).
+    int32_t last_leader = -1;
+    int32_t last_leader_epoch = -1;
+    // Role, epoch and leader as the broker last heard of them.
+    raft::Role published_role = raft::Role::kUnattached;
+    int32_t published_epoch = -1;
+    int32_t published_leader = -1;
+  };
+  using Key = std::pair<std::string, int32_t>;
+
+  Group* find(const std::string& topic, int32_t partition);
+  void schedule_poll();
+  void poll_all();
+  // After the core ran for g: failures, its outbox (answered_by: the
+  // request on_frame is answering, whose answer goes to *answer), the
+  // high watermark and the log's changes to the broker.
+  void after_step(Group& g, const Status& step, const raft::Message* answered_by, raft::Payload* answer,
+                  bool* answered);
+  // An answer from a peer, posted by a sender thread.
+  void on_answer(const raft::GroupAddress& group, const raft::Message& request, raft::Payload answer);
+  void fail(Group& g, const Status& s);
+
+  PartitionGroupsOptions options_;
+  port::Executor* reactor_;
+  std::unique_ptr<raft::PeerSenders> senders_;
+  std::map<Key, std::unique_ptr<Group>> groups_;
+  std::unordered_map<const storage::PartitionLog*, Group*> by_log_;
+  port::Executor::TimerId poll_timer_ = 0;
+  bool started_ = false;
+  bool stopped_ = false;
+  // Outlives posted answers: they check it before touching the groups.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace eddy::app

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Replicated partitions on one machine (issue 16): a 3-node Eddy cluster,
+the same librdkafka load (tests/bench/rdkafka_bench.c) on a topic with
+replication factor 3 and on one with replication factor 1, each figure
+next to its RF=1 peer measured in the same run:
+
+  produce 1 KiB, acks=1 and acks=all, 1 partition: MiB/s, RF=3 / RF=1
+  produce latency p50/p99/p99.9 at 1000 msg/s, 1 KiB, acks=all
+  idle RSS of each node (after the cluster formed, before any load) and
+  after the load (the leader of the RF=3 partition holds the most)
+  failover: the RF=3 partition's leader killed (SIGKILL) while a librdkafka
+      producer sends acks=all at 1000 msg/s: the longest gap between two
+      acknowledgements (rdkafka_bench's latency run reports its max)
+
+Three nodes on one 2-core machine share the CPU and the disk: the ratios
+say what replication costs here, not what three gateways would see.
+
+Not run by ctest. Usage, from the build directory (a Release build):
+  EDDY_BIN=./eddy EDDY_SOURCE_DIR=.. /usr/bin/python3 ../tests/bench/replication_bench.py [--mib 32]
+"""
+
+import argparse
+import os
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, HERE)
+from cluster_fixture import EddyCluster  # noqa: E402
+from eddy_fixture import wait_until  # noqa: E402
+from rdkafka_bench import rss_kib, run_tool  # noqa: E402
+from test_cluster_metadata import create_topic_at, metadata  # noqa: E402
+
+
+def partition_leader(cluster, topic):
+    views = []
+    for i in cluster.running():
+        topics = metadata(cluster, i, [topic])[3]
+        if topic not in topics or 0 not in topics[topic][1]:
+            return None
+        views.append(topics[topic][1][0])
+    leaders = {v[0] for v in views}
+    return leaders.pop() if len(leaders) == 1 and views[0][2] == 0 and views[0][0] >= 0 else None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mib", type=int, default=32, help="MiB of message values per produce run")
+    parser.add_argument("--tool", default=os.path.join(os.getcwd(), "tests", "bench", "rdkafka_bench"))
+    args = parser.parse_args()
+    if not os.path.exists(args.tool):
+        print("rdkafka_bench not built (needs librdkafka-dev): %s" % args.tool)
+        return 1
+    overrides = {"log.retention.bytes": str(1 << 30), "eddy.acks.all.waits.for": "disk"}
+    with EddyCluster(3, overrides=overrides) as c:
+        c.start_all()
+        c.wait_for_leader(timeout=30)
+        wait_until(lambda: all(len(metadata(c, i)[2]) == 3 for i in c.ids), 20, "three registered nodes")
+        everyone = ",".join("127.0.0.1:%d" % c.client_ports[i] for i in c.ids)
+        for topic, rf in (("rf3", 3), ("rf1", 1)):
+            for acks in ("1", "all"):
+                name = "%s-%s" % (topic, acks)
+                assert create_topic_at(c, 1, name, 1, replication=rf) == (0, None)
+                wait_until(lambda: partition_leader(c, name), 20, "a leader of " + name)
+        assert create_topic_at(c, 1, "rf3-latency", 1, replication=3) == (0, None)
+        assert create_topic_at(c, 1, "rf1-latency", 1, replication=1) == (0, None)
+        assert create_topic_at(c, 1, "rf3-failover", 1, replication=3) == (0, None)
+        for name in ("rf3-latency", "rf1-latency", "rf3-failover"):
+            wait_until(lambda: partition_leader(c, name), 20, "a leader of " + name)
+        time.sleep(2)
+        idle = {i: rss_kib(c.nodes[i].eddy_pid(), "VmRSS") for i in c.ids}
+        print("idle RSS per node (MiB): %s" % ", ".join("%d: %.1f" % (i, idle[i] / 1024) for i in c.ids), flush=True)
+
+        rows = {}
+        count = (args.mib << 20) // 1024
+        for acks in ("1", "all"):
+            for topic in ("rf1", "rf3"):
+                r = run_tool(args.tool, "produce", everyone, "%s-%s" % (topic, acks), count, 1024, acks, 1)
+                rows[(topic, acks)] = r["mib_per_s"]
+                print("produce 1 KiB acks=%-3s %s: %8.0f msg/s %7.1f MiB/s" % (acks, topic, r["msgs_per_s"],
+                                                                          r["mib_per_s"]), flush=True)
+        lat = {}
+        for topic in ("rf1", "rf3"):
+            lat[topic] = run_tool(args.tool, "latency", everyone, topic + "-latency", 1000, 10, 1024, "all")
+            print("latency %s at 1000 msg/s acks=all: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms" % (
+                topic, lat[topic]["p50_us"] / 1000, lat[topic]["p99_us"] / 1000, lat[topic]["p999_us"] / 1000),
+                flush=True)
+        after = {i: rss_kib(c.nodes[i].eddy_pid(), "VmRSS") for i in c.ids}
+        peak = {i: rss_kib(c.nodes[i].eddy_pid(), "VmHWM") for i in c.ids}
+
+        # Failover: the leader killed 3 s into a 12 s run at 1000 msg/s.
+        leader = partition_leader(c, "rf3-failover")
+        result = {}
+        runner = threading.Thread(target=lambda: result.update(
+            run_tool(args.tool, "latency", everyone, "rf3-failover", 1000, 12, 1024, "all")))
+        runner.start()
+        time.sleep(3)
+        c.nodes[leader].kill()
+        runner.join()
+        print("failover: leader %d killed at 1000 msg/s acks=all: longest wait for an ack %.2f s" % (
+            leader, result.get("max_us", -1) / 1e6), flush=True)
+
+    print("\n%-30s %10s %10s %7s" % ("produce 1 KiB, 1 partition", "RF=3", "RF=1", "ratio"))
+    for acks in ("1", "all"):
+        print("%-30s %10.1f %10.1f %7.2f" % ("acks=%s MiB/s" % acks, rows[("rf3", acks)], rows[("rf1", acks)],
+                                            rows[("rf3", acks)] / rows[("rf1", acks)]))
+    for q, key in (("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p999_us")):
+        print("%-30s %10.2f %10.2f %7.2f" % ("latency %s ms (1000 msg/s)" % q, lat["rf3"][key] / 1000,
+                                            lat["rf1"][key] / 1000, lat["rf3"][key] / lat["rf1"][key]))
+    print("RSS per node idle / after load / peak (MiB): %s" % "; ".join(
+        "%d: %.1f / %.1f / %.1f" % (i, idle[i] / 1024, after[i] / 1024, peak[i] / 1024) for i in sorted(idle)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
