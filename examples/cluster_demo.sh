@@ -51,20 +51,27 @@ for _ in $(seq 1 50); do
     --if-not-exists >/dev/null 2>&1 && break
   sleep 0.2
 done
-echo "created topic demo (1 partition, 3 replicas) through node 2; node 3 describes it:"
-sleep 1
-"$eddy" topics --bootstrap-server 127.0.0.1:11092 --describe --topic demo
 all="127.0.0.1:9092,127.0.0.1:10092,127.0.0.1:11092"
+# The partition's leader, as Metadata names it (eddy topics --describe);
+# empty while its replicas elect one.
+partition_leader() {
+  "$eddy" topics --bootstrap-server "$1" --describe --topic demo 2>/dev/null | sed -nE 's/.*Leader: ([0-9]+).*/\1/p' | head -1
+}
+for _ in $(seq 1 100); do
+  [ -n "$(partition_leader 127.0.0.1:11092)" ] && break
+  sleep 0.1
+done
+echo "created topic demo (1 partition, 3 replicas) through node 2; node 3 describes it:"
+"$eddy" topics --bootstrap-server 127.0.0.1:11092 --describe --topic demo
 seq 1 100 | sed 's/^/before-/' | "$eddy" produce --bootstrap-server "$all" --topic demo --acks all
 echo "wrote 100 records with acks=all"
 
-# The partition's leader, as Metadata names it (eddy topics --describe).
-part_leader=$("$eddy" topics --bootstrap-server "$all" --describe --topic demo | sed -nE 's/.*Leader: ([0-9]+).*/\1/p' | head -1)
+part_leader=$(partition_leader "$all")
 t0=$(date +%s.%N)
 kill -9 "$(eval echo "\$pid$part_leader")"
 echo "killed node $part_leader, the partition's leader (SIGKILL)"
 seq 1 100 | sed 's/^/after-/' | "$eddy" produce --bootstrap-server "$all" --topic demo --acks all \
-  --message-send-max-retries 20
+  --message-send-max-retries 100
 echo "wrote 100 more with acks=all, $(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t0 }") s after the kill"
 survivor=$(( part_leader % 3 + 1 ))
 got=$("$eddy" consume --bootstrap-server "127.0.0.1:$(( 9092 + (survivor - 1) * 1000 ))" --topic demo \

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "client/partitioner.h"
+#include "protocol/errors.h"
 #include "protocol/generated/produce.h"
 
 namespace eddy::client {
@@ -196,7 +197,10 @@ void Producer::dispatch(std::vector<Queued> batches) {
       leader = client_->metadata().leader_for(tp.topic, tp.partition);
     }
     if (leader < 0) {
-      Status error = Status::error(Status::Code::kNotFound, "no leader known for " + tp.to_string());
+      // Kafka's LEADER_NOT_AVAILABLE, retriable: a replicated partition has
+      // none while its replicas elect one.
+      Status error = Status::kafka(Status::Code::kNotFound, protocol::to_int(protocol::ErrorCode::kLeaderNotAvailable),
+                                   true, "no leader known for " + tp.to_string());
       retry_or_report(std::move(q), error);  // error first: tp refers into q
       continue;
     }
