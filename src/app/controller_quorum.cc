@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "app/controller_answer.h"
 #include "app/partition_groups.h"
 
 #include "port/log.h"
@@ -70,13 +71,6 @@ constexpr int8_t kEndpointTypeController = 2;
 // shared one): voters accept each other by their group alone.
 raft::GroupAddress controller_group() { return raft::GroupAddress{}; }
 
-template <typename Resp>
-protocol::OutputBuffer encode(const Resp& response, const protocol::ParsedRequestHeader& h) {
-  protocol::OutputBuffer out;
-  Status s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, &out);
-  if (!s.ok()) EDDY_LOG_ERROR("raft: cannot encode {}: {}", Resp::kName, s.message());
-  return out;
-}
 
 protocol::OutputBuffer api_versions_answer(const protocol::ParsedRequestHeader& h) {
   protocol::ApiVersionsResponse response;
@@ -317,7 +311,7 @@ bool ControllerQuorum::decode_raft_request(net::ConnectionContext& connection, c
     if (!s.ok()) {
       EDDY_LOG_DEBUG("controller listener: {} from {} refused: {}", protocol::api_name(h.header.request_api_key),
                      connection.peer(), s.message());
-      *refusal = encode(raft::refusal_response<R>(s), h);
+      *refusal = controller_answer(raft::refusal_response<R>(s), h);
       return true;
     }
     out->from = sender(core_request);
@@ -373,22 +367,22 @@ protocol::OutputBuffer ControllerQuorum::encode_raft_answer(const protocol::Pars
   const Status no_answer = Status::invalid_argument("the core refused the request");
   switch (static_cast<ApiKey>(h.header.request_api_key)) {
     case ApiKey::kVote:
-      if (answer == nullptr) return encode(raft::refusal_response<protocol::VoteResponse>(no_answer), h);
-      return encode(raft::to_kafka(std::get<raft::VoteResponse>(*answer), group), h);
+      if (answer == nullptr) return controller_answer(raft::refusal_response<protocol::VoteResponse>(no_answer), h);
+      return controller_answer(raft::to_kafka(std::get<raft::VoteResponse>(*answer), group), h);
     case ApiKey::kBeginQuorumEpoch:
-      if (answer == nullptr) return encode(raft::refusal_response<protocol::BeginQuorumEpochResponse>(no_answer), h);
-      return encode(raft::to_kafka(std::get<raft::BeginQuorumEpochResponse>(*answer), group), h);
+      if (answer == nullptr) return controller_answer(raft::refusal_response<protocol::BeginQuorumEpochResponse>(no_answer), h);
+      return controller_answer(raft::to_kafka(std::get<raft::BeginQuorumEpochResponse>(*answer), group), h);
     case ApiKey::kEndQuorumEpoch: {
       const raft::QuorumView now = runtime_->view();
-      return encode(raft::to_kafka(raft::EndQuorumEpochAck{now.epoch, now.leader_id}, group), h);
+      return controller_answer(raft::to_kafka(raft::EndQuorumEpochAck{now.epoch, now.leader_id}, group), h);
     }
     case ApiKey::kFetchSnapshot: {
-      if (answer == nullptr) return encode(raft::refusal_response<protocol::FetchSnapshotResponse>(no_answer), h);
+      if (answer == nullptr) return controller_answer(raft::refusal_response<protocol::FetchSnapshotResponse>(no_answer), h);
       const auto& chunk = std::get<raft::FetchSnapshotResponse>(*answer);
-      return encode(raft::to_kafka(chunk, group), h);  // encoded here, while chunk.bytes lives
+      return controller_answer(raft::to_kafka(chunk, group), h);  // encoded here, while chunk.bytes lives
     }
     default: {
-      if (answer == nullptr) return encode(raft::refusal_response<protocol::FetchResponse>(no_answer), h);
+      if (answer == nullptr) return controller_answer(raft::refusal_response<protocol::FetchResponse>(no_answer), h);
       raft::EntryEncoding encoding;
       for (const raft::QuorumVoter& v : config_.voters) encoding.voters.push_back(v.id);
       encoding.timestamp_ms = port::wall_clock_millis();
@@ -397,9 +391,9 @@ protocol::OutputBuffer ControllerQuorum::encode_raft_answer(const protocol::Pars
       Status s = raft::to_kafka(std::get<raft::FetchResponse>(*answer), group, encoding, &records, &response);
       if (!s.ok()) {
         EDDY_LOG_ERROR("raft: cannot encode a fetch answer: {}", s.to_string());
-        return encode(raft::refusal_response<protocol::FetchResponse>(s), h);
+        return controller_answer(raft::refusal_response<protocol::FetchResponse>(s), h);
       }
-      return encode(response, h);
+      return controller_answer(response, h);
     }
   }
 }
@@ -430,7 +424,7 @@ void ControllerQuorum::answer_describe_cluster(net::ConnectionContext& connectio
       resp.brokers.push_back(std::move(b));
     }
   }
-  slot.respond(encode(resp, h));
+  slot.respond(controller_answer(resp, h));
 }
 
 void ControllerQuorum::describe_quorum_frame(net::ConnectionContext& connection, protocol::FrameBytes frame,
@@ -456,16 +450,16 @@ void ControllerQuorum::describe_quorum_frame(net::ConnectionContext& connection,
     auto call = [this, ticket, h, req, version](client::BrokerConnection& leader, client::Deadline deadline) {
       protocol::DescribeQuorumResponse answer;
       Status s = leader.call(req, version, &answer, deadline);
-      if (s.ok()) answer_later(ticket, encode(answer, h));
+      if (s.ok()) answer_later(ticket, controller_answer(answer, h));
       return s;
     };
     auto failed = [this, ticket, h, req](const Status&) {
-      answer_later(ticket, encode(raft::describe_quorum_error(req, ErrorCode::kNotLeaderOrFollower), h));
+      answer_later(ticket, controller_answer(raft::describe_quorum_error(req, ErrorCode::kNotLeaderOrFollower), h));
     };
     forwarder_->forward(now.leader_id, std::move(call), std::move(failed));
     return;
   }
-  slot.respond(encode(describe_quorum(req, h.header.request_api_version), h));
+  slot.respond(controller_answer(describe_quorum(req, h.header.request_api_version), h));
 }
 
 protocol::DescribeQuorumResponse ControllerQuorum::describe_quorum(const protocol::DescribeQuorumRequest& req,

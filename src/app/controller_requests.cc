@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/controller_answer.h"
 #include "app/controller_quorum.h"
 #include "broker/controller_records.h"
 #include "port/log.h"
@@ -20,19 +21,12 @@ using protocol::ApiKey;
 using protocol::ErrorCode;
 using protocol::to_int;
 
-template <typename Resp>
-protocol::OutputBuffer encode_answer(const Resp& response, const protocol::ParsedRequestHeader& h) {
-  protocol::OutputBuffer out;
-  Status s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, &out);
-  if (!s.ok()) EDDY_LOG_ERROR("controller listener: cannot encode {}: {}", Resp::kName, s.message());
-  return out;
-}
 
 protocol::OutputBuffer envelope_error(const protocol::ParsedRequestHeader& h, ErrorCode code) {
   protocol::EnvelopeResponse response;
   response.error_code = to_int(code);
   response.response_data.reset();
-  return encode_answer(response, h);
+  return controller_answer(response, h);
 }
 
 // The requests a follower's broker forwards (controller_client.h).
@@ -77,7 +71,7 @@ class EnvelopeReply final : public broker::Reply {
     }
     protocol::EnvelopeResponse envelope;
     envelope.response_data.emplace(response.memory() + 4, response.memory() + response.memory_size());
-    slot_.respond(encode_answer(envelope, h_));
+    slot_.respond(controller_answer(envelope, h_));
   }
   void send_nothing() override { slot_.respond(envelope_error(h_, ErrorCode::kInvalidRequest)); }
   void close_connection() override { slot_.respond(envelope_error(h_, ErrorCode::kInvalidRequest)); }
@@ -142,7 +136,7 @@ void ControllerQuorum::handle_broker_registration(net::ConnectionContext& connec
     refusal.error_code = to_int(ErrorCode::kInvalidRegistration);
   }
   if (refusal.error_code != 0) {
-    slot.respond(encode_answer(refusal, h));
+    slot.respond(controller_answer(refusal, h));
     return;
   }
   protocol::RegisterBrokerRecord record;
@@ -162,7 +156,7 @@ void ControllerQuorum::handle_broker_registration(net::ConnectionContext& connec
     if (it == parked_.end()) return;
     net::ResponseSlot parked = std::move(it->second);
     parked_.erase(it);
-    parked.respond(encode_answer(response, h));
+    parked.respond(controller_answer(response, h));
   });
 }
 
@@ -189,7 +183,7 @@ void ControllerQuorum::handle_allocate_producer_ids(net::ConnectionContext& conn
   }
   if (refusal.error_code != 0) {
     refusal.producer_id_start = -1;
-    slot.respond(encode_answer(refusal, h));
+    slot.respond(controller_answer(refusal, h));
     return;
   }
   const uint64_t ticket = park(std::move(slot));
@@ -204,7 +198,7 @@ void ControllerQuorum::handle_allocate_producer_ids(net::ConnectionContext& conn
     response.error_code = to_int(code);
     response.producer_id_start = code == ErrorCode::kNone ? start : -1;
     response.producer_id_len = code == ErrorCode::kNone ? len : 0;
-    parked.respond(encode_answer(response, h));
+    parked.respond(controller_answer(response, h));
   });
 }
 

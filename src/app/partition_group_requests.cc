@@ -5,6 +5,7 @@
 // from what the core answers, as kafka_wire.h converts both ways.
 #include <type_traits>
 
+#include "app/controller_answer.h"
 #include "app/partition_groups.h"
 #include "port/log.h"
 #include "port/port.h"
@@ -56,13 +57,6 @@ Status decode_named(const protocol::FrameBytes& frame, const protocol::ParsedReq
   return Status();
 }
 
-template <typename Resp>
-protocol::OutputBuffer encode(const Resp& response, const protocol::ParsedRequestHeader& h) {
-  protocol::OutputBuffer out;
-  Status s = protocol::encode_response_frame(response, h.header.request_api_version, h.header.correlation_id, &out);
-  if (!s.ok()) EDDY_LOG_ERROR("partition group: cannot encode {}: {}", Resp::kName, s.message());
-  return out;
-}
 
 bool is_metadata_partition(const Named& n) {
   const raft::GroupAddress metadata;
@@ -130,7 +124,7 @@ void PartitionGroups::on_frame(net::ConnectionContext& connection, const protoco
       // stopped: the sender drops the answer and its core asks again.
       const Status absent = Status::kafka(Status::Code::kNotFound, protocol::to_int(ErrorCode::kUnknownTopicOrPartition),
                                           true, "no replica of " + named.topic + "-" + std::to_string(named.partition));
-      slot.respond(encode(raft::refusal_response<R>(absent), h));
+      slot.respond(controller_answer(raft::refusal_response<R>(absent), h));
       return;
     }
     Status s;
@@ -142,7 +136,7 @@ void PartitionGroups::on_frame(net::ConnectionContext& connection, const protoco
     if (!s.ok()) {
       EDDY_LOG_DEBUG("controller listener: {} from {} refused: {}", protocol::api_name(h.header.request_api_key),
                      connection.peer(), s.message());
-      slot.respond(encode(raft::refusal_response<R>(s), h));
+      slot.respond(controller_answer(raft::refusal_response<R>(s), h));
       return;
     }
     raft::Message request;
@@ -154,26 +148,26 @@ void PartitionGroups::on_frame(net::ConnectionContext& connection, const protoco
     after_step(*g, g->replica->handle(request, port::monotonic_millis()), &request, &answer, &answered);
     if constexpr (std::is_same_v<R, protocol::EndQuorumEpochResponse>) {
       const raft::Replica& r = *g->replica;
-      slot.respond(encode(raft::to_kafka(raft::EndQuorumEpochAck{r.epoch(), r.leader_id()}, g->address), h));
+      slot.respond(controller_answer(raft::to_kafka(raft::EndQuorumEpochAck{r.epoch(), r.leader_id()}, g->address), h));
     } else if (!answered || g->failed) {
       const Status none = Status::invalid_argument("the replica gave no answer");
-      slot.respond(encode(raft::refusal_response<R>(none), h));
+      slot.respond(controller_answer(raft::refusal_response<R>(none), h));
     } else if constexpr (std::is_same_v<R, protocol::FetchResponse>) {
       std::vector<uint8_t> records;
       protocol::FetchResponse response;
       s = raft::to_kafka(std::get<raft::FetchResponse>(answer), g->address, raft::EntryEncoding{}, &records, &response);
       if (!s.ok()) {
         EDDY_LOG_ERROR("partition {}-{}: cannot encode a fetch answer: {}", g->topic, g->partition, s.to_string());
-        slot.respond(encode(raft::refusal_response<R>(s), h));
+        slot.respond(controller_answer(raft::refusal_response<R>(s), h));
         return;
       }
-      slot.respond(encode(response, h));  // encoded while records lives
+      slot.respond(controller_answer(response, h));  // encoded while records lives
     } else if constexpr (std::is_same_v<R, protocol::VoteResponse>) {
-      slot.respond(encode(raft::to_kafka(std::get<raft::VoteResponse>(answer), g->address), h));
+      slot.respond(controller_answer(raft::to_kafka(std::get<raft::VoteResponse>(answer), g->address), h));
     } else if constexpr (std::is_same_v<R, protocol::BeginQuorumEpochResponse>) {
-      slot.respond(encode(raft::to_kafka(std::get<raft::BeginQuorumEpochResponse>(answer), g->address), h));
+      slot.respond(controller_answer(raft::to_kafka(std::get<raft::BeginQuorumEpochResponse>(answer), g->address), h));
     } else {
-      slot.respond(encode(raft::to_kafka(std::get<raft::FetchSnapshotResponse>(answer), g->address), h));
+      slot.respond(controller_answer(raft::to_kafka(std::get<raft::FetchSnapshotResponse>(answer), g->address), h));
     }
   };
   switch (static_cast<ApiKey>(h.header.request_api_key)) {

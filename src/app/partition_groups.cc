@@ -17,7 +17,10 @@ Status not_leader(const std::string& why) {
 
 std::string node_list(const std::vector<int32_t>& ids) {
   std::string out;
-  for (int32_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  for (int32_t id : ids) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(id);
+  }
   return out;
 }
 
