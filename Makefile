@@ -58,7 +58,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety narrowing power-cuts bench soak quorum-faults clean
+.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety narrowing power-cuts bench soak quorum-faults replication-faults clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -206,6 +206,20 @@ soak: build
 QUORUM_FLAGS ?= --minutes 10
 quorum-faults: build
 	EDDY_BIN=$(BUILD_DIR)/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 tests/bench/quorum_faults.py $(QUORUM_FLAGS)
+
+# Faults on purpose against replicated partitions
+# (tests/bench/replication_faults.py): a topic of 3 partitions with
+# replication factor 3 on a 3-node cluster, an idempotent acks=all producer
+# and a group consumer (confluent-kafka, from PyPI into the test cache)
+# through leader kills, pauses, follower kills, wiped disks and SIGTERMs for
+# REPLICATION_FLAGS (default 10 minutes, e.g. "--minutes 5 --seed 7
+# --kill-every 15 --messages 100000"); checks every acknowledged message
+# once and in order, no duplicates, consumers never going back, byte-identical
+# replicas; prints failover times. test_cluster_replication_faults.py is the
+# short run.
+REPLICATION_FLAGS ?= --minutes 10
+replication-faults: build
+	EDDY_BIN=$(BUILD_DIR)/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 tests/bench/replication_faults.py $(REPLICATION_FLAGS)
 
 clean:
 	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-narrowing build-deb

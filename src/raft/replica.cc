@@ -398,13 +398,22 @@ Status Replica::handle_vote_request(NodeId from, const VoteRequest& req) {
   if (req.candidate_id != from || req.candidate_epoch <= 0 || req.last_offset < 0 || req.last_offset_epoch < 0) {
     return Status::invalid_argument("raft: malformed vote request from " + std::to_string(from));
   }
+  // A replica already waiting to stand (candidate, or unattached) keeps its
+  // deadline when it refuses a candidate whose log is behind its own: a
+  // hopeless candidacy must not push back the one that can win (Raft resets
+  // the timer only on a granted vote; the fault runs saw elections of 8 s
+  // without this).
+  const bool was_waiting = role_ == Role::kCandidate || role_ == Role::kUnattached;
+  const int64_t deadline_before = election_deadline_;
   if (req.candidate_epoch > state_.epoch) {
     Status s = become_unattached(req.candidate_epoch);
     if (!s.ok()) return s;
   }
+  const bool log_ok =
+      at_least_as_up_to_date(req.last_offset_epoch, req.last_offset, log_->last_epoch(), log_->end_offset());
   bool grant = req.candidate_epoch == state_.epoch && role_ == Role::kUnattached && !state_.recovering &&
-               is_voter(from) && (state_.voted_for == kNoNode || state_.voted_for == from) &&
-               at_least_as_up_to_date(req.last_offset_epoch, req.last_offset, log_->last_epoch(), log_->end_offset());
+               is_voter(from) && (state_.voted_for == kNoNode || state_.voted_for == from) && log_ok;
+  if (!grant && !log_ok && was_waiting) election_deadline_ = std::min(election_deadline_, deadline_before);
   if (grant) {
     QuorumState next = state_;
     next.voted_for = from;

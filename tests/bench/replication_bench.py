@@ -53,7 +53,9 @@ def main():
     if not os.path.exists(args.tool):
         print("rdkafka_bench not built (needs librdkafka-dev): %s" % args.tool)
         return 1
-    overrides = {"log.retention.bytes": str(1 << 30), "eddy.acks.all.waits.for": "disk"}
+    # Seven single-partition topics in each node's disk budget (gateway
+    # config: 4 GiB): 256 MiB rings.
+    overrides = {"log.retention.bytes": str(256 << 20), "eddy.acks.all.waits.for": "disk"}
     with EddyCluster(3, overrides=overrides) as c:
         c.start_all()
         c.wait_for_leader(timeout=30)
@@ -62,11 +64,12 @@ def main():
         for topic, rf in (("rf3", 3), ("rf1", 1)):
             for acks in ("1", "all"):
                 name = "%s-%s" % (topic, acks)
-                assert create_topic_at(c, 1, name, 1, replication=rf) == (0, None)
+                created = create_topic_at(c, 1, name, 1, replication=rf)
+                assert created == (0, None), "%s: %s" % (name, created)
                 wait_until(lambda: partition_leader(c, name), 20, "a leader of " + name)
-        assert create_topic_at(c, 1, "rf3-latency", 1, replication=3) == (0, None)
-        assert create_topic_at(c, 1, "rf1-latency", 1, replication=1) == (0, None)
-        assert create_topic_at(c, 1, "rf3-failover", 1, replication=3) == (0, None)
+        for name, rf in (("rf3-latency", 3), ("rf1-latency", 1), ("rf3-failover", 3)):
+            created = create_topic_at(c, 1, name, 1, replication=rf)
+            assert created == (0, None), "%s: %s" % (name, created)
         for name in ("rf3-latency", "rf1-latency", "rf3-failover"):
             wait_until(lambda: partition_leader(c, name), 20, "a leader of " + name)
         time.sleep(2)

@@ -161,6 +161,35 @@ TEST(Replica, ElectionWithRandomizedTimeoutAndLeaderChangeEntry) {
   EXPECT_EQ(n.log.entries()[0].epoch, 1);
 }
 
+// A replica waiting to stand that refuses a candidate whose log is behind
+// keeps its own deadline: a hopeless candidacy must not push back the one
+// that can win (the replication fault runs saw 8-second elections when
+// every refused vote reset the timer).
+TEST(Replica, ARefusedCandidateDoesNotPushBackAMoreUpToDateReplicasElection) {
+  Node n;
+  fill(n, {1, 1});
+  ASSERT_TRUE(n.store.write(QuorumState{1, kNoNode, kNoNode, false}).ok());
+  open(n, options(1), 0);  // unattached in epoch 1, stands at 100
+  ASSERT_EQ(n.replica->role(), Role::kUnattached);
+  ASSERT_TRUE(n.replica->handle(Message{2, 1, 0, VoteRequest{2, 2, 1, 1}}, 50).ok());
+  auto answers = sent<VoteResponse>(*n.replica, 2);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_FALSE(answers[0].vote_granted) << "node 2's log ends at 1, this one's at 2";
+  EXPECT_EQ(n.replica->epoch(), 2);
+  ASSERT_TRUE(n.replica->poll(100).ok());
+  EXPECT_EQ(n.replica->role(), Role::kCandidate) << "at its own deadline, not 100 ms after the refusal";
+  EXPECT_EQ(n.replica->epoch(), 3);
+  // A candidate whose log is as good gets the vote, and the voter waits again.
+  Node m;
+  fill(m, {1, 1});
+  ASSERT_TRUE(m.store.write(QuorumState{1, kNoNode, kNoNode, false}).ok());
+  open(m, options(1), 0);
+  ASSERT_TRUE(m.replica->handle(Message{2, 1, 0, VoteRequest{2, 2, 1, 2}}, 50).ok());
+  EXPECT_TRUE(sent<VoteResponse>(*m.replica, 2).at(0).vote_granted);
+  ASSERT_TRUE(m.replica->poll(100).ok());
+  EXPECT_EQ(m.replica->role(), Role::kUnattached) << "it voted: its deadline moved on";
+}
+
 TEST(Replica, AHigherEpochVoteResponseEndsTheCandidacy) {
   Node n;
   open(n, options(1));
