@@ -58,7 +58,7 @@ else
   DEB_CMAKE := -DCMAKE_TOOLCHAIN_FILE=toolchains/$(TRIPLE).cmake
 endif
 
-.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety narrowing power-cuts bench soak quorum-faults replication-faults clean
+.PHONY: deps build run test cross deb package-test size asan fuzz fuzz-long thread-safety narrowing power-cuts bench soak quorum-faults replication-faults replication-bench clean
 
 deps:
 	@scripts/install-deps.sh host
@@ -220,6 +220,14 @@ quorum-faults: build
 REPLICATION_FLAGS ?= --minutes 10
 replication-faults: build
 	EDDY_BIN=$(BUILD_DIR)/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 tests/bench/replication_faults.py $(REPLICATION_FLAGS)
+
+# Replicated partitions against unreplicated ones on a 3-node cluster on one
+# machine (tests/bench/replication_bench.py): produce MiB/s and acks=all
+# latency with RF=3 and RF=1 in the same run, each node's RSS, the failover
+# gap seen by a librdkafka producer.
+replication-bench: build
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench
+	cd $(BUILD_DIR) && EDDY_BIN=./eddy EDDY_SOURCE_DIR=.. /usr/bin/python3 ../tests/bench/replication_bench.py
 
 clean:
 	rm -rf build build-aarch64 build-armhf build-size build-asan build-fuzz build-thread-safety build-narrowing build-deb
