@@ -179,6 +179,30 @@ def test_the_leaders_death_loses_nothing_acknowledged_and_clients_follow(cluster
                "the restarted node holding the same batches below %d" % end)
 
 
+@pytest.mark.parametrize("which", ["franz-go", "kafkajs"])
+def test_the_newest_clients_produce_and_consume_a_replicated_topic(cluster, tmp_path, which):
+    """franz-go and kafkajs, current releases (confluent-kafka runs in
+    test_cluster_replication_faults.py): an idempotent producer through one
+    node and a group member through another on a topic with replication
+    factor 3. franz-go sends the partitions' leader epochs (KIP-320) in its
+    Fetch and OffsetForLeaderEpoch requests, which the leader checks."""
+    import types
+    import newest_clients as nc
+    if which == "franz-go":
+        client, env = [nc.provision("franz-go %s" % nc.FRANZ_GO, nc.franz_go)], None
+    else:
+        node, env = nc.provision("kafkajs %s" % nc.KAFKAJS, nc.kafkajs)
+        client = [node, os.path.join(nc.CLIENTS, "kafkajs", "kafkajs_client.js")]
+    topic = "replicated-" + which
+    assert create_topic_at(cluster, 1, topic, 3, replication=3) == (0, None)
+    wait_until(lambda: all(agreed_leader(cluster, topic, p) for p in range(3)), 20, "leaders of " + topic)
+    node_at = {i: types.SimpleNamespace(bootstrap=bootstrap(cluster, i)) for i in cluster.ids}
+    a, b, _c = cluster.ids
+    nc.produce_step(client, env, node_at[a], str(tmp_path), which + " produce", topic, 0, 200)
+    nc.consume_step(client, env, node_at[b], str(tmp_path), which + " consume", "replicated-group-" + which, topic,
+                    [nc.value_of(i) for i in range(200)])
+
+
 def test_one_node_down_acks_all_goes_on_two_down_it_gets_not_enough_replicas_and_nothing_is_lost(cluster):
     from kafka import KafkaProducer
     from kafka.errors import NotEnoughReplicasError
