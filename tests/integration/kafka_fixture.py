@@ -491,12 +491,19 @@ def java_program(name):
     return out
 
 
+def java_program_command(name, args, heap_mb=256, log4j2=None):
+    """The command line of a compiled test program (java_program(name)) on
+    Kafka's classpath. log4j2: a log4j2 properties file for the clients'
+    logging (without one, log4j2's default: errors only, to stdout)."""
+    cp = java_program(name) + ":" + classpath()
+    return (["java", "-Xmx%dm" % heap_mb, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"] +
+            (["-Dlog4j2.configurationFile=" + log4j2] if log4j2 else []) + ["-cp", cp, name] + list(args))
+
+
 def run_java_program(name, args, timeout=180, heap_mb=256, env=None):
     """Runs a compiled test program (java_program(name)) with Kafka's
     classpath; returns the CompletedProcess (text)."""
-    cp = java_program(name) + ":" + classpath()
-    cmd = ["java", "-Xmx%dm" % heap_mb, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-           "-cp", cp, name] + list(args)
+    cmd = java_program_command(name, args, heap_mb)
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
                           env=dict(os.environ, **(env or {})))
 

@@ -8,12 +8,15 @@ acknowledged.
 
 One cluster is shared by the file's tests, in order. Clients: Debian's
 kafka-python (admin-free: topics are created with a raw CreateTopics; its
-producer and consumer route by Metadata), and raw requests aimed at one
-node.
+producer and consumer route by Metadata), raw requests aimed at one node,
+franz-go and kafkajs (current releases) and Apache Kafka's Java clients
+(kafka-clients 4.4, java/ReplicatedNumbers.java) through a leader's death.
 """
 
 import os
+import select
 import struct
+import subprocess
 import time
 
 import pytest
@@ -81,9 +84,9 @@ def stored_batches(cluster, i, topic=TOPIC, partition=0):
     return sorted(out)
 
 
-def replicas_identical(cluster, ids, upto):
+def replicas_identical(cluster, ids, upto, topic=TOPIC, partition=0):
     """Whether nodes ids hold the same batches below offset upto."""
-    views = [[b for b in stored_batches(cluster, i) if b[0] < upto] for i in ids]
+    views = [[b for b in stored_batches(cluster, i, topic, partition) if b[0] < upto] for i in ids]
     return all(v == views[0] for v in views) and views[0]
 
 
@@ -201,6 +204,225 @@ def test_the_newest_clients_produce_and_consume_a_replicated_topic(cluster, tmp_
     nc.produce_step(client, env, node_at[a], str(tmp_path), which + " produce", topic, 0, 200)
     nc.consume_step(client, env, node_at[b], str(tmp_path), which + " consume", "replicated-group-" + which, topic,
                     [nc.value_of(i) for i in range(200)])
+
+
+class JavaNumbers:
+    """java/ReplicatedNumbers.java's numbers run: an idempotent acks=all
+    producer and a group member of Kafka's Java clients in one JVM, their
+    stdout read line by line as they come (first-ack, assigned), their
+    files (produced.txt, consumed.txt) and stderr (the clients' WARN logs)
+    in tmp."""
+
+    def __init__(self, tmp, bootstrap_servers, topic, partitions, count, rate, group, timeout_ms):
+        import kafka_fixture
+        self.tmp = str(tmp)
+        log4j2 = os.path.join(self.tmp, "log4j2.properties")
+        with open(log4j2, "w") as f:
+            f.write(kafka_fixture.TOOLS_LOG4J2)
+        cmd = kafka_fixture.java_program_command(
+            "ReplicatedNumbers", ["numbers", bootstrap_servers, topic, str(partitions), str(count), str(rate), group,
+                                  self.tmp], log4j2=log4j2)
+        self.stderr_path = os.path.join(self.tmp, "ReplicatedNumbers.stderr")
+        with open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                                         env=dict(os.environ, EDDY_CHECK_TIMEOUT_MS=str(timeout_ms)))
+        self.lines = []
+        self._buffer = b""
+
+    def _read(self, timeout):
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return False
+        chunk = os.read(self.proc.stdout.fileno(), 65536)
+        if not chunk:
+            return None
+        self._buffer += chunk
+        *complete, self._buffer = self._buffer.split(b"\n")
+        self.lines += [line.decode() for line in complete]
+        return True
+
+    def wait_for(self, prefixes, timeout):
+        """Reads stdout until a line starting with each prefix came."""
+        deadline = time.monotonic() + timeout
+        while not all(any(line.startswith(p) for line in self.lines) for p in prefixes):
+            left = deadline - time.monotonic()
+            if left <= 0 or self._read(left) is None:
+                raise AssertionError("ReplicatedNumbers: no %s line within %d s; stdout %r; stderr tail:\n%s"
+                                     % (" and ".join(prefixes), timeout, self.lines, self.stderr_tail()))
+
+    def finish(self, timeout):
+        """Waits for the JVM; its JSON line, its exit code."""
+        import json
+        deadline = time.monotonic() + timeout
+        while self._read(max(0.0, deadline - time.monotonic())) and time.monotonic() < deadline:
+            pass
+        try:
+            rc = self.proc.wait(max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("ReplicatedNumbers did not end within %d s; stdout %r; stderr tail:\n%s"
+                                 % (timeout, self.lines, self.stderr_tail()))
+        results = [json.loads(line) for line in self.lines if line.startswith("{")]
+        assert results, "ReplicatedNumbers: exit %d, no result; stdout %r; stderr tail:\n%s" % (
+            rc, self.lines, self.stderr_tail())
+        return results[-1], rc
+
+    def stderr_tail(self, n=6000):
+        with open(self.stderr_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")[-n:]
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+
+def parse_produced(path):
+    """produced.txt: ({number: (partition, offset, send ns, ack ns)}, [failed lines])."""
+    acked, failed = {}, []
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if fields[0] == "d":
+                acked[int(fields[1])] = (int(fields[2]), int(fields[3]), int(fields[4]), int(fields[5]))
+            else:
+                failed.append(line.strip())
+    return acked, failed
+
+
+def check_numbered_run(acked, partitions, log, consumed_path):
+    """What the Java clients wrote and read, against the partitions' log as
+    a fresh consumer reads it afterwards (log: {partition: [(offset,
+    number)]} in offset order). Returns (violations, the records the group
+    member read again, the records it read)."""
+    violations = []
+    at = {(p, o): n for p, records in log.items() for o, n in records}
+    # The log: every acknowledged number exactly once, at the offset its
+    # acknowledgement gave, in its partition, in send order.
+    for n, (p, o, _s, _a) in sorted(acked.items()):
+        if at.get((p, o)) != n:
+            violations.append("acknowledged %d (partition %d offset %d) is not there: %r" % (n, p, o, at.get((p, o))))
+    seen = {}
+    for p, records in sorted(log.items()):
+        previous = -1
+        for o, n in records:
+            if n in seen:
+                violations.append("%d twice: partition %d offset %d and %s" % (n, p, o, seen[n]))
+            seen[n] = (p, o)
+            if n % partitions != p:
+                violations.append("%d in partition %d" % (n, p))
+            if n <= previous:
+                violations.append("partition %d: %d after %d (offset %d)" % (p, n, previous, o))
+            previous = n
+    # The group member: read every acknowledged record, each where the log
+    # has it; forward within an assignment, skipping no record; back only
+    # after a new assignment, to its last successful commit or beyond
+    # (re-reading what it could not commit, Kafka's at-least-once).
+    offsets_of = {p: [o for o, _n in records] for p, records in log.items()}
+    position, committed, reassigned = {}, {}, set()
+    read, redelivered = set(), 0
+    with open(consumed_path) as f:
+        for line in f:
+            fields = line.split()
+            kind = fields[0]
+            if kind == "a":
+                reassigned.update(int(p) for p in fields[2].split(",") if p != "-")
+            elif kind == "c":
+                for item in fields[2].split(","):
+                    p, o = item.split(":")
+                    committed[int(p)] = int(o)
+            elif kind == "m":
+                p, o, n = int(fields[1]), int(fields[2]), int(fields[3])
+                if at.get((p, o)) != n:
+                    violations.append("the group member read %d at partition %d offset %d; the log has %r"
+                                      % (n, p, o, at.get((p, o))))
+                if (p, o) in read:
+                    redelivered += 1
+                expected = position.get(p)
+                if expected is not None and o < expected:
+                    if p not in reassigned:
+                        violations.append("partition %d: the group member went back from %d to %d without a new "
+                                          "assignment" % (p, expected, o))
+                    elif o < committed.get(p, 0):
+                        violations.append("partition %d: back to %d, below its committed offset %d"
+                                          % (p, o, committed[p]))
+                elif expected is not None and o > expected:
+                    skipped = [x for x in offsets_of.get(p, []) if expected <= x < o]
+                    if skipped:
+                        violations.append("partition %d: the group member skipped offsets %s" % (p, skipped[:10]))
+                reassigned.discard(p)
+                position[p] = o + 1
+                read.add((p, o))
+    unread = sorted((p, o) for p, o, _s, _a in acked.values() if (p, o) not in read)
+    if unread:
+        violations.append("%d acknowledged records never read by the group member, e.g. %s" % (len(unread), unread[:10]))
+    return violations, redelivered, len(read)
+
+
+def test_the_java_clients_write_and_read_exactly_once_in_order_through_the_leaders_death(cluster, tmp_path):
+    """Apache Kafka's Java clients (kafka-clients 4.4, java/ReplicatedNumbers.java):
+    an idempotent acks=all producer sends numbered messages at 1000 a
+    second to a topic of three partitions with replication factor 3 while a
+    group member reads it; partition 0's leader is SIGKILLed mid-stream.
+    Every number is acknowledged, and the log read afterwards holds each
+    exactly once, in order, at the offset its acknowledgement gave; the
+    group member read each acknowledged record where the log has it, in
+    order, skipping none. When the killed node also coordinated the group
+    (the controller's leader; the new one knows only static members), the
+    member's next commitSync fails (ILLEGAL_GENERATION), it rejoins and
+    reads again what it had not committed: allowed, as Kafka's
+    at-least-once, only from its last successful commit on; counted."""
+    import kafka_fixture
+    began = time.monotonic()
+    topic, partitions, count, rate = "replicated-java", 3, 10000, 1000
+    assert create_topic_at(cluster, 1, topic, partitions, replication=3) == (0, None)
+    wait_until(lambda: all(agreed_leader(cluster, topic, p) for p in range(partitions)), 20, "leaders of " + topic)
+    everyone = ",".join(bootstrap(cluster, i) for i in cluster.ids)
+    run = JavaNumbers(tmp_path, everyone, topic, partitions, count, rate, "replicated-java-group", 60000)
+    try:
+        run.wait_for(["first-ack", "assigned"], 30)
+        time.sleep(1)
+        leader = wait_until(lambda: agreed_leader(cluster, topic, 0), 10, "the leader of %s-0" % topic)
+        killed_at = time.monotonic()
+        cluster.nodes[leader].kill()
+        result, rc = run.finish(90)
+    finally:
+        run.close()
+    print("java clients: %s (exit %d); leader %d of %s-0 killed %.1f s into the run"
+          % (result, rc, leader, topic, killed_at - began), flush=True)
+    acked, failed = parse_produced(os.path.join(str(tmp_path), "produced.txt"))
+    assert not failed, "every send acknowledged: %d failed, e.g. %s\nstderr tail:\n%s" % (
+        len(failed), failed[:5], run.stderr_tail())
+    assert len(acked) == count, "acknowledged %d of %d" % (len(acked), count)
+    # Partition 0's failover: its longest wait for an acknowledgement, and
+    # the kill -> its first acknowledgement after the longest gap.
+    p0 = sorted((a, s) for p, _o, s, a in acked.values() if p == 0)
+    longest_wait = max(a - s for a, s in p0) / 1e9
+    gap_end = max(zip(p0, p0[1:]), key=lambda pair: pair[1][0] - pair[0][0])[1][0] / 1e9
+    print("failover (Java): partition 0 acknowledged again %.2f s after its leader was killed; longest wait for an "
+          "ack %.2f s" % (gap_end - killed_at, longest_wait), flush=True)
+    # The log as a fresh consumer (NumberedCheck records, no group) reads it.
+    alive = ",".join(bootstrap(cluster, i) for i in cluster.running())
+    log = {p: [] for p in range(partitions)}
+    for r in kafka_fixture.dump_records(alive, {topic: partitions}, tmp_path):
+        log[r["partition"]].append((r["offset"], int(r["value"])))
+    violations, redelivered, read = check_numbered_run(acked, partitions, log, os.path.join(str(tmp_path),
+                                                                                          "consumed.txt"))
+    print("group member: %d records read, %d re-delivered after a rebalance; commit errors %d"
+          % (read, redelivered, result["commit_errors"]), flush=True)
+    assert not violations, "%d violations:\n%s\nstderr tail:\n%s" % (len(violations), "\n".join(violations[:20]),
+                                                                     run.stderr_tail())
+    assert rc == 0 and result["complete"], result
+    assert gap_end - killed_at < 10, "acknowledged again %.1f s after the leader died" % (gap_end - killed_at)
+    # The killed node comes back as a follower and catches up byte for byte.
+    cluster.start(leader)
+    for p in range(partitions):
+        end = max(o for q, o, _s, _a in acked.values() if q == p) + 1
+        wait_until(lambda: replicas_identical(cluster, cluster.ids, end, topic, p), 30,
+                   "the replicas of %s-%d holding the same batches below %d" % (topic, p, end))
+    print("took %.1f s" % (time.monotonic() - began))
 
 
 def test_one_node_down_acks_all_goes_on_two_down_it_gets_not_enough_replicas_and_nothing_is_lost(cluster):
