@@ -224,7 +224,7 @@ replication-faults: build
 # Replicated partitions against unreplicated ones on a 3-node cluster on one
 # machine (tests/bench/replication_bench.py): produce MiB/s and acks=all
 # latency with RF=3 and RF=1 in the same run, each node's RSS, the failover
-# gap seen by a librdkafka producer.
+# gap seen by a librdkafka producer and by Kafka's Java producer.
 replication-bench: build
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench
 	cd $(BUILD_DIR) && EDDY_BIN=./eddy EDDY_SOURCE_DIR=.. /usr/bin/python3 ../tests/bench/replication_bench.py
