@@ -25,6 +25,12 @@ std::vector<uint8_t> address_bytes(const std::string& peer) {
   return {};
 }
 
+protocol::ErrorCode proposal_code(const Status& s) {
+  if (s.ok()) return protocol::ErrorCode::kNone;
+  if (s.code() == Status::Code::kTimeout) return protocol::ErrorCode::kRequestTimedOut;
+  return protocol::ErrorCode::kNotController;
+}
+
 Status leader_refused(int16_t code, const char* what) {
   return Status::kafka(Status::Code::kBrokerError, code, true,
                        std::string(what) + ": " + protocol::error_name(static_cast<protocol::ErrorCode>(code)));
@@ -43,6 +49,9 @@ ClusterController::ClusterController(ControllerQuorum* quorum, broker::Broker* b
       [this](raft::SnapshotId id, const std::string& bytes) { load_snapshot(id, bytes); });
   quorum_->set_producer_ids_handler(
       [this](int32_t node_id, ControllerQuorum::ProducerIdsGiven given) { give_producer_ids(node_id, std::move(given)); });
+  quorum_->set_node_record_handler([this](std::string payload, ControllerQuorum::NodeRecordDone done) {
+    propose_node_record(std::move(payload), std::move(done));
+  });
   quorum_->set_envelope_handler(
       [this](const broker::ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<broker::Reply> reply) {
         broker_->handle(client, std::move(frame), std::move(reply));
@@ -59,6 +68,7 @@ void ClusterController::start() {
   cluster_id_known_ = broker_->has_log_cluster_id();
   if (cluster_id_known_) quorum_->set_cluster_id(meta_->cluster_id());
   tick();
+  publish_partition_leaders();
 }
 
 int32_t ClusterController::leader_id() const { return quorum_->leadership().leader_id; }
@@ -110,8 +120,13 @@ void ClusterController::apply(raft::Offset offset, const raft::Entry& entry) {
   broker::ControllerRecord record;
   Status s = broker::decode_controller_record(entry.payload, &record);
   if (s.ok()) {
-    const auto* ids = std::get_if<protocol::ProducerIdsRecord>(&record);
-    s = ids != nullptr ? apply_producer_ids(offset, *ids) : broker_->apply_controller_record(record);
+    if (const auto* ids = std::get_if<protocol::ProducerIdsRecord>(&record)) {
+      s = apply_producer_ids(offset, *ids);
+    } else if (const auto* cursors = std::get_if<protocol::ForwardCursorsRecord>(&record)) {
+      s = apply_forward_cursors(*cursors);
+    } else {
+      s = broker_->apply_controller_record(record);
+    }
   }
   if (s.ok()) s = meta_->cluster().set_applied_offset(offset + 1);
   if (!s.ok()) {
@@ -158,6 +173,7 @@ void ClusterController::snapshot_now() {
   int64_t producer_ids_end = 0;
   Status s = broker_->controller_state(&records);
   if (s.ok()) s = meta_->cluster().producer_ids_end(&producer_ids_end);
+  if (s.ok()) s = forward_cursor_records(&records);
   if (!s.ok()) {
     EDDY_LOG_WARN("controller log: no snapshot at offset {}: {}", applied_end_, s.to_string());
     return;
@@ -177,9 +193,15 @@ void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& by
   const int64_t began = port::monotonic_nanos();
   std::vector<broker::ControllerRecord> records;
   Status s = broker::decode_controller_snapshot(bytes, &records);
-  // The producer ids' end is this class's; the broker loads the rest.
+  // The producer ids' end and the forward cursors are this class's; the
+  // broker loads the rest.
   int64_t producer_ids_end = 0;
-  std::erase_if(records, [&](const broker::ControllerRecord& r) {
+  std::vector<protocol::ForwardCursorsRecord> cursors;
+  std::erase_if(records, [&](broker::ControllerRecord& r) {
+    if (auto* c = std::get_if<protocol::ForwardCursorsRecord>(&r)) {
+      cursors.push_back(std::move(*c));
+      return true;
+    }
     const auto* ids = std::get_if<protocol::ProducerIdsRecord>(&r);
     if (ids != nullptr) producer_ids_end = std::max(producer_ids_end, ids->producer_id_start + ids->producer_id_len);
     return ids != nullptr;
@@ -189,6 +211,7 @@ void ClusterController::load_snapshot(raft::SnapshotId id, const std::string& by
   // Never lower: the snapshot's state is past what this node applied.
   if (s.ok() && producer_ids_end > held_end) s = meta_->cluster().set_producer_ids_end(producer_ids_end);
   if (s.ok()) s = broker_->load_controller_state(records);
+  if (s.ok()) s = load_forward_cursors(cursors);
   if (s.ok()) s = meta_->cluster().set_applied_offset(id.end_offset);
   if (!s.ok()) {
     stop_applying("the snapshot at offset " + std::to_string(id.end_offset), s);
@@ -264,6 +287,49 @@ void ClusterController::register_this_node() {
     quorum->post([this] { registering_ = false; });
   };
   quorum_->forward_to_leader(leader_id(), std::move(call), std::move(failed));
+}
+
+void ClusterController::propose_from_this_node(const broker::ControllerRecord& record,
+                                               std::function<void(protocol::ErrorCode)> done) {
+  const std::string payload = broker::encode_controller_record(record);
+  if (is_leader()) {
+    quorum_->propose(payload, [done](const Status& s, raft::Offset) { done(proposal_code(s)); });
+    return;
+  }
+  protocol::EnvelopeRequest envelope;
+  envelope.request_data.reserve(ControllerQuorum::kNodeRecordsMagic.size() + payload.size());
+  envelope.request_data.insert(envelope.request_data.end(), ControllerQuorum::kNodeRecordsMagic.begin(),
+                               ControllerQuorum::kNodeRecordsMagic.end());
+  envelope.request_data.insert(envelope.request_data.end(), payload.begin(), payload.end());
+  envelope.request_principal.reset();
+  ControllerQuorum* quorum = quorum_;
+  auto call = [quorum, envelope, done](client::BrokerConnection& leader, client::Deadline deadline) {
+    protocol::EnvelopeResponse answer;
+    Status s = leader.call(envelope, 0, &answer, deadline);
+    if (!s.ok()) return s;
+    quorum->post([done, code = static_cast<protocol::ErrorCode>(answer.error_code)] { done(code); });
+    return Status();
+  };
+  auto failed = [quorum, done](const Status&) { quorum->post([done] { done(protocol::ErrorCode::kNotController); }); };
+  quorum_->forward_to_leader(leader_id(), std::move(call), std::move(failed));
+}
+
+void ClusterController::propose_node_record(std::string payload, ControllerQuorum::NodeRecordDone done) {
+  broker::ControllerRecord record;
+  Status s = broker::decode_controller_record(payload, &record);
+  if (!s.ok() || !(std::holds_alternative<protocol::ForwardCursorsRecord>(record) ||
+                   std::holds_alternative<protocol::PartitionLeadersRecord>(record))) {
+    // Only the records nodes share of their own accord come this way.
+    EDDY_LOG_WARN("controller listener: a node proposed {}; refused",
+                  s.ok() ? std::string(broker::controller_record_name(record)) : s.message());
+    done(protocol::ErrorCode::kInvalidRequest);
+    return;
+  }
+  if (failed_ || !is_leader()) {
+    done(protocol::ErrorCode::kNotController);
+    return;
+  }
+  quorum_->propose(std::move(payload), [done](const Status& st, raft::Offset) { done(proposal_code(st)); });
 }
 
 }  // namespace eddy::app

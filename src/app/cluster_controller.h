@@ -11,12 +11,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "app/controller_quorum.h"
+#include "app/partition_groups.h"
 #include "app/producer_id_blocks.h"
 #include "broker/broker.h"
 #include "broker/controller_client.h"
@@ -41,6 +44,23 @@ class ClusterController final : public broker::ControllerClient {
   void propose(const broker::ControllerRecord& record, std::function<void(const Status&)> done) override;
   void forward(const broker::Request& request, Forwarded done) override;
   bool next_producer_id(int64_t* id) override;
+
+  // ---- Store-and-forward in a cluster (cluster_forward_cursors.cc) ----
+  // Cursors the forwarder saved for partitions this node forwards: kept
+  // (the latest per link and partition) and proposed every
+  // kShareForwardCursorsMs as ForwardCursorsRecords, carried to the leader
+  // when this node does not lead the controller quorum.
+  void share_forward_cursors(std::vector<meta::ClusterForwardCursor> cursors);
+  // Each cursor the log made the furthest known (and, at start and after a
+  // snapshot, every one held) goes to observer (reactor).
+  using ForwardCursorObserver = std::function<void(const meta::ClusterForwardCursor&)>;
+  void set_forward_cursor_observer(ForwardCursorObserver observer);
+
+  // ---- Replicated partitions' leaders (cluster_partition_leaders.cc) ----
+  // The partition groups whose leaders this node publishes (every
+  // kPublishLeadersMs, those whose leader epoch or ISR differs from what the
+  // controller log carries). REQUIRES: before start().
+  void set_partition_groups(PartitionGroups* groups) { groups_ = groups; }
 
   // Leader: gives node_id the next block of producer ids through the
   // controller log; done (on the reactor) gets the block once its record is
@@ -71,6 +91,19 @@ class ClusterController final : public broker::ControllerClient {
   // the block it gives, if it gives one (its outcome is kept for this
   // node's own proposal at that offset).
   Status apply_producer_ids(raft::Offset offset, const protocol::ProducerIdsRecord& record);
+  // cluster_forward_cursors.cc.
+  Status apply_forward_cursors(const protocol::ForwardCursorsRecord& record);
+  // The cursors held, as records for a snapshot (one per link).
+  Status forward_cursor_records(std::vector<broker::ControllerRecord>* out);
+  // A snapshot's cursors in place of those held.
+  Status load_forward_cursors(const std::vector<protocol::ForwardCursorsRecord>& records);
+  void send_forward_cursors();
+  // Proposes record here (the leader) or carries it to the leader in an
+  // Envelope (ControllerQuorum::kNodeRecordsMagic); done on the reactor.
+  void propose_from_this_node(const broker::ControllerRecord& record, std::function<void(protocol::ErrorCode)> done);
+  void publish_partition_leaders();
+  // Leader: another node's record (ControllerQuorum::set_node_record_handler).
+  void propose_node_record(std::string payload, ControllerQuorum::NodeRecordDone done);
 
   ControllerQuorum* quorum_;
   broker::Broker* broker_;
@@ -101,6 +134,13 @@ class ClusterController final : public broker::ControllerClient {
   int64_t proposed_producer_ids_end_ = 0;
   int giving_producer_ids_ = 0;
   std::map<raft::Offset, AppliedBlock> applied_producer_ids_;
+  // Forward cursors waiting to be shared, by (link, topic id, partition);
+  // whether a send is scheduled or on its way.
+  std::map<std::tuple<std::string, meta::Uuid, int32_t>, meta::ClusterForwardCursor> unshared_cursors_;
+  bool sharing_cursors_ = false;
+  ForwardCursorObserver forward_cursor_observer_;
+  PartitionGroups* groups_ = nullptr;
+  bool publishing_leaders_ = false;  // a PartitionLeadersRecord is on its way
 };
 
 }  // namespace eddy::app

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "app/leader_forwarder.h"
@@ -102,6 +103,16 @@ class ControllerQuorum {
   using ProducerIdsGiven = std::function<void(protocol::ErrorCode code, int64_t start, int32_t len)>;
   using ProducerIdsHandler = std::function<void(int32_t node_id, ProducerIdsGiven given)>;
   void set_producer_ids_handler(ProducerIdsHandler handler) { producer_ids_handler_ = std::move(handler); }
+  // Controller records another node proposes (Eddy's own use of Envelope,
+  // never a Kafka client's: request_data is kNodeRecordsMagic followed by
+  // one controller record's payload; a Kafka request frame starts with an
+  // API key, never with these bytes). The handler proposes it when it is of
+  // a kind nodes may propose, and calls done (on the reactor) with the
+  // outcome's code; the Envelope's error_code carries it back.
+  static constexpr std::string_view kNodeRecordsMagic = "\xEDnode-records";
+  using NodeRecordDone = std::function<void(protocol::ErrorCode code)>;
+  using NodeRecordHandler = std::function<void(std::string payload, NodeRecordDone done)>;
+  void set_node_record_handler(NodeRecordHandler handler) { node_record_handler_ = std::move(handler); }
   // The cluster id adopted from the log (DescribeCluster answers it).
   void set_cluster_id(std::string cluster_id) { cluster_id_ = std::move(cluster_id); }
   // Raft requests naming a partition group rather than __cluster_metadata
@@ -165,6 +176,7 @@ class ControllerQuorum {
   SnapshotHandler snapshot_handler_;
   EnvelopeHandler envelope_handler_;
   ProducerIdsHandler producer_ids_handler_;
+  NodeRecordHandler node_record_handler_;
   PartitionGroups* partition_groups_ = nullptr;
   uint64_t next_envelope_connection_ = 1;  // ClientInfo::connection_id of forwarded requests
   // Reactor thread only: requests waiting for the group thread's answer.

@@ -2,6 +2,7 @@
 // controller listener: Envelope (a client request a follower's broker
 // forwarded), BrokerRegistration (a node's client endpoints) and
 // AllocateProducerIds (a node's next block of producer ids).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -96,6 +97,28 @@ void ControllerQuorum::handle_envelope(net::ConnectionContext& connection, const
   }
   if (!runtime_->leadership().is_leader || !envelope_handler_ || stopped_) {
     slot.respond(envelope_error(h, ErrorCode::kNotController));
+    return;
+  }
+  const std::string_view magic = kNodeRecordsMagic;
+  if (req.request_data.size() >= magic.size() &&
+      std::equal(magic.begin(), magic.end(), req.request_data.begin(),
+                 [](char a, uint8_t b) { return static_cast<uint8_t>(a) == b; })) {
+    if (!node_record_handler_) {
+      slot.respond(envelope_error(h, ErrorCode::kInvalidRequest));
+      return;
+    }
+    const uint64_t ticket = park(std::move(slot));
+    std::shared_ptr<bool> alive = alive_;
+    node_record_handler_(std::string(req.request_data.begin() + static_cast<std::ptrdiff_t>(magic.size()),
+                                     req.request_data.end()),
+                         [this, alive, ticket, h](ErrorCode code) {
+                           if (!*alive) return;
+                           auto it = parked_.find(ticket);
+                           if (it == parked_.end()) return;
+                           net::ResponseSlot parked = std::move(it->second);
+                           parked_.erase(it);
+                           parked.respond(envelope_error(h, code));
+                         });
     return;
   }
   protocol::FrameBytes inner(req.request_data.begin(), req.request_data.end());

@@ -251,6 +251,17 @@ broker::ReplicaStatus PartitionGroups::status(const storage::PartitionLog* log) 
   return out;
 }
 
+void PartitionGroups::led_here(std::vector<Led>* out) const {
+  out->clear();
+  for (const auto& [key, g] : groups_) {
+    if (g->failed || g->replica->role() != raft::Role::kLeader) continue;
+    broker::ReplicaStatus st = status(g->log);
+    if (!st.leader) continue;
+    std::sort(st.isr.begin(), st.isr.end());
+    out->push_back(Led{g->address.topic_id, g->partition, st.leader_epoch, std::move(st.isr)});
+  }
+}
+
 Status PartitionGroups::append(storage::PartitionLog* log, std::span<const uint8_t> batch,
                                storage::AppendResult* result) {
   auto it = by_log_.find(log);

@@ -107,6 +107,16 @@ class PartitionGroups final : public broker::PartitionReplication {
 
   size_t size() const { return groups_.size(); }
 
+  // The groups this node leads now (their partitions' leaders publish
+  // themselves through the controller log: cluster_partition_leaders.cc).
+  struct Led {
+    protocol::Uuid topic_id;
+    int32_t partition = 0;
+    int32_t leader_epoch = -1;
+    std::vector<int32_t> isr;  // sorted
+  };
+  void led_here(std::vector<Led>* out) const;
+
  private:
   struct Group {
     std::string topic;

@@ -278,6 +278,29 @@ std::unique_ptr<PartitionGroups> open_partition_groups(const std::optional<Quoru
   return groups;
 }
 
+// Store-and-forward in a cluster (src/forward/README.md, "In a cluster"): a
+// replicated partition is forwarded where its replica group is led, and the
+// links' cursors of such partitions go through the controller log to every
+// node. After broker.start(): the cursors held are handed over at once.
+void share_forwarding(ClusterController& cluster, PartitionGroups* groups, forward::Forwarder& forwarder) {
+  if (!forwarder.forwards_anything()) return;
+  forward::ClusterForwarding c;
+  if (groups != nullptr) {
+    c.role = [groups](const storage::PartitionLog* log) {
+      const broker::ReplicaStatus status = groups->status(log);
+      // No group (not started yet, or let go): led by nobody here.
+      if (!status.replicated) return forward::ClusterForwarding::Role{false, -1};
+      return forward::ClusterForwarding::Role{status.leader, status.leader_epoch};
+    };
+  }
+  c.share = [&cluster](std::vector<meta::ClusterForwardCursor> cursors) {
+    cluster.share_forward_cursors(std::move(cursors));
+  };
+  forwarder.set_cluster(std::move(c));
+  cluster.set_forward_cursor_observer(
+      [&forwarder](const meta::ClusterForwardCursor& cursor) { forwarder.apply_shared_cursor(cursor); });
+}
+
 // What clients are told: every listener but the controller's; a cluster
 // node also answers DescribeQuorum (kafka-metadata-quorum).
 void advertise_to_clients(const std::optional<QuorumConfig>& quorum, broker::BrokerOptions* options) {
@@ -348,6 +371,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
   broker::Broker broker(reactor, options, meta.get(), logs.get());
   std::unique_ptr<ClusterController> cluster = join_cluster(controller.get(), broker, *meta, reactor, options, listeners);
   std::unique_ptr<PartitionGroups> groups = open_partition_groups(quorum, config, controller.get(), reactor, broker);
+  if (cluster) cluster->set_partition_groups(groups.get());
   std::vector<std::string> link_names;
   for (const forward::LinkOptions& link : links) link_names.push_back(link.name);
   // Before the broker opens its topics, so that forwarded partitions are
@@ -370,6 +394,7 @@ int run_broker(const Config& config, const std::string& config_path, const std::
     EDDY_LOG_ERROR("{}", s.message());
     return kExitFailure;
   }
+  if (cluster) share_forwarding(*cluster, groups.get(), forwarder);
   report_disk_budget(logs->budget());
   metrics_sources.set(&broker, &server, logs.get(), &forwarder, controller.get());
   MetricsEndpoint metrics(reactor, metrics_sources, link_names, metrics_config.history_sample_ms);

@@ -42,6 +42,7 @@ Status Broker::start() {
   Status s = topics_.load();
   if (!s.ok()) return s;
   if (s = load_cluster_brokers(); !s.ok()) return s;
+  if (s = load_partition_leaders(); !s.ok()) return s;
   if (s = load_sasl_secret(); !s.ok()) return s;
   if (s = load_acls(); !s.ok()) return s;
   if (!producer_state_error_.ok()) return producer_state_error_;

@@ -8,6 +8,7 @@
 // the Executor.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -224,6 +225,9 @@ class Broker {
   // failed) means the node must stop applying.
   // REQUIRES: no ProducerIdsRecord among records.
   Status load_controller_state(const std::vector<ControllerRecord>& records);
+  // A replicated partition's leader as the controller log last carried it
+  // (nullptr: never published).
+  const meta::PartitionLeader* published_leader(const protocol::Uuid& topic_id, int32_t partition) const;
 
  private:
   // A Produce with acks=-1 waiting for its batches to become durable (or,
@@ -303,6 +307,8 @@ class Broker {
   bool forward_to_controller(RequestPtr& request, Refusal refuse);
   // The registered nodes of the cluster (cached from the meta store).
   Status load_cluster_brokers();
+  // partition_leaders_ from eddy.db (at start, after a snapshot).
+  Status load_partition_leaders();
   // Replicas for count new partitions from first on: replication_factor
   // distinct registered nodes each, round robin from a start that depends on
   // the topic (replica_placement.h). REQUIRES: check_replication_factor
@@ -631,6 +637,11 @@ class Broker {
   // Every open log's topic and partition (the replication's hooks name logs).
   std::unordered_map<const storage::PartitionLog*, std::pair<std::string, int32_t>> partition_names_;
   std::vector<meta::ClusterBroker> cluster_brokers_;  // registered nodes, by node id
+  // Replicated partitions' leaders, epochs and ISRs as their leaders
+  // published them through the controller log (PartitionLeadersRecord), by
+  // topic id and partition: what Metadata tells of a partition this node
+  // holds no replica of, and of the ISR on a follower.
+  std::map<std::pair<std::array<uint8_t, 16>, int32_t>, meta::PartitionLeader> partition_leaders_;
   std::set<std::string> auto_creating_;  // topics Metadata is having created
   LoggedOffsets logged_offsets_;
   bool coordinating_groups_ = false;  // a cluster node between take_over_groups and step_down_groups

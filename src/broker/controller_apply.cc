@@ -37,6 +37,19 @@ Status outcome(const char* what, const TopicResult& r) {
 
 Status Broker::load_cluster_brokers() { return meta_->cluster().brokers(&cluster_brokers_); }
 
+Status Broker::load_partition_leaders() {
+  std::vector<meta::PartitionLeader> held;
+  if (Status s = meta_->cluster().partition_leaders(&held); !s.ok()) return s;
+  partition_leaders_.clear();
+  for (meta::PartitionLeader& l : held) partition_leaders_[{l.topic_id.bytes, l.partition}] = std::move(l);
+  return Status();
+}
+
+const meta::PartitionLeader* Broker::published_leader(const protocol::Uuid& topic_id, int32_t partition) const {
+  auto it = partition_leaders_.find({topic_id.bytes, partition});
+  return it == partition_leaders_.end() ? nullptr : &it->second;
+}
+
 bool Broker::has_log_cluster_id() {
   std::string id;
   return meta_->cluster().log_cluster_id(&id).ok() && !id.empty();
@@ -66,6 +79,7 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
     Topic* topic = topics_.find(r->topic_id);
     const std::string name = topic != nullptr ? topic->name : "";
     Status s = outcome("RemoveTopicRecord", topics_.apply_removed(r->topic_id));
+    std::erase_if(partition_leaders_, [&](const auto& e) { return e.first.first == r->topic_id.bytes; });
     logged_offsets_.last.clear();  // the topic's offsets went with it
     // Parked fetches of the topic answer now, with UNKNOWN_TOPIC_OR_PARTITION.
     if (s.ok() && !name.empty()) wake_fetch_waiters(name, -1);
@@ -107,9 +121,31 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
   if (const auto* r = std::get_if<protocol::StaticMemberRemovedRecord>(&record)) {
     return meta_->static_members().remove(r->group_id, r->group_instance_id);
   }
-  if (std::holds_alternative<protocol::ProducerIdsRecord>(record)) {
-    // Producer id blocks are the cluster controller's (app/cluster_producer_ids.cc).
-    return Status::invalid_argument("controller log: ProducerIdsRecord is not the broker's to apply");
+  if (const auto* r = std::get_if<protocol::PartitionLeadersRecord>(&record)) {
+    for (const auto& p : r->partitions) {
+      meta::PartitionLeader l;
+      l.topic_id.bytes = p.topic_id.bytes;
+      l.partition = p.partition;
+      l.leader = p.leader;
+      l.leader_epoch = p.leader_epoch;
+      l.isr = p.isr;
+      bool kept = false;
+      Status s = meta_->cluster().merge_partition_leader(l, &kept);
+      if (s.code() == Status::Code::kInvalidArgument) {
+        EDDY_LOG_ERROR("controller log: {}; skipped", s.message());  // the same on every node
+        continue;
+      }
+      if (!s.ok()) return s;
+      if (kept) partition_leaders_[{l.topic_id.bytes, l.partition}] = std::move(l);
+    }
+    return Status();
+  }
+  if (std::holds_alternative<protocol::ProducerIdsRecord>(record) ||
+      std::holds_alternative<protocol::ForwardCursorsRecord>(record)) {
+    // Producer id blocks and forward cursors are the cluster controller's
+    // (app/cluster_producer_ids.cc, app/cluster_forward_cursors.cc).
+    return Status::invalid_argument(std::string("controller log: ") + controller_record_name(record) +
+                                    " is not the broker's to apply");
   }
   const auto& r = std::get<protocol::TopicConfigsRecord>(record);
   return outcome("TopicConfigsRecord", topics_.apply_configs(r.topic_id, to_config_map(r.configs)));

@@ -32,6 +32,8 @@ enum class ControllerRecordType : int8_t {
   kProducerIds = 10,
   kStaticMember = 11,
   kStaticMemberRemoved = 12,
+  kForwardCursors = 13,
+  kPartitionLeaders = 14,
 };
 
 // In ControllerRecordType's order (index + 1 = type).
@@ -39,7 +41,8 @@ using ControllerRecord =
     std::variant<protocol::ClusterIdRecord, protocol::RegisterBrokerRecord, protocol::TopicRecord,
                  protocol::RemoveTopicRecord, protocol::PartitionsAddedRecord, protocol::TopicConfigsRecord,
                  protocol::GroupOffsetsRecord, protocol::GroupDeletedRecord, protocol::OffsetsDeletedRecord,
-                 protocol::ProducerIdsRecord, protocol::StaticMemberRecord, protocol::StaticMemberRemovedRecord>;
+                 protocol::ProducerIdsRecord, protocol::StaticMemberRecord, protocol::StaticMemberRemovedRecord,
+                 protocol::ForwardCursorsRecord, protocol::PartitionLeadersRecord>;
 
 // The payload of record, in the newest version of its type.
 std::string encode_controller_record(const ControllerRecord& record);

@@ -60,6 +60,19 @@ Status Broker::controller_state(std::vector<ControllerRecord>* out) {
   std::vector<meta::StaticMember> members;
   if (Status s = meta_->static_members().load_all(&members); !s.ok()) return s;
   for (const meta::StaticMember& m : members) out->push_back(to_static_member_record(m));
+  if (!partition_leaders_.empty()) {
+    protocol::PartitionLeadersRecord leaders;
+    for (const auto& [key, l] : partition_leaders_) {
+      protocol::PartitionLeadersRecord::PartitionLeader p;
+      p.topic_id.bytes = l.topic_id.bytes;
+      p.partition = l.partition;
+      p.leader = l.leader;
+      p.leader_epoch = l.leader_epoch;
+      p.isr = l.isr;
+      leaders.partitions.push_back(std::move(p));
+    }
+    out->push_back(std::move(leaders));
+  }
   return Status();
 }
 
@@ -84,8 +97,10 @@ Status Broker::load_controller_state(const std::vector<ControllerRecord>& record
     if (Status s = meta_->offsets().remove_group(group); !s.ok()) return s;
   }
   logged_offsets_.last.clear();
-  // Static members: the snapshot's replace every group's too.
+  // Static members and partition leaders: the snapshot's replace all.
   if (Status s = meta_->static_members().remove_all(); !s.ok()) return s;
+  if (Status s = meta_->cluster().remove_all_partition_leaders(); !s.ok()) return s;
+  partition_leaders_.clear();
   for (const ControllerRecord& record : records) {
     const auto* t = std::get_if<protocol::TopicRecord>(&record);
     const Topic* here = t != nullptr ? topics_.find(t->topic_id) : nullptr;

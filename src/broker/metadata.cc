@@ -1,8 +1,10 @@
 // Metadata: the brokers (this single node, or a cluster's registered nodes)
 // and every topic asked for with its partitions: on a single node all led by
-// it; on a cluster node each led by its first replica, except the
-// replicated partitions held here, which are described as their Raft group
-// says (replicated_partition.h: leader, epoch, replicas, ISR). Unknown
+// it; on a cluster node a partition of one replica by that replica, a
+// replicated partition held here as its Raft group says
+// (replicated_partition.h: leader, epoch, replicas; the ISR from the leader,
+// or on a follower as the leader published it), and one not held here as
+// its leader published it through the controller log. Unknown
 // topics are created when auto.create.topics.enable and the request allow
 // it, as Kafka does. With an authorizer: DESCRIBE on a topic to see it,
 // CREATE on the cluster or the topic to auto-create it
@@ -25,20 +27,34 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_of(const Topic& topic) 
   for (size_t p = 0; p < topic.partitions.size(); ++p) {
     MetadataResponse::MetadataResponsePartition partition;
     partition.partition_index = static_cast<int32_t>(p);
-    const ReplicaStatus status = replica_status(topic, static_cast<int32_t>(p), topic.partitions[p]);
+    ReplicaStatus status = replica_status(topic, static_cast<int32_t>(p), topic.partitions[p]);
+    const meta::PartitionLeader* published =
+        topic.replicas[p].size() > 1 ? published_leader(topic.id, static_cast<int32_t>(p)) : nullptr;
     if (status.replicated) {
+      // A follower does not measure the ISR: the leader of its epoch
+      // published it.
+      if (!status.leader && status.isr.empty() && published != nullptr &&
+          published->leader_epoch == status.leader_epoch && published->leader == status.leader_id) {
+        status.isr = published->isr;
+      }
       describe_replicated_partition(status, &partition);
       out.partitions.push_back(std::move(partition));
       continue;
     }
+    if (published != nullptr && topic.partitions[p] == nullptr) {
+      // A replicated partition this node holds no replica of: as its leader
+      // published it last. (A leader that died is named until the next one
+      // publishes itself; clients sent there reconnect and ask again.)
+      partition.leader_id = published->leader;
+      partition.leader_epoch = published->leader_epoch;
+      partition.replica_nodes = topic.replicas[p];
+      partition.isr_nodes = published->isr;
+      out.partitions.push_back(std::move(partition));
+      continue;
+    }
     // Held here without a group (a single node's, a cluster's partition of
-    // one replica), or not held here: led by its first replica, epoch 0.
-    // Known gap: a replicated partition this node does not hold is named
-    // with its preferred leader even after a failover, until the groups'
-    // leaders are published through the controller log (PartitionLeader
-    // records, raft/README.md): clients sent there are answered
-    // NOT_LEADER_OR_FOLLOWER (with KIP-951's leader hint where their version
-    // carries one) and ask again.
+    // one replica), or not held here and never published: led by its first
+    // replica, epoch 0.
     partition.leader_id = topic.replicas[p].front();
     partition.leader_epoch = 0;
     partition.replica_nodes = topic.replicas[p];

@@ -50,7 +50,11 @@ Status UplinkProducer::send(int32_t node, const std::vector<UplinkBatch>& batche
     // A producer's batch starts at offset 0: Kafka refuses any other base
     // offset from a client (INVALID_RECORD). Outside the CRC, so free.
     protocol::set_base_offset(b.bytes, 0);
-    protocol::rewrite_producer(b.bytes, producer_id_, producer_epoch_, b.base_sequence);
+    if (b.producer_id >= 0) {
+      protocol::rewrite_producer(b.bytes, b.producer_id, b.producer_epoch, b.base_sequence);
+    } else {
+      protocol::rewrite_producer(b.bytes, producer_id_, producer_epoch_, b.base_sequence);
+    }
     if (request.topic_data.empty() || request.topic_data.back().name != *b.topic) {
       request.topic_data.emplace_back();
       request.topic_data.back().name = *b.topic;

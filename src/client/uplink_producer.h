@@ -27,6 +27,9 @@ struct UplinkBatch {
   int32_t partition = 0;
   std::span<uint8_t> bytes;  // one whole RecordBatch v2; rewritten in place by send()
   int32_t base_sequence = 0;
+  // The producer it goes out under (-1: the one set_identity() named).
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
   uint64_t tag = 0;  // the caller's name for the batch, echoed in its outcome
 };
 

@@ -29,7 +29,7 @@ Status central_end_offsets(client::Client* client, int32_t node, std::vector<End
           }
           protocol::ListOffsetsRequest::ListOffsetsPartition p;
           p.partition_index = q.partition;
-          p.timestamp = -1;  // latest
+          p.timestamp = q.timestamp;
           request.topics.back().partitions.push_back(p);
         }
       },

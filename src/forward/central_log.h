@@ -25,11 +25,13 @@ struct CentralBatch {
   uint32_t crc = 0;
 };
 
-// One partition's latest offset (ListOffsets, read_uncommitted).
+// One partition's latest offset (ListOffsets, read_uncommitted), or its
+// earliest (timestamp -2).
 struct EndOffsetQuery {
   std::string topic;
   int32_t partition = 0;
-  int64_t end = -1;  // when status is ok
+  int64_t timestamp = -1;  // ListOffsets' -1 latest, -2 earliest
+  int64_t end = -1;  // the offset, when status is ok
   Status status;     // the partition's own error
 };
 

@@ -36,6 +36,18 @@ class Forwarder {
   // they open. Fails on a bad pattern (kInvalidArgument, naming the link) or
   // when forward.db cannot be opened.
   Status init();
+  // A cluster node (reactor, after init(), before start()): which partitions
+  // this node forwards and where their saved cursors go (local_store.h).
+  // Without links: nothing to do.
+  void set_cluster(ClusterForwarding cluster) {
+    if (store_) store_->set_cluster(std::move(cluster));
+  }
+  // (reactor) A cursor the controller log carries (LocalStore::apply_shared_cursor).
+  void apply_shared_cursor(const meta::ClusterForwardCursor& cursor) {
+    if (store_) store_->apply_shared_cursor(cursor);
+  }
+  bool forwards_anything() const { return store_ != nullptr; }
+
   void start();
   void request_stop();
   void join();

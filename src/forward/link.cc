@@ -213,10 +213,12 @@ bool Link::reset_producer(const std::string& why) {
   }
   const bool had_one = identity_.producer_id >= 0;
   const meta::ForwardProducer fresh{id, epoch};
-  // Every partition starts again at sequence 0 under the new producer.
+  // Every partition starts again at sequence 0 under the new producer; at
+  // the first start, only those that have none (a cursor taken up from
+  // another node of a cluster goes on under its producer).
   std::vector<meta::ForwardCursor> cursors;
   for (auto& [key, p] : partitions_) {
-    p.window.restart_sequences(fresh);
+    if (had_one || p.window.acked().producer_id < 0) p.window.restart_sequences(fresh);
     cursors.push_back(p.window.acked());
   }
   if (!save_cursors(cursors, &fresh)) return false;
@@ -329,6 +331,8 @@ bool Link::collect_request(const std::vector<Partition*>& parts, std::vector<cli
     b.bytes = stored.bytes;
     b.tag = next_tag_++;
     b.base_sequence = p->window.send(b.tag, stored.base_offset, stored.next_offset, stored.bytes.size());
+    b.producer_id = p->window.acked().producer_id;
+    b.producer_epoch = p->window.acked().producer_epoch;
     p->read_ahead.consume(stored.bytes.size());
     tags_[b.tag] = {p->topic, p->partition};
     request_bytes += stored.bytes.size();

@@ -68,6 +68,7 @@ class Link {
     std::string topic;
     protocol::Uuid topic_id;
     int32_t partition = 0;
+    int32_t leader_epoch = -1;  // LocalPartition::leader_epoch when it was added
     std::string remote_topic;  // empty while the name is invalid (paused)
     int32_t priority = 0;
     SendWindow window;  // what is in flight; its acked() cursor is as saved
@@ -121,6 +122,9 @@ class Link {
   bool rewind_past_lost_tail(Partition& p, int64_t log_end_offset);
   // Drops partitions no longer listed locally (and nothing in flight).
   void forget_unseen();
+  // Before p is dropped because another node forwards it: its batches in
+  // flight are no longer followed.
+  void let_go(Partition& p);
   std::map<Key, int64_t> acked_offsets() const;
   // Takes the next stored batch of p; false when there is none now.
   bool next_batch(Partition& p, StoredBatch* out);
@@ -141,8 +145,9 @@ class Link {
   // log (send_window.h) before they send; false on a failure (already
   // handled through fail()).
   bool settle_all();
-  // Reads p's central log from its cursor's remote_next_offset up to end.
-  bool settle(Partition& p, int64_t end);
+  // Reads p's central log from from (its cursor's remote_next_offset, or
+  // the log's start when that is not known) up to end.
+  bool settle(Partition& p, int64_t from, int64_t end);
   bool settle_failed(Partition& p, const Status& s);
 
   // link_metadata.cc

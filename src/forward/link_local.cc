@@ -44,6 +44,17 @@ bool Link::refresh_local(bool full) {
       partitions_.erase(it);
       it = partitions_.end();
     }
+    if (it != partitions_.end() && (!l.forwarded_here || it->second.leader_epoch != l.leader_epoch)) {
+      // In a cluster (README.md, "In a cluster"): another node leads the
+      // partition now, or did since this node last forwarded it. Whatever
+      // is in flight is left to the central cluster (its answers are
+      // ignored); the cursor stays saved. Led here again, the partition is
+      // taken up from the furthest cursor the cluster knows.
+      let_go(it->second);
+      partitions_.erase(it);
+      it = partitions_.end();
+    }
+    if (!l.forwarded_here) continue;
     Partition* p = it != partitions_.end() ? &it->second : nullptr;
     if (p == nullptr) {
       bool rewound = false;
@@ -70,13 +81,32 @@ Link::Partition& Link::add_partition(const LocalPartition& l, bool* rewound) {
   p.topic = l.topic;
   p.topic_id = l.topic_id;
   p.partition = l.partition;
+  p.leader_epoch = l.leader_epoch;
   *rewound = rewind_past_lost_tail(p, l.log_end_offset);
+  if (l.leader_epoch >= 0) {
+    const meta::ForwardCursor& c = p.window.acked();
+    EDDY_LOG_INFO("forward link {}: {}-{}: forwarded by this node (its replica group's leader in epoch {}) from "
+                  "offset {}, producer id {} epoch {} sequence {}",
+                  options_.name, l.topic, l.partition, l.leader_epoch, c.next_offset, c.producer_id, c.producer_epoch,
+                  c.next_sequence);
+  }
   p.priority = mapping_.priority(l.topic);
   std::string error;
   p.remote_topic = mapping_.remote_name(l.topic, &error);
   if (p.remote_topic.empty()) pause(p, error);
   any_unsettled_ = true;  // a window from a saved cursor starts unsettled
   return partitions_.emplace(Key{l.topic, l.partition}, std::move(p)).first->second;
+}
+
+void Link::let_go(Partition& p) {
+  for (auto it = tags_.begin(); it != tags_.end();) {
+    it = it->second == Key{p.topic, p.partition} ? tags_.erase(it) : std::next(it);
+  }
+  if (p.leader_epoch >= 0) {
+    EDDY_LOG_INFO("forward link {}: {}-{}: no longer forwarded by this node (its replica group's leader epoch {} "
+                  "ended here) at offset {}",
+                  options_.name, p.topic, p.partition, p.leader_epoch, p.window.acked().next_offset);
+  }
 }
 
 void Link::forget_unseen() {

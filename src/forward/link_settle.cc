@@ -31,8 +31,8 @@ bool Link::settle_all() {
   if (!any_unsettled_) return true;
   bool left = false;
   // The central end offsets first, one ListOffsets per leader: only a
-  // partition whose central log grew past its cursor's remote_next_offset
-  // is read back.
+  // partition whose central log grew past where its cursor's batches would
+  // lie is read back.
   std::map<int32_t, std::vector<Partition*>> by_leader;
   for (auto& [key, p] : partitions_) {
     if (!p.window.unsettled()) continue;
@@ -40,37 +40,59 @@ bool Link::settle_all() {
       left = true;  // looked at once it may send again
       continue;
     }
-    const meta::ForwardCursor& c = p.window.acked();
-    if (c.remote_next_offset < 0 || c.producer_id < 0) {
-      p.window.settle();  // nothing acknowledged under this cursor: no place to look from
+    if (p.window.acked().producer_id < 0) {
+      p.window.settle();  // nothing was ever sent under this cursor
       continue;
     }
     by_leader[p.leader].push_back(&p);
   }
   for (auto& [node, parts] : by_leader) {
-    std::vector<EndOffsetQuery> queries;
-    for (const Partition* p : parts) queries.push_back({p->remote_topic, p->partition, -1, Status()});
-    Status s = central_end_offsets(client_.get(), node, &queries);
+    std::vector<EndOffsetQuery> ends;
+    std::vector<EndOffsetQuery> starts;  // for cursors without a known remote_next_offset
+    std::vector<size_t> start_of(parts.size(), SIZE_MAX);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const Partition* p = parts[i];
+      ends.push_back({p->remote_topic, p->partition, -1, -1, Status()});
+      if (p->window.acked().remote_next_offset < 0) {
+        start_of[i] = starts.size();
+        starts.push_back({p->remote_topic, p->partition, -2, -1, Status()});
+      }
+    }
+    Status s = central_end_offsets(client_.get(), node, &ends);
+    if (s.ok() && !starts.empty()) s = central_end_offsets(client_.get(), node, &starts);
     for (size_t i = 0; i < parts.size(); ++i) {
       Partition& p = *parts[i];
-      const Status& answer = s.ok() ? queries[i].status : s;
+      const EndOffsetQuery* start = start_of[i] == SIZE_MAX ? nullptr : &starts[start_of[i]];
+      Status answer = s.ok() ? ends[i].status : s;
+      if (answer.ok() && start != nullptr) answer = start->status;
       if (!answer.ok()) {
         if (!settle_failed(p, answer)) return false;
-      } else if (queries[i].end <= p.window.acked().remote_next_offset) {
-        p.window.settle();  // nothing written after the last acknowledgement
-      } else if (!settle(p, queries[i].end)) {
-        return false;
+        continue;
       }
+      // No acknowledgement under this cursor yet (a first start, or a
+      // cursor another node of a cluster shared before its first one): its
+      // batches, if any was written, lie after the central log's start.
+      const int64_t from = start == nullptr ? p.window.acked().remote_next_offset : start->end;
+      if (!settle(p, from, ends[i].end)) return false;
     }
   }
   any_unsettled_ = left;
   return true;
 }
 
-bool Link::settle(Partition& p, int64_t end) {
+bool Link::settle(Partition& p, int64_t from, int64_t end) {
   const meta::ForwardCursor start = p.window.acked();
+  if (from >= end) {
+    // Nothing written after the last acknowledgement. A cursor that had
+    // none learns where its batches will lie, saved (and, in a cluster,
+    // shared) before anything is sent under it.
+    p.window.settle();
+    if (start.remote_next_offset >= 0) return true;
+    p.window.learn_remote_next_offset(end);
+    return save({&p});
+  }
   p.read_ahead.clear();
-  int64_t from = start.remote_next_offset;
+  const int64_t looked_from = from;
   size_t looked = 0;
   int64_t found_batches = 0;
   int64_t found_messages = 0;
@@ -120,12 +142,16 @@ bool Link::settle(Partition& p, int64_t end) {
     EDDY_LOG_WARN("forward link {}: {}-{}: looked at {} bytes of {}-{} after offset {} without reaching its end "
                   "({}): batches sent before the last cut and not found by then may be written twice",
                   options_.name, p.topic, p.partition, looked, p.remote_topic, p.partition,
-                  start.remote_next_offset, end);
+                  looked_from, end);
   }
   p.window.rewind();  // what was found is acknowledged; nothing is in flight
   p.read_ahead.clear();
   p.window.settle();
-  if (found_batches == 0) return true;
+  if (found_batches == 0) {
+    if (start.remote_next_offset >= 0) return true;
+    p.window.learn_remote_next_offset(end);
+    return save({&p});
+  }
   EDDY_LOG_INFO("forward link {}: {}-{}: the central cluster had written {} batches ({} messages, offsets {}..{}) "
                 "that were never acknowledged; they are not sent again",
                 options_.name, p.topic, p.partition, found_batches, found_messages, start.next_offset,

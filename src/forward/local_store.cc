@@ -118,6 +118,11 @@ void LocalStore::repin(const std::string& topic, int32_t partition) {
   t->local(partition)->set_pin(pin);
 }
 
+bool LocalStore::replicated(const broker::Topic& topic, int32_t partition) const {
+  const auto p = static_cast<size_t>(partition);
+  return cluster_.role && p < topic.replicas.size() && topic.replicas[p].size() > 1;
+}
+
 LocalStore::LinkEntry* LocalStore::find_link(const std::string& name) {
   for (LinkEntry& link : links_) {
     if (link.name == name) return &link;
@@ -145,6 +150,11 @@ bool LocalStore::list(const std::string& link, const std::map<TopicPartitionKey,
             p.high_watermark = log->last_stable_offset();
             p.log_end_offset = log->log_end_offset();
             p.rejected_appends = log->stats().appends_rejected_full;
+            if (replicated(*t, p.partition)) {
+              const ClusterForwarding::Role role = cluster_.role(log);
+              p.forwarded_here = role.here;
+              p.leader_epoch = role.leader_epoch;
+            }
             auto c = entry->cursors.find(key);
             if (c != entry->cursors.end()) {
               p.cursor = c->second;
@@ -191,11 +201,37 @@ void LocalStore::cursors_saved(const std::string& link, const std::vector<meta::
   executor_.post([this, link, cursors] {
     LinkEntry* entry = find_link(link);
     if (entry == nullptr) return;
+    std::vector<meta::ClusterForwardCursor> shared;
     for (const meta::ForwardCursor& c : cursors) {
       entry->cursors[{c.topic, c.partition}] = c;
       repin(c.topic, c.partition);
+      // Only a replicated partition's: any other is forwarded by the one
+      // node that holds it.
+      broker::Topic* t = cluster_.share ? topics_.find(c.topic) : nullptr;
+      if (t == nullptr || !replicated(*t, c.partition)) continue;
+      meta::ClusterForwardCursor s{link, {}, c.topic, c.partition, c.next_offset, c.producer_id, c.producer_epoch,
+                                   c.next_sequence, c.remote_next_offset, c.dropped_messages};
+      std::copy(t->id.bytes.begin(), t->id.bytes.end(), s.topic_id.bytes.begin());
+      shared.push_back(std::move(s));
     }
+    if (!shared.empty()) cluster_.share(std::move(shared));
   });
+}
+
+void LocalStore::apply_shared_cursor(const meta::ClusterForwardCursor& shared) {
+  LinkEntry* entry = find_link(shared.link);
+  broker::Topic* t = topics_.find(shared.topic);
+  if (entry == nullptr || t == nullptr || !std::equal(t->id.bytes.begin(), t->id.bytes.end(),
+                                                      shared.topic_id.bytes.begin())) {
+    return;  // not forwarded here, or another incarnation of the topic
+  }
+  if (!entry->mapping->forwards(shared.topic)) return;
+  meta::ForwardCursor& held = entry->cursors[{shared.topic, shared.partition}];
+  if (held.topic == shared.topic && held.next_offset >= shared.next_offset) return;
+  held = meta::ForwardCursor{shared.topic,          shared.partition,        shared.next_offset,
+                             shared.producer_id,    shared.producer_epoch,   shared.next_sequence,
+                             shared.dropped_messages, shared.remote_next_offset};
+  repin(shared.topic, shared.partition);
 }
 
 void LocalStore::cursors_forgotten(const std::string& link, const std::vector<TopicPartitionKey>& partitions) {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "broker/topic_table.h"
+#include "meta/cluster_store.h"
 #include "meta/forward_progress.h"
 #include "port/executor.h"
 #include "port/status.h"
@@ -47,6 +49,15 @@ struct LocalPartition {
   // when list() is asked to (it walks the segment index).
   uint64_t backlog_bytes = 0;
   uint64_t rejected_appends = 0;
+  // In a cluster, a replicated partition is forwarded by its group's leader
+  // only (README.md, "In a cluster"): false on the other nodes, which list
+  // it so that the link lets go of it without forgetting its cursor.
+  bool forwarded_here = true;
+  // The replica group's leader epoch this node forwards it in (-1: a
+  // partition of one replica). A new epoch means another node may have
+  // forwarded it meanwhile: the link takes the partition up again from the
+  // cursor below.
+  int32_t leader_epoch = -1;
   // The link's cursor as the reactor knows it: the saved one, or where the
   // link starts on a partition it never forwarded (the log start when the
   // partition was first seen).
@@ -65,6 +76,20 @@ struct LocalRead {
   int64_t log_start_offset = 0;
 };
 
+// How the store sees a cluster (none on a single node). Both run on the
+// reactor.
+struct ClusterForwarding {
+  struct Role {
+    bool here = true;         // this node forwards the partition now
+    int32_t leader_epoch = -1;
+  };
+  // A partition of several replicas, whose log this is, as its replica
+  // group stands here (not here while the group is not running yet).
+  std::function<Role(const storage::PartitionLog*)> role;
+  // Cursors a link saved, to be carried to every node (ForwardCursorsRecord).
+  std::function<void(std::vector<meta::ClusterForwardCursor>)> share;
+};
+
 class LocalStore {
  public:
   // REQUIRES: executor, topics and progress outlive the store.
@@ -77,6 +102,15 @@ class LocalStore {
   // after_start: a new topic or partition (a fresh log) rather than one
   // loaded at start.
   void on_partition_opened(const std::string& topic, int32_t partition, storage::PartitionLog* log, bool after_start);
+
+  // (reactor) A cluster node: which partitions this node forwards, and where
+  // saved cursors go. REQUIRES: before the links start.
+  void set_cluster(ClusterForwarding cluster) { cluster_ = std::move(cluster); }
+  // (reactor) A cursor the controller log carries (another node's, or this
+  // one's own): taken as the link's cursor here when it is further than the
+  // one held, so that this node, once it leads the partition, continues from
+  // it (and its pin follows the cluster's progress meanwhile).
+  void apply_shared_cursor(const meta::ClusterForwardCursor& cursor);
 
   // Link threads.
   // The partitions link forwards, sorted; with measure_bytes, their backlog
@@ -112,12 +146,16 @@ class LocalStore {
   bool on_reactor(Fn fn, R* out);
 
   void repin(const std::string& topic, int32_t partition);
+  // A cluster's partition of more than one replica (forwarded where its
+  // group is led; its cursors shared).
+  bool replicated(const broker::Topic& topic, int32_t partition) const;
   LinkEntry* find_link(const std::string& name);
 
   port::Executor& executor_;
   broker::TopicTable& topics_;
   meta::ForwardProgress* progress_;
   std::vector<LinkEntry> links_;  // reactor
+  ClusterForwarding cluster_;     // reactor
   std::atomic<bool> stopping_{false};
 };
 

@@ -12,7 +12,7 @@ int32_t increment_sequence(int32_t sequence, int64_t increment) {
 
 SendWindow::SendWindow(const meta::ForwardCursor& saved, const meta::ForwardProducer& producer, int32_t max_in_flight)
     : max_in_flight_(max_in_flight), acked_(saved) {
-  if (acked_.producer_id != producer.producer_id || acked_.producer_epoch != producer.producer_epoch) {
+  if (acked_.producer_id < 0) {
     acked_.producer_id = producer.producer_id;
     acked_.producer_epoch = producer.producer_epoch;
     acked_.next_sequence = 0;

@@ -51,8 +51,12 @@ class SendWindow {
     uint64_t bytes;
   };
 
-  // Starts at a saved cursor. A cursor saved under another producer than
-  // the link's current one (or never) starts again at sequence 0 under it.
+  // Starts at a saved cursor, under the producer it names: its batches go
+  // out under that producer id and epoch with the sequences that follow, as
+  // the central partition expects (in a cluster, the cursor may be another
+  // node's; the central cluster sees one producer per partition, whichever
+  // node forwards it). A cursor without a producer (never sent) starts at
+  // sequence 0 under producer, the link's current one.
   // REQUIRES: 1 <= max_in_flight.
   SendWindow(const meta::ForwardCursor& saved, const meta::ForwardProducer& producer, int32_t max_in_flight);
 
@@ -85,6 +89,14 @@ class SendWindow {
   // batches in flight. settle() says the link has looked.
   bool unsettled() const { return unsettled_; }
   void settle() { unsettled_ = false; }
+
+  // The central offset at or after which this cursor's batches would lie,
+  // learnt before the first acknowledgement (the central end when the link
+  // looked and found nothing of it): see Link::settle_all. Only while
+  // acked().remote_next_offset is unknown (-1).
+  void learn_remote_next_offset(int64_t offset) {
+    if (acked_.remote_next_offset < 0) acked_.remote_next_offset = offset;
+  }
 
   // Forgets everything in flight: the next send starts at the cursor again,
   // with the same sequence.

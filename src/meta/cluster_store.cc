@@ -162,3 +162,135 @@ Status ClusterStore::set_log_cluster_id(const std::string& cluster_id) {
 }
 
 }  // namespace eddy::meta
+
+namespace eddy::meta {
+
+Status ClusterStore::merge_forward_cursor(const ClusterForwardCursor& c, bool* kept) {
+  *kept = false;
+  if (c.partition < 0 || c.next_offset < 0 || c.next_sequence < 0 || c.dropped_messages < 0) {
+    return Status::invalid_argument("forward cursor of " + c.link + " on " + c.topic + "-" +
+                                    std::to_string(c.partition) + ": a negative field");
+  }
+  Statement known;
+  Status s = db_->prepare("SELECT 1 FROM topics WHERE topic_id = ?", &known);
+  if (!s.ok()) return s;
+  known.bind_blob(1, c.topic_id.bytes.data(), c.topic_id.bytes.size());
+  bool row = false;
+  if (s = known.step(&row); !s.ok() || !row) return s;
+  Statement st;
+  s = db_->prepare(
+      "INSERT INTO cluster_forward_cursors (link, topic_id, partition, topic, next_offset, producer_id, "
+      "producer_epoch, next_sequence, remote_next_offset, dropped_messages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (link, topic_id, partition) DO UPDATE SET topic = excluded.topic, next_offset = "
+      "excluded.next_offset, producer_id = excluded.producer_id, producer_epoch = excluded.producer_epoch, "
+      "next_sequence = excluded.next_sequence, remote_next_offset = excluded.remote_next_offset, "
+      "dropped_messages = excluded.dropped_messages WHERE excluded.next_offset >= cluster_forward_cursors.next_offset",
+      &st);
+  if (!s.ok()) return s;
+  st.bind_text(1, c.link);
+  st.bind_blob(2, c.topic_id.bytes.data(), c.topic_id.bytes.size());
+  st.bind_int64(3, c.partition);
+  st.bind_text(4, c.topic);
+  st.bind_int64(5, c.next_offset);
+  st.bind_int64(6, c.producer_id);
+  st.bind_int64(7, c.producer_epoch);
+  st.bind_int64(8, c.next_sequence);
+  st.bind_int64(9, c.remote_next_offset);
+  st.bind_int64(10, c.dropped_messages);
+  if (s = st.run(); !s.ok()) return s;
+  *kept = db_->changes() > 0;
+  return Status();
+}
+
+Status ClusterStore::forward_cursors(std::vector<ClusterForwardCursor>* out) {
+  out->clear();
+  Statement st;
+  Status s = db_->prepare(
+      "SELECT link, topic_id, topic, partition, next_offset, producer_id, producer_epoch, next_sequence, "
+      "remote_next_offset, dropped_messages FROM cluster_forward_cursors ORDER BY link, topic_id, partition",
+      &st);
+  if (!s.ok()) return s;
+  bool row = false;
+  while ((s = st.step(&row)).ok() && row) {
+    ClusterForwardCursor c;
+    c.link = st.column_text(0);
+    const std::vector<uint8_t> id = st.column_blob(1);
+    if (id.size() != c.topic_id.bytes.size()) return Status::corruption("cluster_forward_cursors: bad topic id");
+    std::copy(id.begin(), id.end(), c.topic_id.bytes.begin());
+    c.topic = st.column_text(2);
+    c.partition = static_cast<int32_t>(st.column_int64(3));
+    c.next_offset = st.column_int64(4);
+    c.producer_id = st.column_int64(5);
+    c.producer_epoch = static_cast<int16_t>(st.column_int64(6));
+    c.next_sequence = static_cast<int32_t>(st.column_int64(7));
+    c.remote_next_offset = st.column_int64(8);
+    c.dropped_messages = st.column_int64(9);
+    out->push_back(std::move(c));
+  }
+  return s;
+}
+
+Status ClusterStore::remove_all_forward_cursors() { return db_->exec("DELETE FROM cluster_forward_cursors"); }
+
+namespace {
+
+std::string join_ids(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (int32_t id : ids) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(id);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ClusterStore::merge_partition_leader(const PartitionLeader& l, bool* kept) {
+  *kept = false;
+  if (l.partition < 0 || l.leader < 0 || l.leader_epoch < 0 ||
+      std::any_of(l.isr.begin(), l.isr.end(), [](int32_t id) { return id < 0; })) {
+    return Status::invalid_argument("partition leader of partition " + std::to_string(l.partition) +
+                                    ": a negative field");
+  }
+  Statement st;
+  Status s = db_->prepare(
+      "INSERT INTO partition_leaders (topic_id, partition, leader, leader_epoch, isr) SELECT ?, ?, ?, ?, ? WHERE "
+      "EXISTS (SELECT 1 FROM topics WHERE topic_id = ?1) ON CONFLICT (topic_id, partition) DO UPDATE SET leader = "
+      "excluded.leader, leader_epoch = excluded.leader_epoch, isr = excluded.isr WHERE excluded.leader_epoch >= "
+      "partition_leaders.leader_epoch",
+      &st);
+  if (!s.ok()) return s;
+  st.bind_blob(1, l.topic_id.bytes.data(), l.topic_id.bytes.size());
+  st.bind_int64(2, l.partition);
+  st.bind_int64(3, l.leader);
+  st.bind_int64(4, l.leader_epoch);
+  st.bind_text(5, join_ids(l.isr));
+  if (s = st.run(); !s.ok()) return s;
+  *kept = db_->changes() > 0;
+  return Status();
+}
+
+Status ClusterStore::partition_leaders(std::vector<PartitionLeader>* out) {
+  out->clear();
+  Statement st;
+  Status s = db_->prepare(
+      "SELECT topic_id, partition, leader, leader_epoch, isr FROM partition_leaders ORDER BY topic_id, partition", &st);
+  if (!s.ok()) return s;
+  bool row = false;
+  while ((s = st.step(&row)).ok() && row) {
+    PartitionLeader l;
+    const std::vector<uint8_t> id = st.column_blob(0);
+    if (id.size() != l.topic_id.bytes.size()) return Status::corruption("partition_leaders: bad topic id");
+    std::copy(id.begin(), id.end(), l.topic_id.bytes.begin());
+    l.partition = static_cast<int32_t>(st.column_int64(1));
+    l.leader = static_cast<int32_t>(st.column_int64(2));
+    l.leader_epoch = static_cast<int32_t>(st.column_int64(3));
+    if (Status p = split(st.column_text(4), &l.isr); !p.ok()) return p;
+    out->push_back(std::move(l));
+  }
+  return s;
+}
+
+Status ClusterStore::remove_all_partition_leaders() { return db_->exec("DELETE FROM partition_leaders"); }
+
+}  // namespace eddy::meta

@@ -39,6 +39,35 @@ struct ClusterBroker {
   bool operator==(const ClusterBroker&) const = default;
 };
 
+// A store-and-forward link's cursor on one partition as the controller log
+// carries it (ForwardCursorsRecord; fields as meta::ForwardCursor's).
+struct ClusterForwardCursor {
+  std::string link;
+  Uuid topic_id;
+  std::string topic;
+  int32_t partition = 0;
+  int64_t next_offset = 0;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t next_sequence = 0;
+  int64_t remote_next_offset = -1;
+  int64_t dropped_messages = 0;
+
+  bool operator==(const ClusterForwardCursor&) const = default;
+};
+
+// A replicated partition's leader as the controller log carries it
+// (PartitionLeadersRecord).
+struct PartitionLeader {
+  Uuid topic_id;
+  int32_t partition = 0;
+  int32_t leader = -1;
+  int32_t leader_epoch = -1;
+  std::vector<int32_t> isr;
+
+  bool operator==(const PartitionLeader&) const = default;
+};
+
 class ClusterStore {
  public:
   explicit ClusterStore(Database* db) : db_(db) {}
@@ -63,6 +92,22 @@ class ClusterStore {
   // id, which a single node's own allocator advances instead.
   Status producer_ids_end(int64_t* end);
   Status set_producer_ids_end(int64_t end);
+
+  // Keeps cursor unless the one held for its (link, topic id, partition)
+  // is further (a higher next_offset): the controller log's order decides
+  // between equals, the same on every node. *kept: whether it was. A topic
+  // id eddy.db does not hold (the topic was removed) keeps nothing.
+  Status merge_forward_cursor(const ClusterForwardCursor& cursor, bool* kept);
+  // Every cursor held, by link, topic id and partition.
+  Status forward_cursors(std::vector<ClusterForwardCursor>* out);
+  Status remove_all_forward_cursors();
+
+  // Keeps leader unless the one held for its partition has a higher epoch
+  // (the log's order decides between equals). *kept: whether it was. A
+  // topic id eddy.db does not hold keeps nothing.
+  Status merge_partition_leader(const PartitionLeader& leader, bool* kept);
+  Status partition_leaders(std::vector<PartitionLeader>* out);
+  Status remove_all_partition_leaders();
 
  private:
   Database* db_;

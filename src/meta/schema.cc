@@ -215,6 +215,37 @@ Status migrate_to_v6(Database* db) {
   )sql");
 }
 
+// Schema version 7: what the controller log carries of replicated partitions
+// (cluster_store.h): the store-and-forward cursors (ForwardCursorsRecord),
+// how far each link got on each partition, whichever node forwarded it; and
+// each partition's leader, epoch and ISR as its leader published them
+// (PartitionLeadersRecord). Empty on a single node.
+Status migrate_to_v7(Database* db) {
+  return db->exec(R"sql(
+    CREATE TABLE cluster_forward_cursors (
+      link TEXT NOT NULL,
+      topic_id BLOB NOT NULL REFERENCES topics (topic_id) ON DELETE CASCADE,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      topic TEXT NOT NULL,
+      next_offset INTEGER NOT NULL CHECK (next_offset >= 0),
+      producer_id INTEGER NOT NULL,
+      producer_epoch INTEGER NOT NULL,
+      next_sequence INTEGER NOT NULL CHECK (next_sequence >= 0),
+      remote_next_offset INTEGER NOT NULL,
+      dropped_messages INTEGER NOT NULL CHECK (dropped_messages >= 0),
+      PRIMARY KEY (link, topic_id, partition)
+    ) WITHOUT ROWID;
+    CREATE TABLE partition_leaders (
+      topic_id BLOB NOT NULL REFERENCES topics (topic_id) ON DELETE CASCADE,
+      partition INTEGER NOT NULL CHECK (partition >= 0),
+      leader INTEGER NOT NULL,
+      leader_epoch INTEGER NOT NULL,
+      isr TEXT NOT NULL,
+      PRIMARY KEY (topic_id, partition)
+    ) WITHOUT ROWID;
+  )sql");
+}
+
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
     {1, create_schema_v1},
@@ -223,6 +254,7 @@ constexpr Migration kMigrations[] = {
     {4, migrate_to_v4},
     {5, migrate_to_v5},
     {6, migrate_to_v6},
+    {7, migrate_to_v7},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

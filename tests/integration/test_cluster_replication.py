@@ -32,7 +32,9 @@ TOPIC = "replicated"
 
 @pytest.fixture(scope="module")
 def cluster():
-    with EddyCluster(3) as c:
+    # A follower leaves the ISR 3 s after it stopped keeping up (Kafka's
+    # default is 30 s), so that a test sees the ISR shrink.
+    with EddyCluster(3, overrides={"replica.lag.time.max.ms": "3000"}) as c:
         c.start_all()
         c.wait_for_leader(timeout=30)
         # Topics are placed on registered nodes: all three first.
@@ -470,3 +472,81 @@ def test_one_node_down_acks_all_goes_on_two_down_it_gets_not_enough_replicas_and
     # later: that one was never acknowledged either way.)
     assert b"never" not in values
     wait_until(lambda: replicas_identical(cluster, cluster.ids, end), 30, "the replicas agreeing again")
+
+
+def partition_metadata_v1(cluster, i, topic, partition=0):
+    """Node i's Metadata v1 for one partition: (error, leader, replicas, isr),
+    None when the node is down or the partition unknown."""
+    from kafka.protocol.metadata import MetadataResponse
+    try:
+        with kw.Connection(cluster.client_ports[i]) as conn:
+            response = conn.request(3, 1, kw.metadata_v1([topic]), response_class=MetadataResponse[1])
+    except (OSError, kw.Closed):
+        return None
+    for error, name, _internal, partitions in response.topics:
+        if name != topic or error:
+            return None
+        for perror, p, leader, replicas, isr in partitions:
+            if p == partition:
+                return perror, leader, sorted(replicas), sorted(isr)
+    return None
+
+
+def test_a_node_without_a_replica_names_the_leader_its_leader_published(cluster):
+    """Replication factor 2 on three nodes: the third node holds no replica
+    and names the leader (and the ISR) the leader published through the
+    controller log (PartitionLeadersRecord), also after leadership moved."""
+    cluster.wait_for_leader(timeout=30)
+    topic = "two-replicas"
+    assert create_topic_at(cluster, 1, topic, 1, replication=2) == (0, None)
+
+    def agreed(other_than=None):
+        views = {i: partition_metadata_v1(cluster, i, topic) for i in cluster.ids}
+        if any(v is None or v[0] != 0 for v in views.values()):
+            return None
+        leaders = {v[1] for v in views.values()}
+        isrs = {tuple(v[3]) for v in views.values()}
+        if len(leaders) != 1 or len(isrs) != 1:
+            return None
+        leader = leaders.pop()
+        return (leader, views) if leader != other_than else None
+
+    leader, views = wait_until(agreed, 30, "every node to name one leader of %s" % topic)
+    replicas = views[leader][2]
+    outsider = next(i for i in cluster.ids if i not in replicas)
+    assert views[outsider][3] == replicas, "the ISR as the leader published it: %s" % (views,)
+    # The leader stops (it resigns); with two replicas no leader can be
+    # elected until it is back, and then leadership may move.
+    moved = False
+    for _attempt in range(4):
+        cluster.nodes[leader].stop()
+        cluster.start(leader)
+        found = wait_until(agreed, 30, "every node to name one leader of %s again" % topic)
+        if found[0] != leader:
+            moved = True
+            leader, views = found
+            break
+    assert moved, "leadership moved to the other replica at least once in four restarts"
+    assert views[outsider][1] == leader
+
+
+def test_a_follower_names_the_isr_its_leader_measured(cluster):
+    """A follower down for longer than replica.lag.time.max.ms (3 s here)
+    leaves the leader's ISR; the other follower names the same ISR (the
+    leader published it), not every replica."""
+    cluster.wait_for_leader(timeout=30)
+    leader = wait_for_partition_leader(cluster)
+    a, b = [i for i in cluster.ids if i != leader]
+    cluster.nodes[b].kill()
+    try:
+        def shrunk():
+            view = partition_metadata_v1(cluster, leader, TOPIC)
+            return view is not None and view[3] == sorted([leader, a])
+        wait_until(shrunk, 20, "the leader to drop node %d from the ISR" % b)
+        wait_until(lambda: partition_metadata_v1(cluster, a, TOPIC) == partition_metadata_v1(cluster, leader, TOPIC),
+                   10, "follower %d to name the leader's ISR" % a)
+        assert partition_metadata_v1(cluster, a, TOPIC)[3] == sorted([leader, a])
+    finally:
+        cluster.start(b)
+    wait_until(lambda: partition_metadata_v1(cluster, a, TOPIC) is not None and
+               partition_metadata_v1(cluster, a, TOPIC)[3] == [1, 2, 3], 30, "node %d back in the ISR everywhere" % b)

@@ -108,7 +108,8 @@ CONTROL_RECORDS = ("leader_change_message", ["LeaderChangeMessage"])
 EDDY_RECORDS = ("controller_records", ["ClusterIdRecord", "RegisterBrokerRecord", "TopicRecord",
                                        "RemoveTopicRecord", "PartitionsAddedRecord", "TopicConfigsRecord",
                                        "GroupOffsetsRecord", "GroupDeletedRecord", "OffsetsDeletedRecord",
-                                       "ProducerIdsRecord", "StaticMemberRecord", "StaticMemberRemovedRecord"])
+                                       "ProducerIdsRecord", "StaticMemberRecord", "StaticMemberRemovedRecord",
+                                       "ForwardCursorsRecord", "PartitionLeadersRecord"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")

@@ -40,6 +40,9 @@ TEST(ControllerRecords, EveryTypeRoundTrips) {
       protocol::StaticMemberRecord{"g", "inst-a", "c-1", "c", "/127.0.0.1", "consumer", "range", 4, 10000, 30000,
                                    {0, 1}, {0, 2, 9}, {}},
       protocol::StaticMemberRemovedRecord{"g", "inst-a", {}},
+      protocol::ForwardCursorsRecord{
+          "central", {{"sensors", sample_topic().topic_id, 1, 400, 7, 0, 380, 1200, 3, {}}}, {}},
+      protocol::PartitionLeadersRecord{{{sample_topic().topic_id, 2, 3, 9, {1, 3}, {}}}, {}},
   };
   ASSERT_EQ(records.size(), std::variant_size_v<ControllerRecord>) << "one of each type";
   for (const ControllerRecord& record : records) {

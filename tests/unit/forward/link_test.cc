@@ -221,6 +221,37 @@ TEST_F(LinkTest, ARestartFindsWhatTheCentralClusterWroteAfterTheSavedCursor) {
   EXPECT_EQ(board_.snapshot()[0].found_unacknowledged, 1u);
 }
 
+// A cursor that never had an acknowledgement (remote_next_offset -1: in a
+// cluster, one another node shared before its first): the link looks for
+// its batches from the central log's start before it sends, and finds the
+// one written whose answer was lost.
+TEST_F(LinkTest, ACursorWithoutAnAcknowledgementIsLookedForFromTheCentralStart) {
+  local_.append("sensors", 0, 4);
+  central_.cut_at_produce_request(1);
+  options_.retry_backoff_ms = options_.retry_backoff_max_ms = 60000;  // stopped before it reconnects
+  start_link();
+  ASSERT_TRUE(eventually([&] { return central_.produce_requests() >= 1; }));
+  ASSERT_TRUE(eventually([&] { return central_.written("sensors", 0).size() == 1; }));
+  stop_link();
+  meta::ForwardCursor c = saved(0);
+  EXPECT_EQ(c.next_offset, 0);
+  EXPECT_EQ(c.remote_next_offset, 0) << "learnt before the first send";
+  c.remote_next_offset = -1;  // as shared before that was learnt
+  ASSERT_TRUE(progress_->save(options_.name, {c}).ok());
+  central_.forget_producers();
+  local_.reactor().run([&] {
+    store_ = std::make_unique<LocalStore>(local_.reactor(), local_.broker().topics(), progress_.get());
+    EXPECT_TRUE(store_->load({{options_.name, &mapping_}}).ok());
+  });
+  options_.retry_backoff_ms = 10;
+  options_.retry_backoff_max_ms = 50;
+  start_link();
+  ASSERT_TRUE(eventually([&] { return saved_offset(0) == 4; })) << saved_offset(0);
+  stop_link();
+  EXPECT_EQ(central_.written("sensors", 0), (std::vector<int64_t>{0})) << "written once";
+  EXPECT_EQ(board_.snapshot()[0].found_unacknowledged, 1u);
+}
+
 TEST_F(LinkTest, ARestartedLinkContinuesTheSavedProducerAndSequences) {
   local_.append("sensors", 0, 4);
   start_link();

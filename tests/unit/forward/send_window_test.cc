@@ -72,10 +72,14 @@ TEST(SendWindow, SendsConsecutiveSequencesFromTheSavedCursor) {
   EXPECT_TRUE(holds_invariant(w, 5, producer));
 }
 
-TEST(SendWindow, ACursorOfAnotherProducerStartsAtSequenceZero) {
-  SendWindow other(cursor(100, 7, 1, 40), {7, 2}, 5);
-  EXPECT_EQ(other.send_sequence(), 0);
-  EXPECT_EQ(other.acked().producer_epoch, 2);
+TEST(SendWindow, ACursorGoesOnUnderItsOwnProducerAndANewOneStartsUnderTheLinks) {
+  // In a cluster a cursor may be another node's (taken over with the
+  // partition): its sequences go on under its producer, as the central
+  // partition expects them.
+  SendWindow other(cursor(100, 7, 1, 40), {8, 2}, 5);
+  EXPECT_EQ(other.send_sequence(), 40);
+  EXPECT_EQ(other.acked().producer_id, 7);
+  EXPECT_EQ(other.acked().producer_epoch, 1);
   EXPECT_EQ(other.send_offset(), 100);
   SendWindow never(cursor(0, -1, -1, 0), {9, 0}, 5);
   EXPECT_EQ(never.acked().producer_id, 9);

@@ -128,7 +128,7 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   }
   // Turn the file back into a version 1 database (as Eddy 0.1 wrote it).
   run_sql(path,
-          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions;"
@@ -161,7 +161,7 @@ TEST(MetaStoreOpen, VersionThreeIsMigratedKeepingCredentials) {
   }
   // Turn the file back into a version 3 database (as Eddy with SASL wrote it).
   run_sql(path,
-          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions; DROP TABLE acls; PRAGMA user_version = 3;");
@@ -189,7 +189,7 @@ TEST(MetaStoreOpen, VersionFourIsMigratedKeepingOffsetsAndAcls) {
   }
   // Turn the file back into a version 4 database (as Eddy with ACLs wrote it).
   run_sql(path,
-          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions; PRAGMA user_version = 4;");
@@ -218,7 +218,7 @@ TEST(MetaStoreOpen, VersionFiveIsMigratedKeepingTopicsWithoutReplicas) {
   }
   // Turn the file back into a version 5 database (before clusters).
   run_sql(path,
-          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied; PRAGMA user_version = 5;");
   auto store = open_or_die(path);
   ASSERT_NE(store, nullptr);
@@ -231,6 +231,29 @@ TEST(MetaStoreOpen, VersionFiveIsMigratedKeepingTopicsWithoutReplicas) {
   int64_t applied = -1;
   ASSERT_TRUE(store->cluster().applied_offset(&applied).ok());
   EXPECT_EQ(applied, 0);
+}
+
+TEST(MetaStoreOpen, VersionSixIsMigratedWithTheReplicatedPartitionsTables) {
+  eddy::testing::TempDir dir;
+  const std::string path = dir.file("eddy.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store->topics().create(testing::new_topic("kept", 1), nullptr).ok());
+    ASSERT_TRUE(store->close().ok());
+  }
+  // Turn the file back into a version 6 database (before issue 16's records).
+  run_sql(path, "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; PRAGMA user_version = 6;");
+  auto store = open_or_die(path);
+  EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
+  TopicRecord kept;
+  ASSERT_TRUE(store->topics().get("kept", &kept).ok());
+  bool stored = false;
+  ASSERT_TRUE(store->cluster().merge_partition_leader({kept.id, 0, 2, 5, {1, 2}}, &stored).ok());
+  EXPECT_TRUE(stored);
+  std::vector<PartitionLeader> leaders;
+  ASSERT_TRUE(store->cluster().partition_leaders(&leaders).ok());
+  ASSERT_EQ(leaders.size(), 1u);
+  EXPECT_EQ(leaders[0].isr, (std::vector<int32_t>{1, 2}));
 }
 
 TEST(MetaStoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {

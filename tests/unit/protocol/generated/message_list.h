@@ -118,4 +118,6 @@
   X(OffsetsDeletedRecord) \
   X(ProducerIdsRecord) \
   X(StaticMemberRecord) \
-  X(StaticMemberRemovedRecord)
+  X(StaticMemberRemovedRecord) \
+  X(ForwardCursorsRecord) \
+  X(PartitionLeadersRecord)

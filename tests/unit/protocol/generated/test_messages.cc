@@ -2732,6 +2732,38 @@ void fill_test_values(StaticMemberRemovedRecord& m, int16_t version, Filler& f) 
   m.group_instance_id = f.next_string();
 }
 
+void fill_test_values(ForwardCursorsRecord::Cursor& m, int16_t version, Filler& f) {
+  m.topic = f.next_string();
+  m.topic_id = f.next_uuid();
+  m.partition = f.next_int<int32_t>(0);
+  m.next_offset = f.next_int<int64_t>(0);
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int16_t>(0);
+  m.next_sequence = f.next_int<int32_t>(0);
+  m.remote_next_offset = f.next_int<int64_t>(0);
+  m.dropped_messages = f.next_int<int64_t>(0);
+}
+
+void fill_test_values(ForwardCursorsRecord& m, int16_t version, Filler& f) {
+  m.link = f.next_string();
+  m.cursors.resize(f.array_size());
+  for (auto& e : m.cursors) fill_test_values(e, version, f);
+}
+
+void fill_test_values(PartitionLeadersRecord::PartitionLeader& m, int16_t version, Filler& f) {
+  m.topic_id = f.next_uuid();
+  m.partition = f.next_int<int32_t>(0);
+  m.leader = f.next_int<int32_t>(0);
+  m.leader_epoch = f.next_int<int32_t>(0);
+  m.isr.resize(f.array_size());
+  for (auto& e : m.isr) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(PartitionLeadersRecord& m, int16_t version, Filler& f) {
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
 namespace {
 
 template <typename M>

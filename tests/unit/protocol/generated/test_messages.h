@@ -291,6 +291,10 @@ void fill_test_values(OffsetsDeletedRecord& m, int16_t version, Filler& f);
 void fill_test_values(ProducerIdsRecord& m, int16_t version, Filler& f);
 void fill_test_values(StaticMemberRecord& m, int16_t version, Filler& f);
 void fill_test_values(StaticMemberRemovedRecord& m, int16_t version, Filler& f);
+void fill_test_values(ForwardCursorsRecord::Cursor& m, int16_t version, Filler& f);
+void fill_test_values(ForwardCursorsRecord& m, int16_t version, Filler& f);
+void fill_test_values(PartitionLeadersRecord::PartitionLeader& m, int16_t version, Filler& f);
+void fill_test_values(PartitionLeadersRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the

@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "meta/cluster_store.h"
+#include "tests/unit/meta/meta_test_util.h"
+
+namespace eddy::meta {
+namespace {
+
+using ClusterStoreTest = testing::MetaStoreTest;
+
+ClusterForwardCursor cursor(const Uuid& topic_id, int64_t next_offset, int32_t sequence) {
+  return ClusterForwardCursor{"central", topic_id, "sensors", 0, next_offset, 7, 0, sequence, 1000 + next_offset, 0};
+}
+
+TEST_F(ClusterStoreTest, TheFurthestCursorIsKeptAndALaterEqualOneReplacesIt) {
+  TopicRecord t;
+  ASSERT_TRUE(store_->topics().create(testing::new_topic("sensors", 2), &t).ok());
+  bool kept = false;
+  ASSERT_TRUE(store_->cluster().merge_forward_cursor(cursor(t.id, 100, 10), &kept).ok());
+  EXPECT_TRUE(kept);
+  // An older one (a node that shared late) does not move it back.
+  ASSERT_TRUE(store_->cluster().merge_forward_cursor(cursor(t.id, 50, 5), &kept).ok());
+  EXPECT_FALSE(kept);
+  ClusterForwardCursor same = cursor(t.id, 100, 10);
+  same.remote_next_offset = 2000;
+  ASSERT_TRUE(store_->cluster().merge_forward_cursor(same, &kept).ok());
+  EXPECT_TRUE(kept);
+  ClusterForwardCursor other_partition = cursor(t.id, 3, 1);
+  other_partition.partition = 1;
+  ASSERT_TRUE(store_->cluster().merge_forward_cursor(other_partition, &kept).ok());
+  EXPECT_TRUE(kept);
+
+  std::vector<ClusterForwardCursor> held;
+  ASSERT_TRUE(store_->cluster().forward_cursors(&held).ok());
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(held[0], same);
+  EXPECT_EQ(held[1], other_partition);
+
+  reopen();
+  ASSERT_TRUE(store_->cluster().forward_cursors(&held).ok());
+  EXPECT_EQ(held.size(), 2u);
+  ASSERT_TRUE(store_->cluster().remove_all_forward_cursors().ok());
+  ASSERT_TRUE(store_->cluster().forward_cursors(&held).ok());
+  EXPECT_TRUE(held.empty());
+}
+
+TEST_F(ClusterStoreTest, AnUnknownTopicKeepsNothingAndARemovedTopicTakesItsCursors) {
+  bool kept = true;
+  ASSERT_TRUE(store_->cluster().merge_forward_cursor(cursor(Uuid::random(), 10, 1), &kept).ok());
+  EXPECT_FALSE(kept);
+  TopicRecord t;
+  ASSERT_TRUE(store_->topics().create(testing::new_topic("sensors", 1), &t).ok());
+  ASSERT_TRUE(store_->cluster().merge_forward_cursor(cursor(t.id, 10, 1), &kept).ok());
+  EXPECT_TRUE(kept);
+  ASSERT_TRUE(store_->topics().remove("sensors").ok());
+  std::vector<ClusterForwardCursor> held;
+  ASSERT_TRUE(store_->cluster().forward_cursors(&held).ok());
+  EXPECT_TRUE(held.empty());
+}
+
+TEST_F(ClusterStoreTest, NegativeFieldsAreRefused) {
+  TopicRecord t;
+  ASSERT_TRUE(store_->topics().create(testing::new_topic("sensors", 1), &t).ok());
+  bool kept = true;
+  EXPECT_EQ(store_->cluster().merge_forward_cursor(cursor(t.id, -1, 0), &kept).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_FALSE(kept);
+}
+
+TEST_F(ClusterStoreTest, APartitionLeaderOfAnOlderEpochDoesNotReplaceANewerOne) {
+  TopicRecord t;
+  ASSERT_TRUE(store_->topics().create(testing::new_topic("sensors", 2), &t).ok());
+  bool kept = false;
+  ASSERT_TRUE(store_->cluster().merge_partition_leader({t.id, 0, 2, 5, {1, 2, 3}}, &kept).ok());
+  EXPECT_TRUE(kept);
+  ASSERT_TRUE(store_->cluster().merge_partition_leader({t.id, 0, 1, 4, {1}}, &kept).ok());
+  EXPECT_FALSE(kept) << "a late record of an older epoch";
+  ASSERT_TRUE(store_->cluster().merge_partition_leader({t.id, 0, 2, 5, {2, 3}}, &kept).ok());
+  EXPECT_TRUE(kept) << "the same epoch's ISR shrank";
+  ASSERT_TRUE(store_->cluster().merge_partition_leader({Uuid::random(), 0, 2, 5, {2}}, &kept).ok());
+  EXPECT_FALSE(kept) << "a topic not held";
+  EXPECT_EQ(store_->cluster().merge_partition_leader({t.id, 0, -1, 5, {2}}, &kept).code(),
+            Status::Code::kInvalidArgument);
+  std::vector<PartitionLeader> held;
+  ASSERT_TRUE(store_->cluster().partition_leaders(&held).ok());
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0], (PartitionLeader{t.id, 0, 2, 5, {2, 3}}));
+  ASSERT_TRUE(store_->topics().remove("sensors").ok());
+  ASSERT_TRUE(store_->cluster().partition_leaders(&held).ok());
+  EXPECT_TRUE(held.empty());
+}
+
+}  // namespace
+}  // namespace eddy::meta
