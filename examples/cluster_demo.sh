@@ -26,9 +26,10 @@ start() {  # start NODE [extra overrides...]
   eval "pid$i=$!"
 }
 
-# The leader, from the nodes' logs: the last "leader of epoch" line of all.
+# The controller quorum's leader, from the nodes' logs: the last "raft <node>: leader
+# of epoch" line of all (partition groups name their partition instead).
 leader() {
-  grep -h "leader of epoch" "$work"/node*.log 2>/dev/null | sort | tail -1 | sed -E 's/.*raft ([0-9]+): leader of epoch ([0-9]+).*/\1 \2/'
+  grep -hE "raft [0-9]+: leader of epoch" "$work"/node*.log 2>/dev/null | sort | tail -1 | sed -E 's/.*raft ([0-9]+): leader of epoch ([0-9]+).*/\1 \2/'
 }
 
 wait_for_new_leader() {  # wait_for_new_leader OLD_EPOCH

@@ -90,6 +90,7 @@ void PartitionGroups::add(const std::string& topic, const protocol::Uuid& topic_
   Status s = raft::BatchLog::open(log, raft::BatchLogOptions{}, &g->batch_log);
   raft::ReplicaOptions o;
   o.id = options_.node_id;
+  o.name = topic + "-" + std::to_string(partition);
   o.voters = replicas;
   std::sort(o.voters.begin(), o.voters.end());
   o.election_timeout_ms = options_.election_timeout_ms;
@@ -147,11 +148,23 @@ void PartitionGroups::poll_all() {
 void PartitionGroups::after_step(Group& g, const Status& step, const raft::Message* answered_by,
                                  raft::Payload* answer, bool* answered) {
   if (!step.ok()) {
-    if (step.code() != Status::Code::kInvalidArgument) {
+    if (step.code() == Status::Code::kLogFull) {
+      // A follower whose disk budget is full of data its links have not
+      // forwarded (eddy.full.policy=reject): nothing was appended, and it
+      // fetches the same entries again until forwarding frees a segment,
+      // out of the ISR meanwhile, as the leader refuses produce then.
+      const int64_t now = port::monotonic_millis();
+      if (now - g.full_logged_ms >= kFullLogIntervalMs) {
+        g.full_logged_ms = now;
+        EDDY_LOG_WARN("partition {}-{}: this replica cannot take its leader's entries now: {}; it tries again",
+                      g.topic, g.partition, step.message());
+      }
+    } else if (step.code() != Status::Code::kInvalidArgument) {
       fail(g, step);
       return;
+    } else {
+      EDDY_LOG_WARN("partition {}-{}: a message ignored: {}", g.topic, g.partition, step.message());
     }
-    EDDY_LOG_WARN("partition {}-{}: a message ignored: {}", g.topic, g.partition, step.message());
   }
   for (raft::Message& m : g.replica->take_outbox()) {
     if (answered_by != nullptr && !*answered && raft::answers(m, *answered_by)) {

@@ -118,6 +118,8 @@ class PartitionGroups final : public broker::PartitionReplication {
   void led_here(std::vector<Led>* out) const;
 
  private:
+  // A follower whose log is full says so at most this often.
+  static constexpr int64_t kFullLogIntervalMs = 10000;
   struct Group {
     std::string topic;
     int32_t partition = 0;
@@ -139,6 +141,7 @@ class PartitionGroups final : public broker::PartitionReplication {
     raft::Role published_role = raft::Role::kUnattached;
     int32_t published_epoch = -1;
     int32_t published_leader = -1;
+    int64_t full_logged_ms = -kFullLogIntervalMs;  // the last "cannot take its leader's entries" line
   };
   using Key = std::pair<std::string, int32_t>;
 

@@ -27,7 +27,12 @@ const char* role_name(Role role) {
 
 Replica::Replica(ReplicaOptions options, RaftLog* log, SnapshotStore* snapshots, QuorumStateStore* store,
                  Random random)
-    : options_(std::move(options)), log_(log), snapshots_(snapshots), store_(store), random_(std::move(random)) {}
+    : options_(std::move(options)),
+      log_name_(options_.name.empty() ? std::to_string(options_.id) : options_.name),
+      log_(log),
+      snapshots_(snapshots),
+      store_(store),
+      random_(std::move(random)) {}
 
 Status Replica::open(ReplicaOptions options, RaftLog* log, SnapshotStore* snapshots, QuorumStateStore* store,
                      Random random, int64_t now_ms, std::unique_ptr<Replica>* out) {
@@ -70,7 +75,7 @@ Status Replica::open(ReplicaOptions options, RaftLog* log, SnapshotStore* snapsh
     r->role_ = Role::kUnattached;
     r->election_deadline_ = now_ms + r->random_election_timeout();
   }
-  EDDY_LOG_INFO("raft {}: open in epoch {} as {}{}", r->id(), state.epoch, role_name(r->role_),
+  EDDY_LOG_INFO("raft {}: open in epoch {} as {}{}", r->log_name_, state.epoch, role_name(r->role_),
                 state.recovering ? " (recovering after a wiped disk)" : "");
   *out = std::move(r);
   return Status();
@@ -105,7 +110,7 @@ Status Replica::store_snapshot(SnapshotId id, const std::string& bytes) {
   if (Status s = snapshots_->store(id, bytes); !s.ok()) return s.with_context("raft: storing a snapshot");
   Status s = log_->delete_before(id);
   if (!s.ok()) return s.with_context("raft: starting the log at a snapshot");
-  EDDY_LOG_INFO("raft {}: snapshot at offset {} (epoch {}, {} bytes): the log starts there", options_.id, id.end_offset,
+  EDDY_LOG_INFO("raft {}: snapshot at offset {} (epoch {}, {} bytes): the log starts there", log_name_, id.end_offset,
                 id.epoch, bytes.size());
   return Status();
 }
@@ -179,7 +184,7 @@ Status Replica::become_follower(Epoch epoch, NodeId leader) {
   leader_high_watermark_ = 0;
   validated_end_ = 0;
   snapshot_fetch_.reset();
-  EDDY_LOG_DEBUG("raft {}: follower of {} in epoch {}", id(), leader, epoch);
+  EDDY_LOG_DEBUG("raft {}: follower of {} in epoch {}", log_name_, leader, epoch);
   return Status();
 }
 
@@ -201,7 +206,7 @@ Status Replica::become_candidate() {
   epoch_start_offset_ = -1;
   votes_ = {id()};
   election_deadline_ = now_ + random_election_timeout();
-  EDDY_LOG_DEBUG("raft {}: candidate in epoch {}", id(), state_.epoch);
+  EDDY_LOG_DEBUG("raft {}: candidate in epoch {}", log_name_, state_.epoch);
   if (votes_.size() >= majority()) return become_leader();
   VoteRequest req{state_.epoch, id(), log_->last_epoch(), log_->end_offset()};
   for (NodeId voter : options_.voters) {
@@ -223,7 +228,7 @@ Status Replica::become_leader() {
     if (voter != id()) progress_[voter] = VoterProgress{-1, now_};
   }
   next_begin_epoch_resend_ = now_ + options_.fetch_timeout_ms / 4;
-  EDDY_LOG_INFO("raft {}: leader of epoch {} from offset {}", id(), state_.epoch, epoch_start_offset_);
+  EDDY_LOG_INFO("raft {}: leader of epoch {} from offset {}", log_name_, state_.epoch, epoch_start_offset_);
   for (NodeId voter : options_.voters) {
     if (voter != id()) send(voter, BeginQuorumEpochRequest{state_.epoch, id()});
   }
@@ -244,7 +249,7 @@ Status Replica::resign(int64_t now_ms) {
   for (NodeId voter : options_.voters) {
     if (voter != id()) send(voter, req);
   }
-  EDDY_LOG_INFO("raft {}: resigned epoch {}", id(), state_.epoch);
+  EDDY_LOG_INFO("raft {}: resigned epoch {}", log_name_, state_.epoch);
   return Status();
 }
 
@@ -307,7 +312,7 @@ Status Replica::poll_leader() {
   if (!s.ok()) return s.with_context("raft: flushing the leader's log");
   update_leader_high_watermark();
   if (now_ - leader_since_ >= options_.fetch_timeout_ms && !quorum_reached_recently()) {
-    EDDY_LOG_WARN("raft {}: no fetches from a majority for {} ms in epoch {}: resigning", id(),
+    EDDY_LOG_WARN("raft {}: no fetches from a majority for {} ms in epoch {}: resigning", log_name_,
                   options_.fetch_timeout_ms, state_.epoch);
     return resign(now_);
   }
@@ -361,7 +366,7 @@ Status Replica::update_follower_high_watermark() {
   next.recovering = false;
   Status s = persist(next);
   if (!s.ok()) return s;
-  EDDY_LOG_INFO("raft {}: caught up to offset {} after a wiped disk: voting again", id(), high_watermark_);
+  EDDY_LOG_INFO("raft {}: caught up to offset {} after a wiped disk: voting again", log_name_, high_watermark_);
   return Status();
 }
 
@@ -549,7 +554,7 @@ Status Replica::handle_fetch_response(NodeId from, int32_t correlation_id, const
   last_leader_contact_ = now_;
   leader_high_watermark_ = std::max(leader_high_watermark_, resp.high_watermark);
   if (!resp.snapshot_id.empty()) {
-    EDDY_LOG_INFO("raft {}: the entries after offset {} are gone from leader {}: fetching its snapshot at {}", id(),
+    EDDY_LOG_INFO("raft {}: the entries after offset {} are gone from leader {}: fetching its snapshot at {}", log_name_,
                   log_->end_offset(), from, resp.snapshot_id.end_offset);
     snapshot_fetch_ = SnapshotFetch{resp.snapshot_id, -1, {}};
     next_fetch_at_ = now_;
@@ -565,7 +570,7 @@ Status Replica::handle_fetch_response(NodeId from, int32_t correlation_id, const
       return Status::corruption("raft: the leader's log diverges below the high watermark " +
                                 std::to_string(high_watermark_) + " at " + std::to_string(truncate_to));
     }
-    EDDY_LOG_INFO("raft {}: log diverged from leader {} in epoch {}: truncating to {}", id(), from,
+    EDDY_LOG_INFO("raft {}: log diverged from leader {} in epoch {}: truncating to {}", log_name_, from,
                   resp.diverging_epoch.epoch, truncate_to);
     Status s = log_->truncate_to(truncate_to);
     if (!s.ok()) return s;
@@ -673,8 +678,7 @@ Status Replica::handle_fetch_snapshot_response(NodeId from, int32_t correlation_
   if (resp.size <= 0 || resp.size > options_.max_snapshot_bytes || (f.size >= 0 && resp.size != f.size) ||
       chunk > resp.size - held || (chunk == 0 && held < resp.size)) {
     EDDY_LOG_WARN("raft {}: leader {} answered FetchSnapshot with a chunk of {} bytes at {} of a {}-byte snapshot "
-                  "(at most {} accepted): starting over",
-                  id(), from, chunk, resp.position, resp.size, options_.max_snapshot_bytes);
+                  "(at most {} accepted): starting over", log_name_, from, chunk, resp.position, resp.size, options_.max_snapshot_bytes);
     snapshot_fetch_.reset();
     next_fetch_at_ = now_ + options_.fetch_retry_ms;
     return Status();
@@ -695,7 +699,7 @@ Status Replica::install_fetched_snapshot() {
   if (!s.ok()) return s.with_context("raft: starting the log at the leader's snapshot");
   validated_end_ = f.id.end_offset;
   high_watermark_ = std::max(high_watermark_, f.id.end_offset);
-  EDDY_LOG_INFO("raft {}: installed leader {}'s snapshot at offset {} (epoch {}, {} bytes)", id(), state_.leader_id,
+  EDDY_LOG_INFO("raft {}: installed leader {}'s snapshot at offset {} (epoch {}, {} bytes)", log_name_, state_.leader_id,
                 f.id.end_offset, f.id.epoch, f.bytes.size());
   return update_follower_high_watermark();
 }

@@ -58,6 +58,9 @@ const char* role_name(Role role);
 
 struct ReplicaOptions {
   NodeId id = kNoNode;
+  // The group as log lines name it ("raft sensors-0: leader of epoch 3");
+  // empty: the node id.
+  std::string name;
   std::vector<NodeId> voters;  // must contain id, no duplicates
   // Election timeouts are drawn uniformly from [t, 2t).
   int64_t election_timeout_ms = 1000;
@@ -197,6 +200,7 @@ class Replica {
   void send(NodeId to, Payload payload, int32_t correlation_id = 0);
 
   ReplicaOptions options_;
+  std::string log_name_;  // options_.name, or the node id
   RaftLog* log_;
   SnapshotStore* snapshots_;
   QuorumStateStore* store_;

@@ -63,7 +63,7 @@ def wait_leaders(cluster, topic, other_than=None):
         if leaders is None or (other_than is not None and other_than in leaders.values()):
             return None
         return leaders
-    return wait_until(agreed, 30, "every node to name the leaders of %s" % topic, interval=0.2)
+    return wait_until(agreed, 60, "every node to name the leaders of %s" % topic, interval=0.2)
 
 
 def produce(program, cluster, topic, count):

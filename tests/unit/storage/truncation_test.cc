@@ -3,6 +3,9 @@
 // holding a cut segment. Power cuts: truncation_power_cut_test.cc.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <set>
 
 #include "log_check.h"
@@ -101,6 +104,13 @@ TEST_F(TruncationTest, AcrossSegmentsRemovesTheLaterFilesAndSurvivesReopening) {
     ASSERT_TRUE(log->wait_durable(log->log_end_offset(), 10000));  // sealed segments get index files
     const std::vector<SegmentInfo> segments = log->segments();
     ASSERT_GE(segments.size(), 4u);
+    // The flusher writes a sealed segment's index file just after it reports
+    // the data durable: wait for the second segment's, so that the check
+    // below sees the truncation remove it, not a write still to come.
+    for (int i = 0; i < 500 && files().count(index_file_name(segments[1].base_offset)) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(files().count(index_file_name(segments[1].base_offset)), 1u);
     // The second batch of the second segment.
     BatchLocation location;
     ASSERT_TRUE(log->lookup(segments[1].base_offset + 3, &location).ok());
