@@ -264,6 +264,17 @@ broker::ReplicaStatus PartitionGroups::status(const storage::PartitionLog* log) 
   return out;
 }
 
+void PartitionGroups::durable(storage::PartitionLog* log) {
+  // A sync completed: the group runs now rather than at the next poll (up
+  // to poll_interval_ms later), so that a follower's fetch reports it, and
+  // a leader's high watermark counts it, at once. That is what an acks=all
+  // produce waits for, twice.
+  auto it = by_log_.find(log);
+  if (it == by_log_.end() || it->second->failed || !started_ || stopped_) return;
+  Group& g = *it->second;
+  after_step(g, g.replica->poll(port::monotonic_millis()), nullptr, nullptr, nullptr);
+}
+
 void PartitionGroups::led_here(std::vector<Led>* out) const {
   out->clear();
   for (const auto& [key, g] : groups_) {

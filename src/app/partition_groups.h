@@ -104,6 +104,7 @@ class PartitionGroups final : public broker::PartitionReplication {
   broker::ReplicaStatus status(const storage::PartitionLog* log) const override;
   Status append(storage::PartitionLog* log, std::span<const uint8_t> batch, storage::AppendResult* result) override;
   void closing(storage::PartitionLog* log) override;
+  void durable(storage::PartitionLog* log) override;
 
   size_t size() const { return groups_.size(); }
 

@@ -268,6 +268,11 @@ void Broker::on_replica_log_changed(storage::PartitionLog* log, int64_t from, bo
 
 void Broker::on_partition_durable(const std::string& topic, int32_t partition, int64_t durable_offset) {
   EDDY_DCHECK_ON_LOOP(executor_);
+  if (replication_ != nullptr) {
+    const Topic* t = topics_.find(topic);
+    storage::PartitionLog* log = t != nullptr ? t->local(partition) : nullptr;
+    if (log != nullptr) replication_->durable(log);  // may move the high watermark first
+  }
   complete_produce_waiters(false);
   wake_fetch_waiters(topic, partition);
   if (txn_) txn_->on_partition_durable();

@@ -85,6 +85,10 @@ class PartitionReplication {
   // The log is about to be closed or removed (its topic deleted): its
   // group, if any, lets go of it first.
   virtual void closing(storage::PartitionLog* log) = 0;
+  // The log's durable offset moved (its sync completed): a leader may
+  // advance the high watermark, a follower report what it holds, now
+  // rather than at its next poll.
+  virtual void durable(storage::PartitionLog* log) = 0;
 };
 
 }  // namespace eddy::broker

@@ -92,6 +92,11 @@ InitResult Coordinator::init_producer_id(const std::string& transactional_id, in
     return result;
   };
   if (transactional_id.empty()) return fail(ErrorCode::kInvalidRequest);
+  // Kafka takes any non-empty string; eddy.db cannot keep one with a NUL
+  // (SQLite's length() of a TEXT stops there, and its CHECK refuses an id
+  // that starts with one), so it is refused here, before anything is
+  // stored, rather than failing in the store on every attempt.
+  if (transactional_id.find('\0') != std::string::npos) return fail(ErrorCode::kInvalidRequest);
   if (timeout_ms <= 0 || timeout_ms > options_.max_timeout_ms) return fail(ErrorCode::kInvalidTransactionTimeout);
   TransactionMetadata current;
   if (const TransactionMetadata* found = find(transactional_id)) {

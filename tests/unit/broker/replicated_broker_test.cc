@@ -128,6 +128,7 @@ class FakeReplication final : public PartitionReplication {
     return log->append(copy, options, result);
   }
   void closing(storage::PartitionLog* log) override { closed.push_back(log); }
+  void durable(storage::PartitionLog*) override {}
 
   std::map<const storage::PartitionLog*, ReplicaStatus> statuses;
   std::vector<storage::PartitionLog*> closed;

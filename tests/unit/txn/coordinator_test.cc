@@ -125,6 +125,8 @@ TEST_F(TxnCoordinatorTest, InitProducerIdHandsOutIdsAndBumpsEpochs) {
   EXPECT_EQ(state("tx"), S::kEmpty);
 
   EXPECT_EQ(init("").error, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(init(std::string("\0fuzz", 5)).error, ErrorCode::kInvalidRequest) << "eddy.db cannot keep a NUL";
+  EXPECT_EQ(init(std::string("tx\0id", 5)).error, ErrorCode::kInvalidRequest);
   EXPECT_EQ(init("tx", 0).error, ErrorCode::kInvalidTransactionTimeout);
   EXPECT_EQ(init("tx", 900001).error, ErrorCode::kInvalidTransactionTimeout);
   EXPECT_EQ(init("tx", 900000).error, ErrorCode::kNone);
