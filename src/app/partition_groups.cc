@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "meta/node_ids.h"
 #include "port/log.h"
 #include "port/port.h"
 #include "protocol/record_batch.h"
@@ -15,14 +16,6 @@ Status not_leader(const std::string& why) {
   return Status::kafka(Status::Code::kBrokerError, raft::kNotLeaderOrFollower, true, why);
 }
 
-std::string node_list(const std::vector<int32_t>& ids) {
-  std::string out;
-  for (int32_t id : ids) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(id);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -113,7 +106,7 @@ void PartitionGroups::add(const std::string& topic, const protocol::Uuid& topic_
   g->known_end = log->log_end_offset();
   const storage::PartitionStats stats = log->stats();
   g->known_cuts = stats.truncations + stats.resets;
-  EDDY_LOG_INFO("partition {}: replica of a group over nodes {} (epoch {})", where, node_list(o.voters),
+  EDDY_LOG_INFO("partition {}: replica of a group over nodes {} (epoch {})", where, meta::join_node_ids(o.voters),
                 g->replica->epoch());
   Group* raw = g.get();
   by_log_[log] = raw;

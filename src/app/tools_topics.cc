@@ -12,6 +12,7 @@
 #include "app/tool_flags.h"
 #include "app/tools.h"
 #include "client/admin.h"
+#include "meta/node_ids.h"
 #include "client/client.h"
 #include "storage/disk_budget.h"
 
@@ -47,11 +48,6 @@ std::string usage() {
                         kFlags);
 }
 
-std::string join_ids(const std::vector<int32_t>& ids) {
-  std::string out;
-  for (int32_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
-  return out;
-}
 
 bool topic_exists_error(const Status& s) {
   return protocol::kafka_error(s) == protocol::ErrorCode::kTopicAlreadyExists;
@@ -148,7 +144,7 @@ int describe_one(client::Admin& admin, const client::TopicInfo& info, const Disk
   for (const auto& p : info.partitions) {
     std::string leader = p.leader < 0 ? "none" : std::to_string(p.leader);
     std::printf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s", info.name.c_str(), p.partition,
-                leader.c_str(), join_ids(p.replicas).c_str(), join_ids(p.isr).c_str());
+                leader.c_str(), meta::join_node_ids(p.replicas).c_str(), meta::join_node_ids(p.isr).c_str());
     auto size = disk.partition_bytes.find({info.name, p.partition});
     if (size != disk.partition_bytes.end() && size->second >= 0) {
       std::printf("\tDisk: %s", storage::human_bytes(static_cast<uint64_t>(size->second)).c_str());

@@ -2,26 +2,9 @@
 
 #include <algorithm>
 
+#include "meta/node_ids.h"
+
 namespace eddy::meta {
-namespace {
-
-Status split(const std::string& text, std::vector<int32_t>* out) {
-  out->clear();
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find(',', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string part = text.substr(at, end - at);
-    if (part.empty() || part.size() > 10 || part.find_first_not_of("0123456789") != std::string::npos) {
-      return Status::corruption("partition_replicas: bad replica list '" + text + "'");
-    }
-    out->push_back(static_cast<int32_t>(std::stoll(part)));
-    at = end + 1;
-  }
-  return Status();
-}
-
-}  // namespace
 
 Status ClusterStore::register_broker(const ClusterBroker& broker) {
   Transaction tx(db_);
@@ -98,7 +81,7 @@ Status ClusterStore::replicas(const Uuid& topic_id, std::map<int32_t, std::vecto
   bool row = false;
   while ((s = st.step(&row)).ok() && row) {
     std::vector<int32_t> ids;
-    if (Status p = split(st.column_text(1), &ids); !p.ok()) return p;
+    if (Status p = split_node_ids(st.column_text(1), "partition_replicas", &ids); !p.ok()) return p;
     (*out)[static_cast<int32_t>(st.column_int64(0))] = std::move(ids);
   }
   return s;
@@ -232,18 +215,6 @@ Status ClusterStore::forward_cursors(std::vector<ClusterForwardCursor>* out) {
 
 Status ClusterStore::remove_all_forward_cursors() { return db_->exec("DELETE FROM cluster_forward_cursors"); }
 
-namespace {
-
-std::string join_ids(const std::vector<int32_t>& ids) {
-  std::string out;
-  for (int32_t id : ids) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(id);
-  }
-  return out;
-}
-
-}  // namespace
 
 Status ClusterStore::merge_partition_leader(const PartitionLeader& l, bool* kept) {
   *kept = false;
@@ -264,7 +235,7 @@ Status ClusterStore::merge_partition_leader(const PartitionLeader& l, bool* kept
   st.bind_int64(2, l.partition);
   st.bind_int64(3, l.leader);
   st.bind_int64(4, l.leader_epoch);
-  st.bind_text(5, join_ids(l.isr));
+  st.bind_text(5, join_node_ids(l.isr));
   if (s = st.run(); !s.ok()) return s;
   *kept = db_->changes() > 0;
   return Status();
@@ -285,7 +256,7 @@ Status ClusterStore::partition_leaders(std::vector<PartitionLeader>* out) {
     l.partition = static_cast<int32_t>(st.column_int64(1));
     l.leader = static_cast<int32_t>(st.column_int64(2));
     l.leader_epoch = static_cast<int32_t>(st.column_int64(3));
-    if (Status p = split(st.column_text(4), &l.isr); !p.ok()) return p;
+    if (Status p = split_node_ids(st.column_text(4), "partition_leaders", &l.isr); !p.ok()) return p;
     out->push_back(std::move(l));
   }
   return s;

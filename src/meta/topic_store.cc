@@ -1,5 +1,6 @@
 #include "meta/topic_store.h"
 
+#include "meta/node_ids.h"
 #include "meta/topic_name.h"
 
 namespace eddy::meta {
@@ -203,11 +204,7 @@ Status TopicStore::remove(const std::string& name) {
 Status TopicStore::insert_replicas(const Uuid& id, int32_t first, const std::vector<std::vector<int32_t>>& replicas) {
   Status s;
   for (size_t i = 0; s.ok() && i < replicas.size(); ++i) {
-    std::string ids;
-    for (int32_t node : replicas[i]) {
-      if (!ids.empty()) ids += ',';
-      ids += std::to_string(node);
-    }
+    const std::string ids = join_node_ids(replicas[i]);
     Statement st;
     s = db_->prepare("INSERT OR REPLACE INTO partition_replicas (topic_id, partition, replicas) VALUES (?, ?, ?)", &st);
     if (!s.ok()) return s;

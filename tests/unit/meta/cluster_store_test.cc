@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "meta/cluster_store.h"
+#include "meta/node_ids.h"
 #include "tests/unit/meta/meta_test_util.h"
 
 namespace eddy::meta {
@@ -88,6 +89,19 @@ TEST_F(ClusterStoreTest, APartitionLeaderOfAnOlderEpochDoesNotReplaceANewerOne) 
   ASSERT_TRUE(store_->topics().remove("sensors").ok());
   ASSERT_TRUE(store_->cluster().partition_leaders(&held).ok());
   EXPECT_TRUE(held.empty());
+}
+
+TEST(NodeIds, JoinAndSplitRoundTripAndBadTextIsCorruption) {
+  EXPECT_EQ(join_node_ids({}), "");
+  EXPECT_EQ(join_node_ids({3, 1, 20}), "3,1,20");
+  std::vector<int32_t> ids;
+  ASSERT_TRUE(split_node_ids("3,1,20", "t", &ids).ok());
+  EXPECT_EQ(ids, (std::vector<int32_t>{3, 1, 20}));
+  ASSERT_TRUE(split_node_ids("", "t", &ids).ok());
+  EXPECT_TRUE(ids.empty());
+  for (const char* bad : {"1,,2", ",1", "1,", "a", "-1", "99999999999", "2147483648"}) {
+    EXPECT_EQ(split_node_ids(bad, "t", &ids).code(), Status::Code::kCorruption) << bad;
+  }
 }
 
 }  // namespace
