@@ -686,16 +686,17 @@ def run(minutes=10, seed=None, kill_every=20, messages=0, python=None, workdir=N
             led = {q: e for q, (l, e) in leaders.items() if l == victim}
             node = cluster.nodes[victim]
             down = rng.uniform(2, 5)
-            how = ""
+            how = mode = ""
             if fault.startswith("isolate_"):
                 # Longer than the check-quorum and election timeouts, so that
                 # the others elect a new leader while it is cut off.
                 down = rng.uniform(3, 8)
-                how = ", %s" % rng.choice(cluster.links.MODES)
+                mode = rng.choice(cluster.links.MODES)
+                how = ", " + mode
             elif fault == "power_cut":
                 how = ", the %s of partition %d" % ("leader" if victim == leader else "follower", p)
-            if fault not in ("pause_leader",) and not fault.startswith("isolate_"):
-                produce_errors.seen(cluster, victim, stopping=True)
+            if fault != "pause_leader" and not fault.startswith("isolate_"):
+                produce_errors.seen(cluster, victim, stopping=True)  # its counters end with it
             at = time.monotonic()
             events.append((fault, victim, at, led))
             result.faults[fault] += 1
@@ -710,7 +711,7 @@ def run(minutes=10, seed=None, kill_every=20, messages=0, python=None, workdir=N
             elif fault.startswith("isolate_"):
                 # The node runs on and its clients still reach it: the
                 # producer sends it what it led; it must not acknowledge it.
-                cluster.isolate(victim, how[2:])
+                cluster.isolate(victim, mode)
                 try:
                     idle(down)
                 finally:
