@@ -211,15 +211,17 @@ quorum-faults: build
 # (tests/bench/replication_faults.py): a topic of 3 partitions with
 # replication factor 3 on a 3-node cluster, an idempotent acks=all producer
 # and a group consumer (confluent-kafka, from PyPI into the test cache)
-# through leader kills, pauses, follower kills, wiped disks and SIGTERMs for
-# REPLICATION_FLAGS (default 10 minutes, e.g. "--minutes 5 --seed 7
-# --kill-every 15 --messages 100000"); checks every acknowledged message
-# once and in order, no duplicates, consumers never going back, byte-identical
-# replicas; prints failover times. test_cluster_replication_faults.py is the
-# short run.
+# through leader kills, pauses, follower kills, wiped disks, SIGTERMs,
+# isolated leaders and followers and power cuts (the nodes run the test-only
+# eddy-power-cut) for REPLICATION_FLAGS (default 10 minutes, e.g. "--minutes
+# 5 --seed 7 --kill-every 15 --messages 100000 --faults kill_leader"); checks
+# every acknowledged message once and in order, no duplicates, consumers
+# never going back, byte-identical replicas; prints failover times.
+# test_cluster_replication_faults.py is the short run.
 REPLICATION_FLAGS ?= --minutes 10
 replication-faults: build
-	EDDY_BIN=$(BUILD_DIR)/eddy EDDY_SOURCE_DIR=. /usr/bin/python3 tests/bench/replication_faults.py $(REPLICATION_FLAGS)
+	EDDY_BIN=$(BUILD_DIR)/eddy EDDY_POWER_CUT_BIN=$(BUILD_DIR)/tests/integration/eddy-power-cut EDDY_SOURCE_DIR=. \
+	  /usr/bin/python3 tests/bench/replication_faults.py $(REPLICATION_FLAGS)
 
 # Replicated partitions against unreplicated ones on a 3-node cluster on one
 # machine (tests/bench/replication_bench.py): produce MiB/s and acks=all

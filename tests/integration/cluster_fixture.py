@@ -6,6 +6,17 @@ ports chosen up front, and the same controller.quorum.voters.
         c.start_all()
         leader = c.wait_for_leader(timeout=15)
 
+EddyCluster(3, partitionable=True) runs the Raft traffic through a network
+that can be cut: each node gets its own controller.quorum.voters, in which
+every other node's address is a FaultProxy for that directed pair (node i
+reaches node j through the proxy of (i, j) only; the proxies run in a child
+process, so that the test's own Python work does not slow the replication
+down). isolate(j) cuts node j off the other nodes (both directions), heal()
+joins it again; clients (and the fixture's own requests) still reach every
+node directly. Without the flag the cluster is exactly as before (one
+voters line, direct connections). binary: another eddy executable for the
+nodes (e.g. eddy-power-cut).
+
 describe_quorum(port) sends DescribeQuorum v0 (hand-built, flexible) to a
 node and decodes the answer, so that the tests read the quorum as a Kafka
 admin client would, without a JVM. quorum(i) asks node i's controller
@@ -13,11 +24,13 @@ listener, where (as on Kafka's controllers) only the leader answers without
 NOT_LEADER_OR_FOLLOWER; a client listener forwards to the leader.
 """
 
+import multiprocessing
 import re
 import struct
 
 import metrics_fixture
-from eddy_fixture import Broker, wait_until
+from eddy_fixture import Broker, FixtureError, wait_until
+from fault_proxy import FaultProxy
 from kafka_fixture import free_port
 import kafka_wire as kw
 
@@ -82,16 +95,122 @@ def describe_quorum(port, timeout=10):
             "high_watermark": hw, "voters": voters}
 
 
+def _links_main(routes, conn):
+    """The child process of Links: one FaultProxy per directed pair,
+    commands from conn until "close" (or the parent goes away)."""
+    proxies = {}
+    try:
+        for pair, (listen, upstream) in routes.items():
+            proxies[pair] = FaultProxy(upstream_port=upstream, listen_port=listen).start()
+    except OSError as e:
+        conn.send(("error", "a link's proxy cannot listen: %s" % e))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            command, arg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if command == "isolate":
+            node, mode = arg
+            for (i, j), proxy in proxies.items():
+                if node in (i, j):
+                    if mode == "drop":
+                        proxy.stall(float("inf"))  # nothing relayed, connections stay open
+                    else:
+                        proxy.refuse(float("inf"))  # new connections reset at once
+                        proxy.cut_all()             # open ones reset
+            conn.send(("ok", None))
+        elif command == "heal":
+            for proxy in proxies.values():
+                proxy.accept_again()
+                proxy.resume()
+            conn.send(("ok", None))
+        elif command == "stats":
+            conn.send(("ok", {pair: (p.connections, p.cuts, p.refused, p.bytes) for pair, p in proxies.items()}))
+        elif command == "close":
+            break
+    for proxy in proxies.values():
+        proxy.close()
+    conn.send(("ok", None))
+
+
+class Links:
+    """The Raft links between the nodes of a partitionable cluster: a
+    FaultProxy per directed pair (i, j), listening on ports[(i, j)] and
+    relaying to node j's controller port, all in one child process."""
+
+    MODES = ("reset", "drop")
+
+    def __init__(self, ports, controller_ports):
+        self.ports = ports
+        routes = {(i, j): (port, controller_ports[j]) for (i, j), port in ports.items()}
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_links_main, args=(routes, child), name="eddy-links", daemon=True)
+        self._process.start()
+        child.close()
+        self.isolated = None
+        self._call_reply("starting the links' proxies")
+
+    def _call_reply(self, what, timeout=10):
+        if not self._conn.poll(timeout):
+            raise FixtureError("the links' process did not answer (%s)" % what)
+        status, value = self._conn.recv()
+        if status != "ok" and status != "ready":
+            raise FixtureError("links: %s" % value)
+        return value
+
+    def _call(self, command, arg=None):
+        self._conn.send((command, arg))
+        return self._call_reply(command)
+
+    def isolate(self, node, mode="reset"):
+        """Cuts node off every other node, both ways. mode "reset": open
+        connections are reset and new ones refused at once (a peer that is
+        gone); "drop": nothing is relayed any more, connections stay open and
+        new ones are accepted but carry nothing (packets lost: requests time
+        out), and what was held back is delivered on heal()."""
+        if mode not in self.MODES:
+            raise ValueError("mode: one of %s" % (self.MODES,))
+        self._call("isolate", (node, mode))
+        self.isolated = node
+
+    def heal(self):
+        self._call("heal")
+        self.isolated = None
+
+    def stats(self):
+        """{(i, j): (connections, cuts, refused, bytes)}"""
+        return self._call("stats")
+
+    def close(self):
+        if self._process.is_alive():
+            try:
+                self._call("close")
+            except (FixtureError, OSError, EOFError):
+                pass
+        self._process.join(5)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+
+
 class EddyCluster:
-    def __init__(self, size=3, overrides=None):
+    def __init__(self, size=3, overrides=None, partitionable=False, binary=None):
         self.size = size
         self.ids = list(range(1, size + 1))
         self.client_ports = {i: free_port() for i in self.ids}
         self.controller_ports = {i: free_port() for i in self.ids}
         self.metrics_ports = {i: free_port() for i in self.ids}
-        voters = ",".join("%d@127.0.0.1:%d" % (i, self.controller_ports[i]) for i in self.ids)
+        self.links = None
+        if partitionable:
+            self.links = Links({(i, j): free_port() for i in self.ids for j in self.ids if i != j},
+                               self.controller_ports)
         self.nodes = {}
         for i in self.ids:
+            voters = ",".join("%d@127.0.0.1:%d" % (j, self.controller_ports[j] if self.links is None or i == j
+                                                   else self.links.ports[(i, j)]) for j in self.ids)
             o = {
                 "node.id": str(i),
                 "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d"
@@ -106,6 +225,8 @@ class EddyCluster:
             }
             o.update(overrides or {})
             self.nodes[i] = Broker(overrides=o)
+            if binary is not None:
+                self.nodes[i].bin = binary
 
     def start(self, i, wiped=False):
         node = self.nodes[i]
@@ -159,9 +280,19 @@ class EddyCluster:
             return leader if leader is not None and leader != other_than else None
         return wait_until(found, timeout, "one leader agreed by every running node")
 
+    def isolate(self, i, mode="reset"):
+        """Node i cut off the other nodes (Links.isolate); clients still
+        reach it. REQUIRES partitionable=True."""
+        self.links.isolate(i, mode)
+
+    def heal(self):
+        self.links.heal()
+
     def close(self):
         for node in self.nodes.values():
             node.close()
+        if self.links is not None:
+            self.links.close()
 
     def __enter__(self):
         return self

@@ -7,6 +7,7 @@
     proxy.cut_after(4096)    # reset each connection after it relays 4096 more bytes
     proxy.stall(2.0)         # relay nothing for 2 s (connections stay open)
     proxy.refuse(1.0)        # close new connections at once for 1 s
+    proxy.accept_again()     # end a refuse() early
     proxy.set_upstream(port) # where new connections go (after a broker restart)
     proxy.close()
 
@@ -124,6 +125,11 @@ class FaultProxy:
         """For seconds, new connections are accepted and reset at once."""
         with self._lock:
             self._refuse_until = time.monotonic() + seconds
+
+    def accept_again(self):
+        """Ends a refuse() now."""
+        with self._lock:
+            self._refuse_until = 0.0
 
     def open_connections(self):
         with self._lock:

@@ -16,7 +16,8 @@ message.timeout.ms) and ends. OUT gets a line per delivery report and per
 client error:
     d N PARTITION OFFSET T      acknowledged
     f N PARTITION ERROR T       failed (the broker may hold it or not)
-    e T ERROR REASON            an error_cb event (F: a fatal one)
+    e T ERROR REASON            an error_cb event (F: a fatal one; ERROR
+                                _DELIVERY_REPORT: a report it could not read)
     x SENT DELIVERED FAILED UNREPORTED T   the end
 consume: a group member (auto commit) reads the topic until STOP_FILE
 exists:
@@ -32,7 +33,8 @@ the partition's end at or past it); OUT gets "m PARTITION OFFSET VALUE"
 lines and "x POSITION,POSITION,..." at the end (exit 1 on the timeout).
 
 T is time.monotonic(), the same clock (CLOCK_MONOTONIC) as the bench's.
-librdkafka's logs go to stderr.
+librdkafka's logs go to stderr; the producer's include its idempotence
+debug context (debug=eos, or EDDY_RDKAFKA_DEBUG): epoch bumps and why.
 """
 
 import logging
@@ -52,13 +54,19 @@ def produce(bootstrap, topic, partitions, out_path, stop_file, limit, in_flight,
     counts = {"delivered": 0, "failed": 0}
 
     def on_delivery(err, msg):
-        n = int(msg.value())
-        if err is None:
-            counts["delivered"] += 1
-            out.write("d %d %d %d %.4f\n" % (n, msg.partition(), msg.offset(), time.monotonic()))
-        else:
-            counts["failed"] += 1
-            out.write("f %d %d %s %.4f\n" % (n, msg.partition(), err.name(), time.monotonic()))
+        # An exception raised here would surface later as a SystemError in
+        # poll() (confluent-kafka): reported as a client error instead.
+        try:
+            n = int(msg.value())
+            if err is None:
+                counts["delivered"] += 1
+                out.write("d %d %d %d %.4f\n" % (n, msg.partition(), msg.offset(), time.monotonic()))
+            else:
+                counts["failed"] += 1
+                out.write("f %d %d %s %.4f\n" % (n, msg.partition(), err.name(), time.monotonic()))
+        except Exception as e:  # noqa: BLE001
+            out.write("e %.4f _DELIVERY_REPORT %s\n" % (time.monotonic(), repr((e, err, msg.value(), msg.partition(),
+                                                                                msg.offset())).replace("\n", " ")))
 
     def on_error(err):
         out.write("%s %.4f %s %s\n" % ("F" if err.fatal() else "e", time.monotonic(), err.name(),
@@ -72,6 +80,10 @@ def produce(bootstrap, topic, partitions, out_path, stop_file, limit, in_flight,
         "request.timeout.ms": 10000,
         "linger.ms": 5,
         "on_delivery": on_delivery, "error_cb": on_error})
+    # librdkafka's account of its idempotence state (epoch bumps and why,
+    # drains), a few lines per fault, on stderr: the bench reads it.
+    # EDDY_RDKAFKA_DEBUG picks other contexts (e.g. eos,msg,protocol).
+    conf["debug"] = os.environ.get("EDDY_RDKAFKA_DEBUG") or "eos"
     p = Producer(conf)
     sent = 0
     began = last_flush = time.monotonic()
