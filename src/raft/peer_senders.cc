@@ -90,13 +90,18 @@ void PeerSenders::run(Sender* sender) {
     bool stopping = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      sender->calling = false;
       stopping = stopping_;
+    }
+    // A failed call or one without an answer: the core resends on its timers.
+    // The call counts as in progress until its answer was handed over, so
+    // that drain() returns only after it.
+    if (!stopping && s.ok() && answered) answered_(next.group, next.request, std::move(response));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      sender->calling = false;
     }
     idle_.notify_all();
     if (stopping) return;
-    // A failed call or one without an answer: the core resends on its timers.
-    if (s.ok() && answered) answered_(next.group, next.request, std::move(response));
   }
 }
 

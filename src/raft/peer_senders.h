@@ -58,7 +58,8 @@ class PeerSenders {
   // node that is not a peer is dropped.
   void send(const GroupAddress& group, Message request);
   // Waits up to timeout_ms until every queue is empty and no call is in
-  // flight (a leader's resignations sent before stop()).
+  // flight, answers handed to answered() included (a leader's resignations
+  // sent before stop()).
   void drain(int64_t timeout_ms);
 
   // Requests dropped because a queue was full (for tests and metrics).
