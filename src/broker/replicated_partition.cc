@@ -40,8 +40,9 @@ void describe_replicated_partition(const ReplicaStatus& status,
   out->leader_id = status.leader_id < 0 ? -1 : status.leader_id;
   out->leader_epoch = status.leader_epoch;
   out->replica_nodes = status.replicas;
-  // A follower does not know the ISR (only the leader measures its
-  // followers' lag): it names every replica, as if all were in sync.
+  // Only the leader measures its followers' lag: a follower's status.isr is
+  // the one its leader published through the controller log (metadata.cc),
+  // and until that arrives it names every replica, as if all were in sync.
   out->isr_nodes = status.isr.empty() ? status.replicas : status.isr;
   out->offline_replicas.clear();
 }
