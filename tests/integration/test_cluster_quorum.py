@@ -185,6 +185,32 @@ def test_the_controller_listener_refuses_what_is_not_raft(cluster):
         lone.close()
 
 
+def test_the_leader_refuses_node_records_it_does_not_take(cluster):
+    """A node proposes ForwardCursorsRecord and PartitionLeadersRecord to the
+    controller leader in an Envelope whose request_data starts with
+    ControllerQuorum::kNodeRecordsMagic. Anything else carried that way (bad
+    bytes, a record of another kind) is answered INVALID_REQUEST on a
+    connection that stays open, and the quorum goes on."""
+    leader = cluster.wait_for_leader(timeout=20)
+    magic = b"\xednode-records"
+
+    def envelope(data):
+        return (kw.uvarint(len(data) + 1) + data +  # request_data
+                kw.uvarint(0) +                     # request_principal: null
+                kw.uvarint(1) +                     # client_host_address: empty
+                b"\x00")                            # tagged fields
+
+    cluster_id = b"MpHGLVnjTNKUOmeQPJzh1Q"
+    other_kind = b"\x01\x00\x00" + kw.uvarint(len(cluster_id) + 1) + cluster_id + b"\x00"  # ClusterIdRecord v0
+    with kw.Connection(cluster.controller_ports[leader]) as conn:
+        for data in (magic + b"\xff\xff", magic + other_kind, magic):
+            payload = conn.request(58, 0, envelope(data), flexible=True)
+            assert payload[0] == 0, "no response_data"
+            assert struct.unpack_from(">h", payload, 1)[0] == 42  # INVALID_REQUEST
+    assert cluster.wait_for_leader(timeout=20) == leader
+    assert cluster.nodes[leader].alive()
+
+
 def test_kafka_metadata_quorum_describes_the_quorum(cluster):
     leader = cluster.wait_for_leader(timeout=20)
     follower = next(i for i in cluster.ids if i != leader)
