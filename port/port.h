@@ -139,17 +139,24 @@ uint64_t bytes_copied_by_send_file();
 // CRC-32C (Castagnoli), as used by Kafka's RecordBatch.
 // ---------------------------------------------------------------------------
 
-// Extends crc (0 to start) over data. Uses SSE4.2 on x86-64 and the ARMv8 CRC
-// instructions on aarch64 when the running CPU has them, the table-driven
-// portable code otherwise. crc32c(0, "123456789", 9) == 0xE3069283.
+// Extends crc (0 to start) over data. Uses the CPU's CRC-32C instructions
+// together with carry-less multiply when it has both (SSE4.2 and PCLMULQDQ on
+// x86-64, CRC32 and PMULL on aarch64), the CRC instructions alone when it has
+// only those, the table-driven portable code otherwise.
+// crc32c(0, "123456789", 9) == 0xE3069283.
 uint32_t crc32c(uint32_t crc, const void* data, size_t length);
-// The portable path, always available (tests compare both).
+// The portable path, always available (tests compare every path with it).
 uint32_t crc32c_portable(uint32_t crc, const void* data, size_t length);
-// The hardware path as one dependent stream (crc32c interleaves three): the
-// micro-benchmark's baseline and a cross-check; the portable path when the
-// CPU has no CRC instructions.
+// The CRC instructions as three interleaved streams, without carry-less
+// multiply (crc32c on CPUs without it); the portable path when the CPU has no
+// CRC instructions. For tests and the micro-benchmark.
+uint32_t crc32c_three_streams(uint32_t crc, const void* data, size_t length);
+// The CRC instructions as one dependent stream: the micro-benchmark's
+// baseline and a cross-check; the portable path when the CPU has no CRC
+// instructions.
 uint32_t crc32c_one_stream(uint32_t crc, const void* data, size_t length);
-// Names the path crc32c takes on this CPU: "sse4.2", "armv8-crc" or "portable".
+// Names the path crc32c takes on this CPU: "sse4.2+pclmul", "sse4.2",
+// "armv8-crc+pmull", "armv8-crc" or "portable".
 const char* crc32c_implementation();
 
 // ---------------------------------------------------------------------------
