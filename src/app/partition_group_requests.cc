@@ -1,8 +1,9 @@
 // PartitionGroups: the Raft requests of partition groups that arrive on the
 // controller listener (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and
-// FetchSnapshot naming a topic-partition other than __cluster_metadata-0).
+// FetchSnapshot naming topic-partitions other than __cluster_metadata-0).
 // Each is handed to its group's replica on the reactor and answered at once
-// from what the core answers, as kafka_wire.h converts both ways.
+// from what the core answers, as kafka_wire.h converts both ways; Fetch,
+// which may name many groups and may be held, is partition_group_fetches.cc's.
 #include <type_traits>
 
 #include "app/controller_answer.h"
@@ -85,9 +86,17 @@ bool PartitionGroups::names_partition_group(const protocol::FrameBytes& frame, c
       break;
     }
     case ApiKey::kFetch: {
+      // A follower node's Fetch names one partition per group it follows;
+      // never __cluster_metadata among them.
       protocol::FetchRequest r;
-      s = decode_named(frame, h, &r, &named);
-      break;
+      s = protocol::decode_request_body(frame, h, &r);
+      if (!s.ok() || r.topics.empty()) return false;
+      for (const auto& t : r.topics) {
+        for (const auto& p : t.partitions) {
+          if (is_metadata_partition(Named{t.topic, t.topic_id, p.partition})) return false;
+        }
+      }
+      return true;
     }
     case ApiKey::kFetchSnapshot: {
       protocol::FetchSnapshotRequest r;
@@ -113,12 +122,7 @@ void PartitionGroups::on_frame(net::ConnectionContext& connection, const protoco
       slot.close_connection();
       return;
     }
-    Group* g = named.topic.empty() ? nullptr : find(named.topic, named.partition);
-    if (named.topic.empty()) {  // Fetch v13+ names the topic by id
-      for (auto& [key, group] : groups_) {
-        if (group->address.topic_id == named.topic_id && group->partition == named.partition) g = group.get();
-      }
-    }
+    Group* g = find_named(named.topic, named.topic_id, named.partition);
     if (g == nullptr || g->failed || stopped_) {
       // Not here (yet: the topic's record may still be on its way), or
       // stopped: the sender drops the answer and its core asks again.
@@ -152,16 +156,6 @@ void PartitionGroups::on_frame(net::ConnectionContext& connection, const protoco
     } else if (!answered || g->failed) {
       const Status none = Status::invalid_argument("the replica gave no answer");
       slot.respond(controller_answer(raft::refusal_response<R>(none), h));
-    } else if constexpr (std::is_same_v<R, protocol::FetchResponse>) {
-      std::vector<uint8_t> records;
-      protocol::FetchResponse response;
-      s = raft::to_kafka(std::get<raft::FetchResponse>(answer), g->address, raft::EntryEncoding{}, &records, &response);
-      if (!s.ok()) {
-        EDDY_LOG_ERROR("partition {}-{}: cannot encode a fetch answer: {}", g->topic, g->partition, s.to_string());
-        slot.respond(controller_answer(raft::refusal_response<R>(s), h));
-        return;
-      }
-      slot.respond(controller_answer(response, h));  // encoded while records lives
     } else if constexpr (std::is_same_v<R, protocol::VoteResponse>) {
       slot.respond(controller_answer(raft::to_kafka(std::get<raft::VoteResponse>(answer), g->address), h));
     } else if constexpr (std::is_same_v<R, protocol::BeginQuorumEpochResponse>) {
@@ -184,8 +178,7 @@ void PartitionGroups::on_frame(net::ConnectionContext& connection, const protoco
       return serve(protocol::FetchSnapshotRequest{}, raft::FetchSnapshotRequest{}, protocol::FetchSnapshotResponse{},
                    [](const raft::FetchSnapshotRequest& r) { return r.replica_id; });
     case ApiKey::kFetch:
-      return serve(protocol::FetchRequest{}, raft::FetchRequest{}, protocol::FetchResponse{},
-                   [](const raft::FetchRequest& r) { return r.replica_id; });
+      return on_fetch(connection, frame, h, std::move(slot));
     default:
       EDDY_LOG_WARN("controller listener: closing {}: {} is not a partition group's request", connection.peer(),
                     protocol::api_name(h.header.request_api_key));

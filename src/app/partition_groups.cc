@@ -20,9 +20,19 @@ Status not_leader(const std::string& why) {
 }  // namespace
 
 PartitionGroups::PartitionGroups(PartitionGroupsOptions options, port::Executor* reactor,
-                                 const SenderFactory& senders)
+                                 const SenderFactory& senders, const FetcherFactory& fetchers)
     : options_(std::move(options)), reactor_(reactor) {
+  fetch_max_wait_ms_ = std::max<int64_t>(0, std::min(options_.fetch_max_wait_ms, options_.fetch_timeout_ms / 5));
   std::weak_ptr<bool> alive = alive_;
+  fetchers_ = fetchers([this, alive](int32_t peer, std::vector<raft::GroupFetch> fetches,
+                                     std::vector<std::optional<raft::Payload>> answers) {
+    // A fetcher thread: the answers go to the reactor, which owns the groups.
+    reactor_->post([this, alive, peer, fetches = std::move(fetches), answers = std::move(answers)]() mutable {
+      auto a = alive.lock();
+      if (!a || !*a) return;
+      on_fetched(peer, std::move(fetches), std::move(answers));
+    });
+  });
   senders_ = senders([this, alive](const raft::GroupAddress& group, const raft::Message& request,
                                    raft::Payload answer) {
     // A sender thread: the answer goes to the reactor, which owns the groups.
@@ -43,6 +53,7 @@ void PartitionGroups::start() {
   if (started_ || stopped_) return;
   started_ = true;
   senders_->start();
+  fetchers_->start();
   schedule_poll();
 }
 
@@ -65,6 +76,8 @@ void PartitionGroups::stop() {
   }
   if (started_ && resigned > 0) senders_->drain(500);
   senders_->stop();
+  fetchers_->stop();
+  answer_held_fetches(now, /*all=*/true);
 }
 
 void PartitionGroups::add(const std::string& topic, const protocol::Uuid& topic_id, int32_t partition,
@@ -88,8 +101,11 @@ void PartitionGroups::add(const std::string& topic, const protocol::Uuid& topic_
   std::sort(o.voters.begin(), o.voters.end());
   o.election_timeout_ms = options_.election_timeout_ms;
   o.fetch_timeout_ms = options_.fetch_timeout_ms;
-  o.fetch_retry_ms = options_.fetch_retry_ms;
+  // A follower asks again at once after an answer without entries: its
+  // leader holds the next Fetch until there is something to answer.
+  o.fetch_retry_ms = 0;
   o.fetch_resend_ms = options_.fetch_resend_ms;
+  o.leader_reads_entries = false;
   o.bootstrap = options_.bootstrap;
   auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
   g->store = std::make_unique<raft::FileQuorumStateStore>(log->directory());
@@ -121,6 +137,15 @@ PartitionGroups::Group* PartitionGroups::find(const std::string& topic, int32_t 
   return it == groups_.end() ? nullptr : it->second.get();
 }
 
+PartitionGroups::Group* PartitionGroups::find_named(const std::string& topic, const protocol::Uuid& topic_id,
+                                                    int32_t partition) {
+  if (!topic.empty()) return find(topic, partition);
+  for (auto& [key, group] : groups_) {
+    if (group->address.topic_id == topic_id && group->partition == partition) return group.get();
+  }
+  return nullptr;
+}
+
 void PartitionGroups::schedule_poll() {
   poll_timer_ = reactor_->schedule_after(options_.poll_interval_ms, [this] {
     poll_timer_ = 0;
@@ -136,6 +161,7 @@ void PartitionGroups::poll_all() {
     if (g->failed) continue;
     after_step(*g, g->replica->poll(now), nullptr, nullptr, nullptr);
   }
+  answer_held_fetches(now, /*all=*/false);
 }
 
 void PartitionGroups::after_step(Group& g, const Status& step, const raft::Message* answered_by,
@@ -164,7 +190,11 @@ void PartitionGroups::after_step(Group& g, const Status& step, const raft::Messa
       *answer = std::move(m.payload);
       *answered = true;
     } else if (raft::is_request(m.payload) && started_ && !stopped_) {
-      senders_->send(g.address, std::move(m));
+      if (std::holds_alternative<raft::FetchRequest>(m.payload)) {
+        route_fetch(g, std::move(m));
+      } else {
+        senders_->send(g.address, std::move(m));
+      }
     }
     // Any other answer (its request is gone): its peer resends.
   }
@@ -174,8 +204,8 @@ void PartitionGroups::after_step(Group& g, const Status& step, const raft::Messa
     g.last_leader_epoch = r.epoch();
   }
   const int64_t hw = r.high_watermark();
-  const bool moved = hw != g.published_high_watermark || r.role() != g.published_role ||
-                     r.epoch() != g.published_epoch || r.leader_id() != g.published_leader;
+  const bool role_changed = r.role() != g.published_role || r.epoch() != g.published_epoch;
+  const bool moved = hw != g.published_high_watermark || role_changed || r.leader_id() != g.published_leader;
   if (hw != g.published_high_watermark) {
     g.published_high_watermark = hw;
     g.log->set_replicated_high_watermark(hw);
@@ -203,6 +233,13 @@ void PartitionGroups::after_step(Group& g, const Status& step, const raft::Messa
     g.known_end = end;
     if (options_.on_log_changed) options_.on_log_changed(g.log, from, false);
   }
+  // Last: answering held fetches runs other groups' cores (and this one's).
+  // What wakes them: a leader's new entries or high watermark, any
+  // group's new role or epoch.
+  const bool leads = r.role() == raft::Role::kLeader;
+  const bool news = (leads && (moved || end != g.signalled_end)) || role_changed;
+  g.signalled_end = end;
+  if (news && !held_fetches_.empty()) wake_held_fetches(g);
 }
 
 void PartitionGroups::on_answer(const raft::GroupAddress& group, const raft::Message& request, raft::Payload answer) {
@@ -215,7 +252,16 @@ void PartitionGroups::on_answer(const raft::GroupAddress& group, const raft::Mes
   m.to = options_.node_id;
   m.correlation_id = request.correlation_id;
   m.payload = std::move(answer);
-  after_step(*g, g->replica->handle(m, port::monotonic_millis()), nullptr, nullptr, nullptr);
+  const auto* fetched = std::get_if<raft::FetchResponse>(&m.payload);
+  if (fetched != nullptr) {
+    g->last_fetch_quiet = fetched->error == raft::FetchError::kNone && fetched->entries.empty() &&
+                          !fetched->diverging && fetched->snapshot_id.empty();
+    g->quiet_leader = request.to;
+  }
+  const int64_t now = port::monotonic_millis();
+  after_step(*g, g->replica->handle(m, now), nullptr, nullptr, nullptr);
+  // The next fetch goes at once (fetch_retry_ms is 0), not at the next poll.
+  if (fetched != nullptr && !g->failed) after_step(*g, g->replica->poll(now), nullptr, nullptr, nullptr);
 }
 
 void PartitionGroups::fail(Group& g, const Status& s) {
@@ -299,7 +345,9 @@ Status PartitionGroups::append(storage::PartitionLog* log, std::span<const uint8
   result->log_append_time_ms = -1;
   result->log_start_offset = log->log_start_offset();
   g.known_end = log->log_end_offset();
-  after_step(g, Status(), nullptr, nullptr, nullptr);
+  // A poll asks for the sync of the new entries now (not at the next
+  // poll): the high watermark counts the leader's own durable offset.
+  after_step(g, g.replica->poll(port::monotonic_millis()), nullptr, nullptr, nullptr);
   return Status();
 }
 
@@ -309,6 +357,7 @@ void PartitionGroups::closing(storage::PartitionLog* log) {
   const Key key{it->second->topic, it->second->partition};
   by_log_.erase(it);
   groups_.erase(key);
+  pending_fetches_.erase(key);
 }
 
 }  // namespace eddy::app

@@ -8,12 +8,21 @@
 // directory (quorum-state), its voters the partition's replicas. The
 // reactor polls every group every poll_interval_ms and hands it the
 // requests that arrive on the controller listener for its topic-partition
-// (on_frame: answered at once, the core never waits) and the answers to
-// the requests it sent; requests go out through PeerSenders, one thread and
-// one connection per other node for all groups. After each step the
-// group's high watermark becomes the partition's
-// (PartitionLog::set_replicated_high_watermark) and the broker hears of it,
-// and of what a follower's log gained or lost by replication.
+// (on_frame) and the answers to the requests it sent; requests go out
+// through PeerSenders, one thread and one connection per other node for all
+// groups. After each step the group's high watermark becomes the
+// partition's (PartitionLog::set_replicated_high_watermark) and the broker
+// hears of it, and of what a follower's log gained or lost by replication.
+//
+// Follower fetches (Kafka's replica fetcher; partition_group_fetching.cc):
+// a follower node fetches for all the groups it follows on one leader node
+// with one Fetch at a time, on a connection of its own (PeerFetchers), and
+// the leader holds it up to fetch_max_wait_ms until one of those groups has
+// something to say (partition_group_fetches.cc). A group whose fetch
+// reports news (entries it made durable) while that Fetch is held goes at
+// once on the PeerSenders connection instead. The leader answers with the
+// log's batches as file regions (the zero-copy read path of clients'
+// fetches): the core does not read them (ReplicaOptions::leader_reads_entries).
 //
 // Invariants:
 //  - everything here runs on the reactor, except PeerSenders' threads,
@@ -29,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +49,7 @@
 #include "protocol/headers.h"
 #include "protocol/wire.h"
 #include "raft/batch_log.h"
+#include "raft/peer_fetchers.h"
 #include "raft/peer_senders.h"
 #include "raft/quorum_state_store.h"
 #include "raft/replica.h"
@@ -57,12 +68,13 @@ struct PartitionGroupsOptions {
   // controller.quorum.election.timeout.ms, controller.quorum.fetch.timeout.ms
   int64_t election_timeout_ms = 1000;
   int64_t fetch_timeout_ms = 2000;
-  // How soon a follower fetches again after an answer without entries:
-  // the most an acks=all produce waits for a follower to ask.
-  int64_t fetch_retry_ms = 10;
-  // A fetch unanswered this long is sent again (not every fetch_retry_ms:
-  // fetches must not pile up behind a slow answer).
-  int64_t fetch_resend_ms = 500;
+  // The longest a leader holds a follower node's Fetch that has nothing to
+  // answer yet (Kafka's replica.fetch.wait.max.ms is 500); at most a fifth
+  // of fetch_timeout_ms, so that a held fetch never looks like silence.
+  int64_t fetch_max_wait_ms = 400;
+  // A fetch unanswered this long is sent again (longer than a leader may
+  // hold it).
+  int64_t fetch_resend_ms = 1000;
   // replica.lag.time.max.ms: a follower is in sync while it reached the
   // leader's log end this recently.
   int64_t replica_lag_time_max_ms = 30000;
@@ -75,9 +87,12 @@ struct PartitionGroupsOptions {
 class PartitionGroups final : public broker::PartitionReplication {
  public:
   using SenderFactory = std::function<std::unique_ptr<raft::PeerSenders>(raft::PeerSenders::Answered answered)>;
+  using FetcherFactory = std::function<std::unique_ptr<raft::PeerFetchers>(raft::PeerFetchers::Done done)>;
   // senders: makes the PeerSenders that carry the groups' requests, given
-  // where their answers go.
-  PartitionGroups(PartitionGroupsOptions options, port::Executor* reactor, const SenderFactory& senders);
+  // where their answers go; fetchers: the PeerFetchers that carry the
+  // follower fetches.
+  PartitionGroups(PartitionGroupsOptions options, port::Executor* reactor, const SenderFactory& senders,
+                  const FetcherFactory& fetchers);
   ~PartitionGroups() override;
 
   // Starts the senders and the polling (reactor thread).
@@ -121,6 +136,11 @@ class PartitionGroups final : public broker::PartitionReplication {
  private:
   // A follower whose log is full says so at most this often.
   static constexpr int64_t kFullLogIntervalMs = 10000;
+  // Fetches held at once (one per follower node in a healthy cluster; a
+  // peer cannot make the leader hold more).
+  static constexpr size_t kMaxHeldFetches = 16;
+  // Partitions one Fetch may name (more: the connection is closed).
+  static constexpr size_t kMaxFetchParts = 100000;
   struct Group {
     std::string topic;
     int32_t partition = 0;
@@ -143,10 +163,73 @@ class PartitionGroups final : public broker::PartitionReplication {
     int32_t published_epoch = -1;
     int32_t published_leader = -1;
     int64_t full_logged_ms = -kFullLogIntervalMs;  // the last "cannot take its leader's entries" line
+    // Follower: whether the last answer to its fetch from quiet_leader said
+    // nothing new (then its next fetch waits for the leader's held Fetch).
+    bool last_fetch_quiet = false;
+    int32_t quiet_leader = -1;
+    // Leader: per follower node, the high watermark its last fetch answer
+    // carried, and the number of its fetches handled (a held fetch of an
+    // older number is not handed to the core again).
+    std::map<int32_t, int64_t> high_watermark_sent;
+    std::map<int32_t, uint64_t> fetches_seen;
+    // The log end held fetches last heard of (a change wakes them).
+    int64_t signalled_end = -1;
+  };
+  // One partition of a follower node's Fetch (leader side).
+  struct FetchPart {
+    protocol::Uuid topic_id;
+    std::string topic;  // empty when named by id
+    int32_t partition = -1;
+    int32_t max_bytes = 0;
+    int16_t error = 0;  // refused before the core saw it
+    raft::FetchRequest request;
+    bool answered = false;
+    raft::FetchResponse answer;
+    uint64_t seen = 0;  // its number in Group::fetches_seen
+  };
+  // A follower node's Fetch being answered or held (leader side).
+  struct HeldFetch {
+    int32_t replica = -1;
+    int16_t version = 0;
+    int32_t correlation_id = 0;
+    int32_t max_bytes = 0;
+    int64_t deadline_ms = 0;
+    std::vector<FetchPart> parts;
+    net::ResponseSlot slot;
   };
   using Key = std::pair<std::string, int32_t>;
 
   Group* find(const std::string& topic, int32_t partition);
+  // The group a request names by name, or by topic id when the name is empty.
+  Group* find_named(const std::string& topic, const protocol::Uuid& topic_id, int32_t partition);
+
+  // -- Leader side of follower fetches (partition_group_fetches.cc) --
+  void on_fetch(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
+  // Hands each part to its group's core; again: a held fetch being
+  // answered, whose parts a newer fetch of the same group superseded keep
+  // their first answers.
+  void deliver_fetch(HeldFetch& f, bool again);
+  // Whether no part has anything the follower does not know yet.
+  bool nothing_to_answer(const HeldFetch& f);
+  // Answers f, the log's batches as file regions.
+  void answer_fetch(HeldFetch& f);
+  // g changed (entries, high watermark, role): held fetches of its
+  // followers are answered now.
+  void wake_held_fetches(const Group& g);
+  // Held fetches past their deadline are answered (all of them: stopping).
+  void answer_held_fetches(int64_t now, bool all);
+
+  // -- Follower side (partition_group_fetching.cc) --
+  // A follower group's fetch: into the next Fetch from its leader node, or
+  // at once on the PeerSenders connection when it has news and a Fetch is
+  // in flight.
+  void route_fetch(Group& g, raft::Message fetch);
+  // Starts the Fetch of peer's pending groups unless one is in flight.
+  void fetch_pending(int32_t peer);
+  // A Fetch of many groups ended (posted by its fetcher thread).
+  void on_fetched(int32_t peer, std::vector<raft::GroupFetch> fetches,
+                  std::vector<std::optional<raft::Payload>> answers);
   void schedule_poll();
   void poll_all();
   // After the core ran for g: failures, its outbox (answered_by: the
@@ -161,6 +244,11 @@ class PartitionGroups final : public broker::PartitionReplication {
   PartitionGroupsOptions options_;
   port::Executor* reactor_;
   std::unique_ptr<raft::PeerSenders> senders_;
+  std::unique_ptr<raft::PeerFetchers> fetchers_;
+  int64_t fetch_max_wait_ms_ = 0;
+  std::map<int32_t, bool> fetching_;                  // follower: a Fetch in flight, per leader node
+  std::map<Key, raft::GroupFetch> pending_fetches_;   // follower: one per group, waiting for the next Fetch
+  std::vector<HeldFetch> held_fetches_;               // leader
   std::map<Key, std::unique_ptr<Group>> groups_;
   std::unordered_map<const storage::PartitionLog*, Group*> by_log_;
   port::Executor::TimerId poll_timer_ = 0;

@@ -264,7 +264,18 @@ std::unique_ptr<PartitionGroups> open_partition_groups(const std::optional<Quoru
     };
     return std::make_unique<raft::PeerSenders>(peers, channel, std::move(answered));
   };
-  auto groups = std::make_unique<PartitionGroups>(std::move(o), &reactor, senders);
+  // The follower fetches: a connection of their own to each node.
+  auto fetchers = [addresses, timeout, peers = o.peers](raft::PeerFetchers::Done done) {
+    auto channel = [addresses, timeout](raft::NodeId peer) -> std::unique_ptr<raft::FetchChannel> {
+      raft::KafkaPeerOptions po;
+      po.address = addresses.at(peer);
+      po.request_timeout_ms = timeout;
+      po.client_id = "eddy-fetcher";
+      return std::make_unique<raft::KafkaPeerChannel>(std::move(po));
+    };
+    return std::make_unique<raft::PeerFetchers>(peers, channel, std::move(done));
+  };
+  auto groups = std::make_unique<PartitionGroups>(std::move(o), &reactor, senders, fetchers);
   controller->set_partition_groups(groups.get());
   broker.set_partition_replication(groups.get());
   PartitionGroups* g = groups.get();

@@ -10,7 +10,6 @@ namespace eddy::broker {
 
 namespace {
 
-constexpr size_t kReplayChunkBytes = 1 << 20;
 constexpr int64_t kShutdownSyncTimeoutMs = 10000;
 
 meta::ProducerSnapshot marker_row(const std::string& topic, int32_t partition, int64_t point, int64_t now_ms) {
@@ -86,39 +85,48 @@ Status ProducerStateTable::open_partition(const std::string& topic, int32_t part
 }
 
 Status ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t now_ms, ProducerReplayStats* stats) {
+  namespace L = protocol::batch_layout;
   storage::PartitionLog* log = state.log;
   const int64_t end = log->log_end_offset();
-  std::vector<uint8_t> bytes;
-  int64_t offset = from;
-  while (offset < end) {
-    int64_t next = offset;
-    Status s = log->read_copy(offset, kReplayChunkBytes, end, &bytes, &next);
-    if (!s.ok()) return s.with_context("replaying " + log->directory() + " from offset " + std::to_string(offset));
-    if (next <= offset) break;
-    protocol::BatchIterator it(bytes, /*verify_crc=*/false);
-    protocol::RecordBatchView batch;
-    while (it.next(&batch)) {
-      if (stats != nullptr) {
-        ++stats->batches_replayed;
-        stats->bytes_replayed += batch.size();
-      }
-      if (batch.producer_id() < 0 || batch.next_offset() <= from) continue;
-      if (batch.is_control()) {
-        // A transaction marker: the producer's epoch as of the marker.
-        if (protocol::control_type(batch).has_value() &&
-            state.producers.marker_allowed(batch.producer_id(), batch.producer_epoch())) {
-          state.producers.record_marker(batch.producer_id(), batch.producer_epoch(), batch.base_offset(), now_ms);
-          saw_producer(batch.producer_id(), batch.producer_epoch(), now_ms);
-        }
-        continue;
-      }
-      state.producers.record(batch.producer_id(), batch.producer_epoch(), batch.base_sequence(), batch.record_count(),
-                             batch.base_offset(), batch.last_offset(), now_ms);
-      saw_producer(batch.producer_id(), batch.producer_epoch(), now_ms);
+  if (from >= end) return Status();
+  // Headers only (producer id, epoch, sequence, count, offsets): a
+  // replica's log is followed without reading its records back, except a
+  // control batch's (its marker type is in its record).
+  std::vector<uint8_t> control;
+  Status s = log->visit_headers(from, end, [&](const storage::BatchPosition& position, std::span<const uint8_t> h,
+                                               bool* /*stop*/) -> Status {
+    if (stats != nullptr) {
+      ++stats->batches_replayed;
+      stats->bytes_replayed += position.info.size;
     }
-    offset = next;
-  }
-  return Status();
+    const auto producer_id = static_cast<int64_t>(protocol::load_be64(h.data() + L::kProducerId));
+    if (producer_id < 0 || position.info.last_offset < from) return Status();
+    const auto epoch = static_cast<int16_t>(protocol::load_be16(h.data() + L::kProducerEpoch));
+    const auto attributes = static_cast<int16_t>(protocol::load_be16(h.data() + L::kAttributes));
+    if (attributes & protocol::batch_attributes::kControl) {
+      // A transaction marker: the producer's epoch as of the marker.
+      int64_t next = 0;
+      Status r = log->read_copy(position.info.base_offset, position.info.size, end, &control, &next);
+      if (!r.ok()) return r;
+      protocol::RecordBatchView batch;
+      if (protocol::RecordBatchView::parse(control, &batch) != protocol::BatchError::kOk) {
+        return Status::corruption("a stored control batch at offset " + std::to_string(position.info.base_offset) +
+                                  " does not parse");
+      }
+      if (protocol::control_type(batch).has_value() && state.producers.marker_allowed(producer_id, epoch)) {
+        state.producers.record_marker(producer_id, epoch, position.info.base_offset, now_ms);
+        saw_producer(producer_id, epoch, now_ms);
+      }
+      return Status();
+    }
+    const auto base_sequence = static_cast<int32_t>(protocol::load_be32(h.data() + L::kBaseSequence));
+    const auto record_count = static_cast<int32_t>(protocol::load_be32(h.data() + L::kRecordCount));
+    state.producers.record(producer_id, epoch, base_sequence, record_count, position.info.base_offset,
+                           position.info.last_offset, now_ms);
+    saw_producer(producer_id, epoch, now_ms);
+    return Status();
+  });
+  return s.with_context("replaying " + log->directory() + " from offset " + std::to_string(from));
 }
 
 Status ProducerStateTable::follow(storage::PartitionLog* log, int64_t from, int64_t now_ms) {

@@ -111,4 +111,31 @@ Status KafkaPeerChannel::call(const GroupAddress& group, const Message& request,
       request.payload);
 }
 
+Status KafkaPeerChannel::fetch(const std::vector<GroupFetch>& fetches, int32_t max_wait_ms,
+                               std::vector<std::optional<Payload>>* answers) {
+  answers->assign(fetches.size(), std::nullopt);
+  if (interrupted_) return Status::network("stopping");
+  if (fetches.empty()) return Status();
+  const client::Deadline deadline = client::Deadline::after_ms(options_.request_timeout_ms + max_wait_ms);
+  FetchLimits limits;
+  limits.max_wait_ms = max_wait_ms;
+  limits.max_bytes = options_.fetch_max_bytes;
+  protocol::FetchRequest request = to_kafka_fetches(fetches, limits);
+  request.max_bytes = options_.fetch_max_bytes;  // the whole answer's bound, not each partition's only
+  protocol::FetchResponse response;
+  Status s = exchange(request, kFetchVersion, &response, deadline);
+  if (!s.ok()) return s;
+  if (response.error_code != 0) return protocol::broker_error(response.error_code, "raft: FetchResponse");
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    const GroupFetch& f = fetches[i];
+    protocol::FetchResponse one;
+    if (!single_fetch_response(response, f.group, &one)) continue;
+    FetchResponse core;
+    const Offset base = std::get<FetchRequest>(f.request.payload).fetch_offset;
+    // A group's unusable answer is dropped alone: its core resends.
+    if (from_kafka(one, f.group, base, &core).ok()) (*answers)[i] = std::move(core);
+  }
+  return Status();
+}
+
 }  // namespace eddy::raft

@@ -2,7 +2,9 @@
 // voter's controller listener (Eddy's own blocking client): each core
 // request becomes the Kafka RPC of kafka_wire.h, its answer the core's.
 // The same connection carries any group's requests as a GroupChannel (a
-// node's partition groups, raft/peer_senders.h): the group named per call.
+// node's partition groups, raft/peer_senders.h): the group named per call;
+// or, as a FetchChannel (raft/peer_fetchers.h), the fetches of many groups
+// in one FetchRequest (one channel is used for one of these roles only).
 // The connection opens on first use and after any failure; a failed call
 // closes it (a late answer must never meet the next request).
 #pragma once
@@ -14,6 +16,7 @@
 #include "client/broker_address.h"
 #include "client/broker_connection.h"
 #include "raft/kafka_wire.h"
+#include "raft/peer_fetchers.h"
 #include "raft/peer_senders.h"
 #include "raft/quorum_runtime.h"
 
@@ -27,13 +30,17 @@ struct KafkaPeerOptions {
   std::string client_id = "eddy-raft";
 };
 
-class KafkaPeerChannel final : public PeerChannel, public GroupChannel {
+class KafkaPeerChannel final : public PeerChannel, public GroupChannel, public FetchChannel {
  public:
   explicit KafkaPeerChannel(KafkaPeerOptions options);
   Status call(const Message& request, Payload* response, bool* answered) override {
     return call(options_.group, request, response, answered);
   }
   Status call(const GroupAddress& group, const Message& request, Payload* response, bool* answered) override;
+  // The call's deadline is max_wait_ms past request_timeout_ms (the leader
+  // may hold the request that long).
+  Status fetch(const std::vector<GroupFetch>& fetches, int32_t max_wait_ms,
+               std::vector<std::optional<Payload>>* answers) override;
   void interrupt() override;
 
  private:

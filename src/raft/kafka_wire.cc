@@ -421,6 +421,60 @@ Status from_kafka(const protocol::FetchResponse& response, const GroupAddress& a
   return Status();
 }
 
+// --- Fetches of many groups in one request ----------------------------------
+
+protocol::FetchRequest to_kafka_fetches(const std::vector<GroupFetch>& fetches, const FetchLimits& limits) {
+  protocol::FetchRequest combined;
+  for (const GroupFetch& f : fetches) {
+    protocol::FetchRequest one = to_kafka(std::get<FetchRequest>(f.request.payload), f.group, limits);
+    protocol::FetchRequest::FetchPartition& p = one.topics[0].partitions[0];
+    p.unknown_tagged_fields = std::move(one.unknown_tagged_fields);  // recovering, when set
+    if (combined.topics.empty()) {
+      one.unknown_tagged_fields.clear();
+      combined = std::move(one);
+    } else {
+      combined.topics.push_back(std::move(one.topics[0]));
+    }
+  }
+  return combined;
+}
+
+protocol::FetchRequest single_fetch(const protocol::FetchRequest& request, size_t topic, size_t partition) {
+  protocol::FetchRequest one;
+  one.cluster_id = request.cluster_id;
+  one.replica_id = request.replica_id;
+  one.replica_state = request.replica_state;
+  one.max_wait_ms = request.max_wait_ms;
+  one.min_bytes = request.min_bytes;
+  one.max_bytes = request.max_bytes;
+  one.isolation_level = request.isolation_level;
+  const protocol::FetchRequest::FetchTopic& t = request.topics[topic];
+  protocol::FetchRequest::FetchPartition p = t.partitions[partition];
+  // The request's own tags (a single fetch's recovering) and the
+  // partition's (a many-group fetch's).
+  one.unknown_tagged_fields = request.unknown_tagged_fields;
+  for (auto& tag : p.unknown_tagged_fields) one.unknown_tagged_fields.push_back(std::move(tag));
+  p.unknown_tagged_fields.clear();
+  one.topics.push_back({t.topic, t.topic_id, {std::move(p)}, {}});
+  return one;
+}
+
+bool single_fetch_response(const protocol::FetchResponse& response, const GroupAddress& address,
+                           protocol::FetchResponse* out) {
+  for (const auto& t : response.responses) {
+    if (!is_group_topic(t.topic, t.topic_id, address)) continue;
+    for (const auto& p : t.partitions) {
+      if (p.partition_index != address.partition) continue;
+      *out = protocol::FetchResponse{};
+      out->throttle_time_ms = response.throttle_time_ms;
+      out->error_code = response.error_code;
+      out->responses.push_back({t.topic, t.topic_id, {p}, {}});
+      return true;
+    }
+  }
+  return false;
+}
+
 // --- FetchSnapshot -----------------------------------------------------------
 
 namespace {

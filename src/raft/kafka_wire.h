@@ -177,6 +177,31 @@ Status to_kafka(const FetchResponse& response, const GroupAddress& address, cons
 Status from_kafka(const protocol::FetchResponse& response, const GroupAddress& address, Offset expected_base,
                   FetchResponse* out);
 
+// --- Fetches of many groups in one request ----------------------------------
+// A follower node fetches for all the partition groups it follows on one
+// leader node with one FetchRequest, one partition per group (as Kafka's
+// replica fetcher does). Each partition stands for the single-partition
+// request of its group, which from_kafka above decodes; a group's
+// `recovering` travels as the partition's tagged field kRecoveringTag.
+
+// One group's fetch (request.payload is a FetchRequest).
+struct GroupFetch {
+  GroupAddress group;
+  Message request;
+};
+
+// REQUIRES: fetches not empty, each one a FetchRequest of the same replica.
+protocol::FetchRequest to_kafka_fetches(const std::vector<GroupFetch>& fetches, const FetchLimits& limits);
+// The single-partition request that partition `partition` of topic `topic`
+// of request stands for (the partition's tags, its recovering, added to
+// the request's own).
+protocol::FetchRequest single_fetch(const protocol::FetchRequest& request, size_t topic, size_t partition);
+// The single-partition response for address within a response to
+// to_kafka_fetches (its records still view the response's buffer); false
+// when the response has no partition for it.
+bool single_fetch_response(const protocol::FetchResponse& response, const GroupAddress& address,
+                           protocol::FetchResponse* out);
+
 // --- FetchSnapshot -----------------------------------------------------------
 
 protocol::FetchSnapshotRequest to_kafka(const FetchSnapshotRequest& request, const GroupAddress& address,

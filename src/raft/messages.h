@@ -78,6 +78,12 @@ struct FetchResponse {
   SnapshotId snapshot_id;
   Offset base_offset = 0;  // offset of entries[0]
   std::vector<Entry> entries;
+  // Set by a leader that does not read its entries into the answer
+  // (ReplicaOptions::leader_reads_entries false): entries is empty and the
+  // entries to send are the leader's log's from base_offset on, as many as
+  // the transport's byte bound takes. The receiver's decoded answer never
+  // has it set.
+  bool entries_in_log = false;
 };
 
 // KRaft's FetchSnapshot: a chunk of the leader's latest snapshot.

@@ -42,7 +42,10 @@ Status Replica::open(ReplicaOptions options, RaftLog* log, SnapshotStore* snapsh
       !std::binary_search(sorted.begin(), sorted.end(), options.id)) {
     return Status::invalid_argument("raft: the voters must be distinct and include the replica's own id");
   }
-  if (options.election_timeout_ms <= 0 || options.fetch_timeout_ms <= 0 || options.fetch_retry_ms <= 0 ||
+  // A fetch_retry_ms of 0 (ask again at once: a leader that holds fetches)
+  // needs a resend time of its own.
+  if (options.election_timeout_ms <= 0 || options.fetch_timeout_ms <= 0 || options.fetch_retry_ms < 0 ||
+      (options.fetch_retry_ms == 0 && options.fetch_resend_ms <= 0) ||
       options.max_fetch_entries == 0 || options.max_snapshot_chunk_bytes == 0 || options.max_snapshot_bytes <= 0) {
     return Status::invalid_argument("raft: timeouts and max_fetch_entries must be positive");
   }
@@ -532,6 +535,10 @@ FetchResponse Replica::answer_fetch(NodeId from, const FetchRequest& req, Status
     resp.high_watermark = high_watermark_;
   }
   resp.base_offset = req.fetch_offset;
+  if (!options_.leader_reads_entries) {
+    resp.entries_in_log = true;
+    return resp;
+  }
   *read_status = log_->read(req.fetch_offset, options_.max_fetch_entries, &resp.entries);
   return resp;
 }
@@ -547,6 +554,10 @@ Status Replica::handle_fetch_response(NodeId from, int32_t correlation_id, const
   if (resp.leader_epoch > state_.epoch) return observe_epoch(resp.leader_epoch, resp.leader_id);
   if (!takes_answer(from, resp.leader_epoch, correlation_id) || snapshot_fetch_) return Status();
   if (resp.error != FetchError::kNone) return Status();
+  if (resp.entries_in_log) {
+    // Only the leader's runtime sees such an answer: it sends the log's bytes.
+    return Status::invalid_argument("raft: a fetch answer from " + std::to_string(from) + " without its entries");
+  }
   if (resp.high_watermark < 0 || resp.base_offset < 0 || resp.snapshot_id.end_offset < 0 ||
       (!resp.snapshot_id.empty() && (resp.snapshot_id.epoch < 1 || resp.snapshot_id.epoch > state_.epoch))) {
     return Status::invalid_argument("raft: malformed fetch response from " + std::to_string(from));

@@ -68,13 +68,21 @@ struct ReplicaOptions {
   // without fetches from a majority for this long, give up the epoch.
   int64_t fetch_timeout_ms = 2000;
   // A follower resends an unanswered fetch after this long, and waits this
-  // long before fetching again after an answer that carried no entries.
+  // long before fetching again after an answer that carried no entries (0:
+  // at once, for a leader that holds fetches until it has something to
+  // answer; then fetch_resend_ms must be set).
   int64_t fetch_retry_ms = 100;
   // A fetch still unanswered this long after it was sent is sent again;
   // 0: fetch_retry_ms. (A partition group polls every few ms when idle but
   // must not pile up fetches behind a slow answer.)
   int64_t fetch_resend_ms = 0;
   size_t max_fetch_entries = 64;
+  // false: a leader's fetch answers carry no entries but say that they are
+  // the log's own from base_offset on (FetchResponse::entries_in_log), and
+  // the runtime sends the log's bytes from there itself without copying
+  // them (a partition group's zero-copy read path). true: the leader reads
+  // up to max_fetch_entries entries into the answer.
+  bool leader_reads_entries = true;
   // FetchSnapshot: the bytes a leader answers at most per chunk, and the
   // largest snapshot a follower accepts (it holds one in memory while it
   // fetches it; a leader claiming a larger one is refused).

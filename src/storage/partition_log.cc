@@ -493,6 +493,31 @@ Status PartitionLog::read_copy(int64_t offset, size_t max_bytes, int64_t upper_o
                  });
 }
 
+Status PartitionLog::visit_headers(int64_t offset, int64_t upper_offset, const Segment::HeaderVisitor& each) {
+  check_owner_thread();
+  const int64_t end = log_end_offset();
+  if (offset < log_start_offset_ || offset > end) return Status::out_of_range("offset out of range");
+  const int64_t bound = std::min(upper_offset, end);
+  bool stopped = false;
+  for (size_t i = segment_for(offset); offset < bound && i < segments_.size() && !stopped; ++i) {
+    const Segment& segment = *segments_[i];
+    const int64_t from = std::max(offset, segment.base_offset());
+    if (segment.next_offset() <= from) continue;  // empty, or below offset
+    Status s = segment.visit_headers(from,
+                                     [&](const BatchPosition& batch, std::span<const uint8_t> header, bool* stop) {
+                                       if (batch.info.base_offset >= bound) {
+                                         *stop = stopped = true;
+                                         return Status();
+                                       }
+                                       Status v = each(batch, header, stop);
+                                       stopped = *stop;
+                                       return v;
+                                     });
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
 Status PartitionLog::lookup(int64_t offset, BatchLocation* location) {
   check_owner_thread();
   if (offset < log_start_offset_ || offset >= log_end_offset()) return Status::out_of_range("offset out of range");

@@ -174,6 +174,14 @@ class PartitionLog {
   Status read_copy(int64_t offset, size_t max_bytes, int64_t upper_offset, std::vector<uint8_t>* bytes,
                    int64_t* next_offset);
 
+  // Calls each(batch, header, &stop) for the batches from the one holding
+  // offset up to upper_offset (exclusive: batches that start at or past it
+  // are not visited), in offset order, with each batch's fixed fields only
+  // (Segment::visit_headers: the records are never read), until each sets
+  // stop or fails. For what needs only those fields (producer state
+  // following a replica's log). kOutOfRange as read().
+  Status visit_headers(int64_t offset, int64_t upper_offset, const Segment::HeaderVisitor& each);
+
   // Where the batch holding offset lies. kOutOfRange outside
   // [log start, LEO).
   Status lookup(int64_t offset, BatchLocation* location);

@@ -89,8 +89,12 @@ class HeaderWalker {
     out->info.max_timestamp = static_cast<int64_t>(protocol::load_be64(p + L::kMaxTimestamp));
     out->info.size = static_cast<uint32_t>(length) + L::kLogOverhead;
     position_ += out->info.size;
+    header_ = p;
     return Status();
   }
+
+  // The fixed fields of the batch next() last returned (until the next call).
+  std::span<const uint8_t> header() const { return {header_, L::kHeaderSize}; }
 
  private:
   Status corrupt(const char* what) {
@@ -103,6 +107,7 @@ class HeaderWalker {
   uint64_t end_;
   uint64_t buffer_start_ = 0;
   size_t buffer_length_ = 0;
+  const uint8_t* header_ = nullptr;
   std::array<uint8_t, 8192> buffer_;
 };
 
@@ -210,6 +215,21 @@ Status Segment::locate(int64_t offset, BatchPosition* out) const {
     if (!s.ok()) return s;
     if (done) return Status::io_error("offset missing from its segment");  // the index promised the offset
     if (out->info.last_offset >= offset) return Status();
+  }
+}
+
+Status Segment::visit_headers(int64_t offset, const HeaderVisitor& each) const {
+  if (offset < base_offset() || offset >= next_offset()) return Status::out_of_range("offset out of range");
+  HeaderWalker walker(file_->file, index_.floor_offset(offset).position, index_.end_position());
+  for (;;) {
+    BatchPosition batch;
+    bool done = false;
+    Status s = walker.next(&batch, &done);
+    if (!s.ok() || done) return s;
+    if (batch.info.last_offset < offset) continue;
+    bool stop = false;
+    s = each(batch, walker.header(), &stop);
+    if (!s.ok() || stop) return s;
   }
 }
 

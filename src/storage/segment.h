@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -82,6 +83,15 @@ class Segment {
 
   // The batch holding offset. REQUIRES base_offset() <= offset < next_offset().
   Status locate(int64_t offset, BatchPosition* out) const;
+  // Calls each(batch, header, &stop) for every batch from the one holding
+  // offset to the segment's end, in file order, until it sets stop or
+  // returns an error (returned). header: the batch's first
+  // batch_layout::kHeaderSize bytes (its fixed fields), valid during the
+  // call; read through a small buffer, never the records.
+  // REQUIRES base_offset() <= offset < next_offset().
+  using HeaderVisitor =
+      std::function<Status(const BatchPosition& batch, std::span<const uint8_t> header, bool* stop)>;
+  Status visit_headers(int64_t offset, const HeaderVisitor& each) const;
   // Where a read starting at the batch boundary `from` ends: the largest batch
   // boundary <= limit (or the end of the first batch, when include_first and
   // it is larger) such that every batch before it has base offset <

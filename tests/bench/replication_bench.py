@@ -6,6 +6,7 @@ next to its RF=1 peer measured in the same run:
 
   produce 1 KiB, acks=1 and acks=all, 1 partition: MiB/s, RF=3 / RF=1
   produce latency p50/p99/p99.9 at 1000 msg/s, 1 KiB, acks=all
+  idle CPU of each node (five RF=3 partitions, no load, over 10 s)
   idle RSS of each node (after the cluster formed, before any load) and
   after the load (the leader of the RF=3 partition holds the most)
   failover: the RF=3 partition's leader killed (SIGKILL) while a librdkafka
@@ -117,6 +118,13 @@ def java_failover(cluster, topic, tmp, rate=1000, seconds=12, kill_after=3):
     return leader, figures, figures["gap_end_ns"] / 1e9 - killed_at
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of pid so far (/proc/<pid>/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mib", type=int, default=32, help="MiB of message values per produce run")
@@ -149,6 +157,13 @@ def main():
         time.sleep(2)
         idle = {i: rss_kib(c.nodes[i].eddy_pid(), "VmRSS") for i in c.ids}
         print("idle RSS per node (MiB): %s" % ", ".join("%d: %.1f" % (i, idle[i] / 1024) for i in c.ids), flush=True)
+        # Idle CPU: the replicated partitions above (five RF=3, each led by
+        # one node and followed by two) with no load, over 10 s.
+        before = {i: cpu_seconds(c.nodes[i].eddy_pid()) for i in c.ids}
+        time.sleep(10)
+        idle_cpu = {i: (cpu_seconds(c.nodes[i].eddy_pid()) - before[i]) / 10 * 100 for i in c.ids}
+        print("idle CPU per node (%% of one core, 5 RF=3 partitions): %s" % ", ".join(
+            "%d: %.2f" % (i, idle_cpu[i]) for i in c.ids), flush=True)
 
         rows = {}
         count = (args.mib << 20) // 1024

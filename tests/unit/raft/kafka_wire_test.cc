@@ -696,6 +696,77 @@ TEST_F(KafkaWireTest, APartitionGroupsBatchesTravelAsTheyAre) {
   EXPECT_TRUE(encode_entries(16, wrong.entries, 4, 2, EntryEncoding{}, &bytes, EntryForm::kBatch).is_invalid_argument());
 }
 
+TEST_F(KafkaWireTest, OneFetchCarriesManyGroupsEachAsItsOwnSingleFetch) {
+  auto address = [](const std::string& topic, uint8_t id, int32_t partition) {
+    GroupAddress a = group();
+    a.topic_name = topic;
+    a.topic_id = protocol::Uuid{{id, id, id, id, id, id, id, id, id, id, id, id, id, id, id, id}};
+    a.partition = partition;
+    a.entries = EntryForm::kBatch;
+    return a;
+  };
+  std::vector<GroupFetch> fetches = {
+      {address("sensors", 1, 0), Message{2, 1, 10, FetchRequest{3, 2, 40, 3, false}}},
+      {address("sensors", 1, 1), Message{2, 1, 11, FetchRequest{5, 2, 0, 0, true}}},
+      {address("alarms", 9, 0), Message{2, 1, 12, FetchRequest{1, 2, 7, 1, false}}},
+  };
+  const protocol::FetchRequest kafka =
+      through_bytes(to_kafka_fetches(fetches, FetchLimits{400, 1 << 20}), kFetchVersion);
+  EXPECT_EQ(kafka.max_wait_ms, 400);
+  EXPECT_TRUE(kafka.unknown_tagged_fields.empty()) << "recovering is per partition";
+  std::vector<FetchRequest> back;
+  for (size_t t = 0; t < kafka.topics.size(); ++t) {
+    for (size_t p = 0; p < kafka.topics[t].partitions.size(); ++p) {
+      FetchRequest one;
+      const GroupAddress& a = fetches[back.size()].group;
+      Status s = from_kafka(single_fetch(kafka, t, p), a, &one);
+      ASSERT_TRUE(s.ok()) << s.to_string();
+      back.push_back(one);
+      // Each part is its own group's: another group refuses it.
+      EXPECT_FALSE(from_kafka(single_fetch(kafka, t, p), address("other", 5, 0), &one).ok());
+    }
+  }
+  ASSERT_EQ(back.size(), fetches.size());
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    const auto& sent = std::get<FetchRequest>(fetches[i].request.payload);
+    EXPECT_EQ(back[i].fetch_offset, sent.fetch_offset) << i;
+    EXPECT_EQ(back[i].current_leader_epoch, sent.current_leader_epoch) << i;
+    EXPECT_EQ(back[i].last_fetched_epoch, sent.last_fetched_epoch) << i;
+    EXPECT_EQ(back[i].recovering, sent.recovering) << i;
+    EXPECT_EQ(back[i].replica_id, 2) << i;
+  }
+  // The answer: each group finds its own partition; one not answered is
+  // missing.
+  protocol::FetchResponse response;
+  for (size_t i : {size_t{2}, size_t{0}}) {
+    FetchResponse r;
+    r.leader_epoch = 3;
+    r.leader_id = 1;
+    r.high_watermark = static_cast<Offset>(100 + i);
+    storage_.emplace_back();
+    protocol::FetchResponse one;
+    ASSERT_TRUE(to_kafka(r, fetches[i].group, EntryEncoding{}, &storage_.back(), &one).ok());
+    response.responses.push_back(std::move(one.responses[0]));
+  }
+  response = through_bytes(response, kFetchVersion);
+  for (size_t i : {size_t{0}, size_t{2}}) {
+    protocol::FetchResponse one;
+    ASSERT_TRUE(single_fetch_response(response, fetches[i].group, &one)) << i;
+    FetchResponse r;
+    ASSERT_TRUE(from_kafka(one, fetches[i].group, std::get<FetchRequest>(fetches[i].request.payload).fetch_offset, &r)
+                    .ok());
+    EXPECT_EQ(r.high_watermark, static_cast<Offset>(100 + i));
+  }
+  protocol::FetchResponse missing;
+  EXPECT_FALSE(single_fetch_response(response, fetches[1].group, &missing));
+  // A single group's fetch keeps its recovering flag at the top level.
+  const protocol::FetchRequest single =
+      through_bytes(to_kafka(FetchRequest{5, 2, 0, 0, true}, fetches[1].group, {}), kFetchVersion);
+  FetchRequest one;
+  ASSERT_TRUE(from_kafka(single_fetch(single, 0, 0), fetches[1].group, &one).ok());
+  EXPECT_TRUE(one.recovering);
+}
+
 TEST_F(KafkaWireTest, DescribeQuorumAnswersEveryVersion) {
   for (int16_t version = 0; version <= kDescribeQuorumVersion; ++version) {
     protocol::DescribeQuorumResponse kafka =

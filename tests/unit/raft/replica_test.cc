@@ -53,9 +53,9 @@ std::vector<T> sent(Replica& r, NodeId to = kNoNode) {
 }
 
 // Makes n (id 1 of {1,2,3}) the leader of epoch `epoch` with 2's vote.
-void elect(Node& n, Epoch epoch, int64_t now) {
+void elect(Node& n, Epoch epoch, int64_t now, ReplicaOptions o = options(1)) {
   ASSERT_TRUE(n.store.write(QuorumState{epoch - 1, kNoNode, kNoNode, false}).ok());
-  open(n, options(1), now);
+  open(n, std::move(o), now);
   ASSERT_TRUE(n.replica->poll(now + 100).ok());  // election timeout: candidate
   ASSERT_EQ(n.replica->role(), Role::kCandidate);
   ASSERT_EQ(n.replica->epoch(), epoch);
@@ -82,6 +82,12 @@ TEST(Replica, OpenRefusesBadOptions) {
   ReplicaOptions o = options(1);
   o.fetch_timeout_ms = 0;
   EXPECT_TRUE(Replica::open(o, &n.log, &n.snapshots, &n.store, fixed_random(), 0, &r).is_invalid_argument());
+  // Fetching again at once needs a resend time of its own.
+  o = options(1);
+  o.fetch_retry_ms = 0;
+  EXPECT_TRUE(Replica::open(o, &n.log, &n.snapshots, &n.store, fixed_random(), 0, &r).is_invalid_argument());
+  o.fetch_resend_ms = 500;
+  EXPECT_TRUE(Replica::open(o, &n.log, &n.snapshots, &n.store, fixed_random(), 0, &r).ok());
   EXPECT_TRUE(Replica::open(options(1), &n.log, &n.snapshots, &n.store, nullptr, 0, &r).is_invalid_argument());
 }
 
@@ -253,6 +259,35 @@ TEST(Replica, HighWatermarkWaitsForTheLeadersOwnEpoch) {
   // A follower's lower (repeated, late) fetch never moves it back.
   r = fetch(leader, 2, 3, 2, 113);
   EXPECT_EQ(leader.replica->high_watermark(), 4);
+}
+
+TEST(Replica, ALeaderThatDoesNotReadItsEntriesNamesWhereTheyStart) {
+  Node leader;
+  fill(leader, {1, 1, 2});
+  ReplicaOptions o = options(1);
+  o.leader_reads_entries = false;
+  elect(leader, 3, 0, o);  // leader-change entry at offset 3
+  ASSERT_TRUE(leader.replica->poll(110).ok());
+  FetchResponse r = fetch(leader, 2, 1, 1, 111);
+  EXPECT_TRUE(r.entries_in_log);
+  EXPECT_TRUE(r.entries.empty());
+  EXPECT_EQ(r.base_offset, 1);
+  // Not for a diverging fetch: there is nothing to send.
+  r = fetch(leader, 2, 3, 1, 112);  // epoch 1 ends at 2 here
+  EXPECT_TRUE(r.diverging);
+  EXPECT_FALSE(r.entries_in_log);
+  // A follower never takes such an answer as its entries.
+  Node follower;
+  open(follower, options(2));
+  ASSERT_TRUE(follower.replica->handle(Message{1, 2, 0, BeginQuorumEpochRequest{3, 1}}, 1).ok());
+  ASSERT_TRUE(follower.replica->poll(2).ok());
+  auto fetches = sent<FetchRequest>(*follower.replica, 1);
+  ASSERT_EQ(fetches.size(), 1u);
+  FetchResponse in_log;
+  in_log.leader_epoch = 3;
+  in_log.leader_id = 1;
+  in_log.entries_in_log = true;
+  EXPECT_TRUE(follower.replica->handle(Message{1, 2, 1, in_log}, 3).is_invalid_argument());
 }
 
 TEST(Replica, ASnapshotChunkIsBoundedByTheFetchersMaxBytes) {

@@ -239,6 +239,54 @@ TEST_F(PartitionLogTest, ReadStartsAtTheBatchHoldingTheOffsetAndReturnsWholeBatc
   EXPECT_EQ(log->read(-1, 100, -1, &result).code(), Status::Code::kOutOfRange);
 }
 
+TEST_F(PartitionLogTest, VisitHeadersGivesEachBatchsFixedFieldsAcrossSegments) {
+  auto log = open_log(testing::small_config(4096));  // a roll every few batches
+  std::vector<std::vector<uint8_t>> stored;
+  for (int i = 0; i < 30; ++i) {
+    std::vector<uint8_t> batch = testing::batch_for_offsets(log->log_end_offset(), 3, 100, 300);
+    AppendResult r;
+    ASSERT_EQ(log->append(batch, {}, &r).code(), Status::Code::kOk);
+    std::vector<uint8_t> bytes;
+    int64_t next = 0;
+    ASSERT_EQ(log->read_copy(r.base_offset, 1, log->log_end_offset(), &bytes, &next).code(), Status::Code::kOk);
+    stored.push_back(bytes);
+  }
+  ASSERT_GE(log->stats().segments, 3u) << "spans several segments";
+  // From inside batch 4 (offsets 12..14) to before the batch at offset 60.
+  std::vector<int64_t> bases;
+  Status s = log->visit_headers(13, 60, [&](const BatchPosition& batch, std::span<const uint8_t> header, bool*) {
+    const auto& whole = stored[static_cast<size_t>(batch.info.base_offset / 3)];
+    EXPECT_TRUE(std::equal(header.begin(), header.end(), whole.begin())) << batch.info.base_offset;
+    EXPECT_EQ(header.size(), protocol::batch_layout::kHeaderSize);
+    EXPECT_EQ(batch.info.size, whole.size());
+    bases.push_back(batch.info.base_offset);
+    return Status();
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  std::vector<int64_t> want;
+  for (int64_t b = 12; b < 60; b += 3) want.push_back(b);
+  EXPECT_EQ(bases, want);
+  // stop ends the visit; an error is returned; past the end: out of range.
+  bases.clear();
+  ASSERT_TRUE(log->visit_headers(0, 90, [&](const BatchPosition& batch, std::span<const uint8_t>, bool* stop) {
+                    bases.push_back(batch.info.base_offset);
+                    *stop = bases.size() == 2;
+                    return Status();
+                  }).ok());
+  EXPECT_EQ(bases, (std::vector<int64_t>{0, 3}));
+  EXPECT_TRUE(log->visit_headers(0, 90, [](const BatchPosition&, std::span<const uint8_t>, bool*) {
+                    return Status::io_error("visitor");
+                  }).is_io_error());
+  EXPECT_EQ(log->visit_headers(91, 100, [](const BatchPosition&, std::span<const uint8_t>, bool*) {
+              return Status();
+            }).code(), Status::Code::kOutOfRange);
+  // At the end: nothing to visit.
+  EXPECT_TRUE(log->visit_headers(90, 100, [](const BatchPosition&, std::span<const uint8_t>, bool*) {
+                    ADD_FAILURE() << "nothing past the end";
+                    return Status();
+                  }).ok());
+}
+
 TEST_F(PartitionLogTest, FileRegionsHoldExactlyTheReturnedBytes) {
   auto log = open_log(testing::small_config(4096));
   for (int i = 0; i < 40; ++i) append(*log, 3);
