@@ -286,6 +286,12 @@ std::vector<ConfigKey> make_keys() {
                  "A follower of a replicated partition is in sync (in the ISR, counted for acks=all and "
                  "min.insync.replicas) while it reached the leader's log end this recently."),
              1, kLongMax),
+      ranged(key("broker.session.timeout.ms", T::kInt, "9000",
+                 "The controller leader fences a node it has had no fetch of the controller log from for this long "
+                 "(and unfences it once it fetches again): every node's Metadata then names the node's replicas "
+                 "offline, leaves it out of the ISR and the brokers, and names no leader for a partition whose "
+                 "published leader it was. A new controller leader fences nobody during its first such period."),
+             100, kInt32Max),
       ranged(key("metadata.log.max.record.bytes.between.snapshots", T::kLong, "1048576",
                  "A node snapshots the cluster's metadata once this many bytes of controller records were applied "
                  "since its last snapshot, and its controller log then starts there, so the log stays this small "

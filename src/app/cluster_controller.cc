@@ -69,6 +69,7 @@ void ClusterController::start() {
   if (cluster_id_known_) quorum_->set_cluster_id(meta_->cluster_id());
   tick();
   publish_partition_leaders();
+  watch_sessions();
 }
 
 int32_t ClusterController::leader_id() const { return quorum_->leadership().leader_id; }

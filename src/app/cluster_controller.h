@@ -2,8 +2,9 @@
 // ControllerClient (proposals, forwarding to the leader), the committed
 // records applied to this node's broker and eddy.db in log order, this
 // node's registration (its client endpoints) and the cluster id, proposed
-// until the controller log carries them, and the blocks of producer ids the
-// log gives each node (cluster_producer_ids.cc).
+// until the controller log carries them, the blocks of producer ids the
+// log gives each node (cluster_producer_ids.cc), and, on the leader, the
+// nodes fenced for not fetching from it (cluster_node_fencing.cc).
 //
 // Threading: reactor thread only (callbacks from the quorum and the
 // forwarder are posted there). REQUIRES: quorum, broker and meta outlive it;
@@ -102,6 +103,11 @@ class ClusterController final : public broker::ControllerClient {
   // Envelope (ControllerQuorum::kNodeRecordsMagic); done on the reactor.
   void propose_from_this_node(const broker::ControllerRecord& record, std::function<void(protocol::ErrorCode)> done);
   void publish_partition_leaders();
+  // cluster_node_fencing.cc, from start() on: while this node leads, it
+  // fences through the controller log the nodes that stopped fetching from
+  // it for broker.session.timeout.ms, and unfences them once they fetch
+  // again (a look every kWatchSessionsMs).
+  void watch_sessions();
   // Leader: another node's record (ControllerQuorum::set_node_record_handler).
   void propose_node_record(std::string payload, ControllerQuorum::NodeRecordDone done);
 
@@ -141,6 +147,11 @@ class ClusterController final : public broker::ControllerClient {
   ForwardCursorObserver forward_cursor_observer_;
   PartitionGroups* groups_ = nullptr;
   bool publishing_leaders_ = false;  // a PartitionLeadersRecord is on its way
+  // The controller epoch this node's sessions with the nodes belong to
+  // (-1: not leading) and when (monotonic) it first saw itself lead it.
+  int32_t sessions_epoch_ = -1;
+  int64_t sessions_started_ms_ = 0;
+  bool fencing_ = false;  // a NodeFencingRecord is on its way
 };
 
 }  // namespace eddy::app

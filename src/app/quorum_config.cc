@@ -71,6 +71,7 @@ Status quorum_config_from(const Config& config, const std::vector<net::ListenerC
   q.bootstrap = config.get_bool("eddy.quorum.bootstrap");
   q.snapshot_bytes = config.get_long("metadata.log.max.record.bytes.between.snapshots");
   q.snapshot_interval_ms = config.get_long("metadata.log.max.snapshot.interval.ms");
+  q.session_timeout_ms = config.get_int("broker.session.timeout.ms");
   *out = std::move(q);
   return Status();
 }

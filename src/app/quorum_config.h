@@ -26,6 +26,9 @@ struct QuorumConfig {
   int64_t snapshot_bytes = 1 << 20;
   // metadata.log.max.snapshot.interval.ms (0: no snapshots by time)
   int64_t snapshot_interval_ms = 3600000;
+  // broker.session.timeout.ms: the leader fences a node that has not
+  // fetched from it for this long (cluster_node_fencing.cc).
+  int32_t session_timeout_ms = 9000;
 };
 
 // Reads and checks the keys against the parsed listeners: node.id is a

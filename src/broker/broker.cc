@@ -43,6 +43,7 @@ Status Broker::start() {
   if (!s.ok()) return s;
   if (s = load_cluster_brokers(); !s.ok()) return s;
   if (s = load_partition_leaders(); !s.ok()) return s;
+  if (s = load_fenced_nodes(); !s.ok()) return s;
   if (s = load_sasl_secret(); !s.ok()) return s;
   if (s = load_acls(); !s.ok()) return s;
   if (!producer_state_error_.ok()) return producer_state_error_;

@@ -213,14 +213,16 @@ class Broker {
   bool coordinating_groups() const { return coordinating_groups_; }
   // The controller state held here as the records that rebuild it (a
   // snapshot's content; controller_snapshot.cc): the cluster id, the
-  // registered nodes, every topic with its replicas and configs, every
-  // group's committed offsets and static members (the producer ids' end is
-  // the cluster controller's to add).
+  // registered nodes and the fenced ones, every topic with its replicas and
+  // configs, every group's committed offsets and static members, the
+  // published partition leaders (the producer ids' end and the forward
+  // cursors are the cluster controller's to add).
   Status controller_state(std::vector<ControllerRecord>* out);
   // Replaces the controller state held here by records (a snapshot from
   // controller_state(), maybe another node's): topics absent from it are
   // removed, its topics created or brought to its partitions and configs,
-  // every group's offsets and static members replaced by its. Applying it
+  // every group's offsets, static members, partition leaders and fenced
+  // nodes replaced by its. Applying it
   // twice leaves the same state. A non-ok Status (the meta store or a log
   // failed) means the node must stop applying.
   // REQUIRES: no ProducerIdsRecord among records.
@@ -228,6 +230,9 @@ class Broker {
   // A replicated partition's leader as the controller log last carried it
   // (nullptr: never published).
   const meta::PartitionLeader* published_leader(const protocol::Uuid& topic_id, int32_t partition) const;
+  // The nodes the controller log says are fenced (NodeFencingRecord), this
+  // one included if the log says so.
+  const std::set<int32_t>& fenced_nodes() const { return fenced_nodes_; }
 
  private:
   // A Produce with acks=-1 waiting for its batches to become durable (or,
@@ -309,6 +314,11 @@ class Broker {
   Status load_cluster_brokers();
   // partition_leaders_ from eddy.db (at start, after a snapshot).
   Status load_partition_leaders();
+  // fenced_nodes_ from eddy.db (at start).
+  Status load_fenced_nodes();
+  // The fenced nodes Metadata treats as such (metadata.cc): fenced_nodes_
+  // without this node, which answers and so is alive to its clients.
+  std::set<int32_t> fenced_peers() const;
   // Replicas for count new partitions from first on: replication_factor
   // distinct registered nodes each, round robin from a start that depends on
   // the topic (replica_placement.h). REQUIRES: check_replication_factor
@@ -328,8 +338,10 @@ class Broker {
   void add_authorized_operations(const Request& request, const protocol::MetadataRequest& body,
                                  protocol::MetadataResponse* response);
   // The nodes a client of listener reaches: every registered node of a
-  // cluster, this one alone on a single node.
-  void add_brokers(const std::string& listener,
+  // cluster but the fenced ones (fenced_peers(); as Kafka's brokers list
+  // only the live ones) unless named (the answer sends clients there), this
+  // one alone on a single node.
+  void add_brokers(const std::string& listener, const std::set<int32_t>& named,
                    std::vector<protocol::MetadataResponse::MetadataResponseBroker>* out) const;
   // Metadata's auto-creation on a cluster node: the leader proposes the
   // topic, a follower forwards a CreateTopics for it (at most one at a time
@@ -642,6 +654,9 @@ class Broker {
   // topic id and partition: what Metadata tells of a partition this node
   // holds no replica of, and of the ISR on a follower.
   std::map<std::pair<std::array<uint8_t, 16>, int32_t>, meta::PartitionLeader> partition_leaders_;
+  // The nodes the controller leader fenced (NodeFencingRecord) as the
+  // controller log carries them (eddy.db's cluster_fenced_nodes).
+  std::set<int32_t> fenced_nodes_;
   std::set<std::string> auto_creating_;  // topics Metadata is having created
   LoggedOffsets logged_offsets_;
   bool coordinating_groups_ = false;  // a cluster node between take_over_groups and step_down_groups
@@ -679,7 +694,7 @@ void Broker::add_leader_endpoints(const std::string& listener, const std::set<in
                                   std::vector<NodeEndpoint>* out) const {
   if (leader_ids.empty()) return;
   std::vector<protocol::MetadataResponse::MetadataResponseBroker> brokers;
-  add_brokers(listener, &brokers);
+  add_brokers(listener, leader_ids, &brokers);
   for (const auto& b : brokers) {
     if (leader_ids.count(b.node_id) == 0) continue;
     NodeEndpoint e;

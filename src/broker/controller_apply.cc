@@ -1,7 +1,8 @@
 // A cluster node applying the controller log's committed records: topics
-// and their partitions' replicas, topic configs, the registered nodes, the
-// cluster id, the consumer groups' committed offsets and static members
-// (see controller_client.h).
+// and their partitions' replicas, topic configs, the registered nodes and
+// which of them are fenced, the cluster id, the consumer groups' committed
+// offsets and static members, the replicated partitions' leaders (see
+// controller_client.h).
 #include <map>
 
 #include "broker/broker.h"
@@ -43,6 +44,19 @@ Status Broker::load_partition_leaders() {
   partition_leaders_.clear();
   for (meta::PartitionLeader& l : held) partition_leaders_[{l.topic_id.bytes, l.partition}] = std::move(l);
   return Status();
+}
+
+Status Broker::load_fenced_nodes() {
+  std::vector<int32_t> held;
+  if (Status s = meta_->cluster().fenced_nodes(&held); !s.ok()) return s;
+  fenced_nodes_ = std::set<int32_t>(held.begin(), held.end());
+  return Status();
+}
+
+std::set<int32_t> Broker::fenced_peers() const {
+  std::set<int32_t> out = fenced_nodes_;
+  out.erase(options_.node_id);
+  return out;
 }
 
 const meta::PartitionLeader* Broker::published_leader(const protocol::Uuid& topic_id, int32_t partition) const {
@@ -137,6 +151,23 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
       }
       if (!s.ok()) return s;
       if (kept) partition_leaders_[{l.topic_id.bytes, l.partition}] = std::move(l);
+    }
+    return Status();
+  }
+  if (const auto* r = std::get_if<protocol::NodeFencingRecord>(&record)) {
+    for (const auto& n : r->nodes) {
+      Status s = meta_->cluster().set_fenced(n.node_id, n.fenced);
+      if (s.code() == Status::Code::kInvalidArgument) {
+        EDDY_LOG_ERROR("controller log: {}; skipped", s.message());  // the same on every node
+        continue;
+      }
+      if (!s.ok()) return s;
+      const bool changed = n.fenced ? fenced_nodes_.insert(n.node_id).second : fenced_nodes_.erase(n.node_id) > 0;
+      if (changed) {
+        EDDY_LOG_INFO("node {} {} by the controller leader", n.node_id,
+                      n.fenced ? "fenced (it stopped fetching the controller log; its replicas are offline)"
+                               : "unfenced (it fetches the controller log again)");
+      }
     }
     return Status();
   }

@@ -34,6 +34,7 @@ enum class ControllerRecordType : int8_t {
   kStaticMemberRemoved = 12,
   kForwardCursors = 13,
   kPartitionLeaders = 14,
+  kNodeFencing = 15,
 };
 
 // In ControllerRecordType's order (index + 1 = type).
@@ -42,7 +43,8 @@ using ControllerRecord =
                  protocol::RemoveTopicRecord, protocol::PartitionsAddedRecord, protocol::TopicConfigsRecord,
                  protocol::GroupOffsetsRecord, protocol::GroupDeletedRecord, protocol::OffsetsDeletedRecord,
                  protocol::ProducerIdsRecord, protocol::StaticMemberRecord, protocol::StaticMemberRemovedRecord,
-                 protocol::ForwardCursorsRecord, protocol::PartitionLeadersRecord>;
+                 protocol::ForwardCursorsRecord, protocol::PartitionLeadersRecord,
+                 protocol::NodeFencingRecord>;
 
 // The payload of record, in the newest version of its type.
 std::string encode_controller_record(const ControllerRecord& record);

@@ -1,8 +1,9 @@
 // A cluster node's controller state as a snapshot's records, and a snapshot
 // loaded in place of it (see Broker::controller_state and
 // load_controller_state). The state is what the controller log's records
-// build: the cluster id, the registered nodes, the topics with their
-// replicas and configs, the groups' committed offsets and static members.
+// build: the cluster id, the registered nodes and the fenced ones, the
+// topics with their replicas and configs, the groups' committed offsets and
+// static members, the replicated partitions' leaders.
 //
 // Registrations are never removed (the voters are fixed: there are no
 // membership changes), so loading registers the snapshot's nodes and keeps
@@ -42,6 +43,11 @@ Status Broker::controller_state(std::vector<ControllerRecord>* out) {
     r.rack = b.rack;
     for (const auto& e : b.endpoints) r.endpoints.push_back({e.listener, e.host, e.port, e.security_protocol, {}});
     out->push_back(std::move(r));
+  }
+  if (!fenced_nodes_.empty()) {
+    protocol::NodeFencingRecord fencing;
+    for (int32_t node : fenced_nodes_) fencing.nodes.push_back({node, true, {}});
+    out->push_back(std::move(fencing));
   }
   for (const Topic* topic : topics_.all()) out->push_back(topic_state(*topic));
   std::vector<std::string> groups;
@@ -97,10 +103,13 @@ Status Broker::load_controller_state(const std::vector<ControllerRecord>& record
     if (Status s = meta_->offsets().remove_group(group); !s.ok()) return s;
   }
   logged_offsets_.last.clear();
-  // Static members and partition leaders: the snapshot's replace all.
+  // Static members, partition leaders and fenced nodes: the snapshot's
+  // replace all.
   if (Status s = meta_->static_members().remove_all(); !s.ok()) return s;
   if (Status s = meta_->cluster().remove_all_partition_leaders(); !s.ok()) return s;
   partition_leaders_.clear();
+  if (Status s = meta_->cluster().unfence_all(); !s.ok()) return s;
+  fenced_nodes_.clear();
   for (const ControllerRecord& record : records) {
     const auto* t = std::get_if<protocol::TopicRecord>(&record);
     const Topic* here = t != nullptr ? topics_.find(t->topic_id) : nullptr;

@@ -4,12 +4,16 @@
 // replicated partition held here as its Raft group says
 // (replicated_partition.h: leader, epoch, replicas; the ISR from the leader,
 // or on a follower as the leader published it), and one not held here as
-// its leader published it through the controller log. Unknown
+// its leader published it through the controller log. Nodes the
+// controller leader fenced (fenced_replicas.h) are named offline, left out
+// of the ISR and the brokers, and not named as the leader of a partition
+// not held here; a single node has none. Unknown
 // topics are created when auto.create.topics.enable and the request allow
 // it, as Kafka does. With an authorizer: DESCRIBE on a topic to see it,
 // CREATE on the cluster or the topic to auto-create it
 // (TOPIC_AUTHORIZATION_FAILED otherwise).
 #include "broker/broker.h"
+#include "broker/fenced_replicas.h"
 #include "broker/replicated_partition.h"
 #include "meta/topic_name.h"
 #include "protocol/errors.h"
@@ -24,6 +28,7 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_of(const Topic& topic) 
   MetadataResponse::MetadataResponseTopic out;
   out.name = topic.name;
   out.topic_id = topic.id;
+  const std::set<int32_t> fenced = fenced_peers();
   for (size_t p = 0; p < topic.partitions.size(); ++p) {
     MetadataResponse::MetadataResponsePartition partition;
     partition.partition_index = static_cast<int32_t>(p);
@@ -38,27 +43,29 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_of(const Topic& topic) 
         status.isr = published->isr;
       }
       describe_replicated_partition(status, &partition);
+      describe_fenced_replicas(fenced, /*leader_seen_here=*/true, &partition);
       out.partitions.push_back(std::move(partition));
       continue;
     }
-    if (published != nullptr && topic.partitions[p] == nullptr) {
+    const bool held = topic.partitions[p] != nullptr;
+    if (published != nullptr && !held) {
       // A replicated partition this node holds no replica of: as its leader
-      // published it last. (A leader that died is named until the next one
-      // publishes itself; clients sent there reconnect and ask again.)
+      // published it last. A leader that died is named until the next one
+      // publishes itself or the controller leader fences it (then none is).
       partition.leader_id = published->leader;
       partition.leader_epoch = published->leader_epoch;
       partition.replica_nodes = topic.replicas[p];
       partition.isr_nodes = published->isr;
-      out.partitions.push_back(std::move(partition));
-      continue;
+    } else {
+      // Held here without a group (a single node's, a cluster's partition
+      // of one replica), or not held here and never published: led by its
+      // first replica, epoch 0.
+      partition.leader_id = topic.replicas[p].front();
+      partition.leader_epoch = 0;
+      partition.replica_nodes = topic.replicas[p];
+      partition.isr_nodes = topic.replicas[p];
     }
-    // Held here without a group (a single node's, a cluster's partition of
-    // one replica), or not held here and never published: led by its first
-    // replica, epoch 0.
-    partition.leader_id = topic.replicas[p].front();
-    partition.leader_epoch = 0;
-    partition.replica_nodes = topic.replicas[p];
-    partition.isr_nodes = topic.replicas[p];
+    describe_fenced_replicas(fenced, /*leader_seen_here=*/held, &partition);
     out.partitions.push_back(std::move(partition));
   }
   return out;
@@ -69,7 +76,6 @@ void Broker::handle_metadata(RequestPtr request) {
   if (!decode(*request, &body)) return;
   const int16_t version = request->version();
   MetadataResponse response;
-  add_brokers(request->client.listener, &response.brokers);
   response.cluster_id = meta_->cluster_id();
   response.controller_id = controller_ != nullptr ? controller_->leader_id() : options_.node_id;
 
@@ -88,6 +94,13 @@ void Broker::handle_metadata(RequestPtr request) {
     bool may_create = options_.auto_create_topics && (version < 4 || body.allow_auto_topic_creation);
     for (const auto& wanted : *body.topics) response.topics.push_back(metadata_topic(*request, wanted, may_create));
   }
+  // The brokers last: a fenced node the answer names as a leader or as the
+  // controller is listed all the same, so that clients reach it.
+  std::set<int32_t> named = {response.controller_id};
+  for (const auto& topic : response.topics) {
+    for (const auto& partition : topic.partitions) named.insert(partition.leader_id);
+  }
+  add_brokers(request->client.listener, named, &response.brokers);
   add_authorized_operations(*request, body, &response);
   respond(*request, response);
 }
@@ -156,12 +169,15 @@ MetadataResponse::MetadataResponseTopic Broker::metadata_topic(const Request& re
   return missing;
 }
 
-void Broker::add_brokers(const std::string& listener,
+void Broker::add_brokers(const std::string& listener, const std::set<int32_t>& named,
                          std::vector<MetadataResponse::MetadataResponseBroker>* out) const {
   if (controller_ != nullptr && !cluster_brokers_.empty()) {
     // Every registered node with an endpoint of the listener the client
-    // came in on (Kafka leaves out nodes without one).
+    // came in on (Kafka leaves out nodes without one) that is not fenced
+    // or is named.
+    const std::set<int32_t> fenced = fenced_peers();
     for (const meta::ClusterBroker& b : cluster_brokers_) {
+      if (fenced.count(b.node_id) > 0 && named.count(b.node_id) == 0) continue;
       for (const meta::BrokerEndpoint& e : b.endpoints) {
         if (e.listener != listener) continue;
         MetadataResponse::MetadataResponseBroker broker;

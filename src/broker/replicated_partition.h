@@ -52,7 +52,8 @@ std::string not_enough_replicas_message(const std::string& topic, int32_t partit
 // Kafka), the group's voters as replicas, and the ISR. Only the leader knows
 // the ISR: a follower answers its replicas as the ISR, a known
 // approximation (Kafka's followers answer the controller's ISR instead).
-// No offline replicas. partition_index is left as it is.
+// No offline replicas (metadata.cc then names those on fenced nodes,
+// fenced_replicas.h). partition_index is left as it is.
 void describe_replicated_partition(const ReplicaStatus& status,
                                    protocol::MetadataResponse::MetadataResponsePartition* out);
 

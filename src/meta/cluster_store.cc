@@ -264,4 +264,27 @@ Status ClusterStore::partition_leaders(std::vector<PartitionLeader>* out) {
 
 Status ClusterStore::remove_all_partition_leaders() { return db_->exec("DELETE FROM partition_leaders"); }
 
+Status ClusterStore::set_fenced(int32_t node_id, bool fenced) {
+  if (node_id < 0) return Status::invalid_argument("fencing node " + std::to_string(node_id) + ": a negative id");
+  Statement st;
+  Status s = db_->prepare(fenced ? "INSERT OR IGNORE INTO cluster_fenced_nodes (node_id) VALUES (?)"
+                                 : "DELETE FROM cluster_fenced_nodes WHERE node_id = ?",
+                          &st);
+  if (!s.ok()) return s;
+  st.bind_int64(1, node_id);
+  return st.run();
+}
+
+Status ClusterStore::fenced_nodes(std::vector<int32_t>* out) {
+  out->clear();
+  Statement st;
+  Status s = db_->prepare("SELECT node_id FROM cluster_fenced_nodes ORDER BY node_id", &st);
+  if (!s.ok()) return s;
+  bool row = false;
+  while ((s = st.step(&row)).ok() && row) out->push_back(static_cast<int32_t>(st.column_int64(0)));
+  return s;
+}
+
+Status ClusterStore::unfence_all() { return db_->exec("DELETE FROM cluster_fenced_nodes"); }
+
 }  // namespace eddy::meta

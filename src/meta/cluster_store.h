@@ -1,6 +1,6 @@
 // What a cluster node keeps of the controller log's state besides topics
-// (topic_store.h): the nodes and their client endpoints, each partition's
-// replicas, and how far the log has been applied. A single node (no
+// (topic_store.h): the nodes and their client endpoints, which of them are
+// fenced, each partition's replicas, and how far the log has been applied. A single node (no
 // controller quorum) writes none of it: its partitions' replica is itself.
 //
 // The controller state machine applies committed entries in log order and
@@ -108,6 +108,14 @@ class ClusterStore {
   Status merge_partition_leader(const PartitionLeader& leader, bool* kept);
   Status partition_leaders(std::vector<PartitionLeader>* out);
   Status remove_all_partition_leaders();
+
+  // The nodes the controller leader fenced (NodeFencingRecord): fenced adds
+  // node_id, !fenced removes it (either way, whatever was held).
+  // kInvalidArgument for a negative node id.
+  Status set_fenced(int32_t node_id, bool fenced);
+  // Every fenced node, ascending.
+  Status fenced_nodes(std::vector<int32_t>* out);
+  Status unfence_all();
 
  private:
   Database* db_;

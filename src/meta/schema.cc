@@ -246,6 +246,18 @@ Status migrate_to_v7(Database* db) {
   )sql");
 }
 
+// Schema version 8: the nodes the controller leader fenced (cluster_store.h,
+// NodeFencingRecord): a row while the node is fenced, none otherwise. Not
+// tied to cluster_brokers: a node that never registered can be fenced too.
+// Empty on a single node.
+Status migrate_to_v8(Database* db) {
+  return db->exec(R"sql(
+    CREATE TABLE cluster_fenced_nodes (
+      node_id INTEGER PRIMARY KEY CHECK (node_id >= 0)
+    ) WITHOUT ROWID;
+  )sql");
+}
+
 // Append only: migration i takes the schema from version i to i + 1.
 constexpr Migration kMigrations[] = {
     {1, create_schema_v1},
@@ -255,6 +267,7 @@ constexpr Migration kMigrations[] = {
     {5, migrate_to_v5},
     {6, migrate_to_v6},
     {7, migrate_to_v7},
+    {8, migrate_to_v8},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

@@ -15,7 +15,7 @@
 namespace eddy::meta {
 
 // The metadata schema version this binary writes and understands.
-inline constexpr int64_t kSchemaVersion = 7;
+inline constexpr int64_t kSchemaVersion = 8;
 // PRAGMA application_id of an Eddy metadata database: "Eddy" in ASCII.
 inline constexpr int64_t kApplicationId = 0x45646479;
 // ... and of the forward progress database: "EdFw".

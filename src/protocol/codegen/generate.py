@@ -109,7 +109,8 @@ EDDY_RECORDS = ("controller_records", ["ClusterIdRecord", "RegisterBrokerRecord"
                                        "RemoveTopicRecord", "PartitionsAddedRecord", "TopicConfigsRecord",
                                        "GroupOffsetsRecord", "GroupDeletedRecord", "OffsetsDeletedRecord",
                                        "ProducerIdsRecord", "StaticMemberRecord", "StaticMemberRemovedRecord",
-                                       "ForwardCursorsRecord", "PartitionLeadersRecord"])
+                                       "ForwardCursorsRecord", "PartitionLeadersRecord",
+                                       "NodeFencingRecord"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")

@@ -43,6 +43,7 @@ TEST(ControllerRecords, EveryTypeRoundTrips) {
       protocol::ForwardCursorsRecord{
           "central", {{"sensors", sample_topic().topic_id, 1, 400, 7, 0, 380, 1200, 3, {}}}, {}},
       protocol::PartitionLeadersRecord{{{sample_topic().topic_id, 2, 3, 9, {1, 3}, {}}}, {}},
+      protocol::NodeFencingRecord{{{3, true, {}}, {2, false, {}}}, {}},
   };
   ASSERT_EQ(records.size(), std::variant_size_v<ControllerRecord>) << "one of each type";
   for (const ControllerRecord& record : records) {

@@ -657,6 +657,90 @@ TEST_F(ReplicatedBrokerTest, MetadataDescribesEachGroupAsItStands) {
   EXPECT_EQ(one[0].leader_epoch, 0);
 }
 
+TEST_F(ReplicatedBrokerTest, MetadataNamesFencedNodesOfflineAsKafkaDoes) {
+  set_status(log_of("r", 0), leading({1, 2, 3}));
+  commit(log_of("r", 0), 0);
+  set_status(log_of("r", 1), following(2));
+  reactor_.run([&] {
+    // r-2 (not held here) as node 3 published it; then node 3 is fenced,
+    // and this node too (a record applied late: it still answers).
+    protocol::PartitionLeadersRecord leaders;
+    leaders.partitions.push_back({{}, 2, 3, 4, {2, 3}, {}});
+    leaders.partitions.back().topic_id.bytes[0] = 1;
+    ASSERT_TRUE(broker_->apply_controller_record(leaders).ok());
+    ASSERT_TRUE(broker_->apply_controller_record(protocol::NodeFencingRecord{{{3, true, {}}, {1, true, {}}}, {}}).ok());
+    EXPECT_EQ(broker_->fenced_nodes(), (std::set<int32_t>{1, 3}));
+  });
+  auto ask = [&] {
+    protocol::MetadataRequest request;
+    request.topics.emplace();
+    for (const char* name : {"r", "one"}) {
+      request.topics->emplace_back();
+      request.topics->back().name = name;
+    }
+    protocol::MetadataResponse response;
+    EXPECT_TRUE(wait(*send(request, 12), 12, &response));
+    return response;
+  };
+  auto ids = [](const protocol::MetadataResponse& response) {
+    std::vector<int32_t> out;
+    for (const auto& b : response.brokers) out.push_back(b.node_id);
+    return out;
+  };
+  protocol::MetadataResponse response = ask();
+  ASSERT_EQ(response.topics.size(), 2u);
+  EXPECT_EQ(ids(response), (std::vector<int32_t>{1, 2})) << "node 3 left out, this node kept";
+  const auto& r = response.topics[0].partitions;
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].leader_id, kSelf);
+  EXPECT_EQ(r[0].isr_nodes, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(r[0].offline_replicas, (std::vector<int32_t>{3}));
+  EXPECT_EQ(r[1].leader_id, 2);
+  EXPECT_EQ(r[1].isr_nodes, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(r[1].offline_replicas, (std::vector<int32_t>{3}));
+  EXPECT_EQ(r[2].error_code, protocol::to_int(ErrorCode::kLeaderNotAvailable));
+  EXPECT_EQ(r[2].leader_id, -1) << "the published leader is fenced";
+  EXPECT_EQ(r[2].leader_epoch, 4);
+  EXPECT_EQ(r[2].isr_nodes, (std::vector<int32_t>{2}));
+  EXPECT_EQ(r[2].offline_replicas, (std::vector<int32_t>{3}));
+  const auto& one = response.topics[1].partitions;
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].leader_id, kSelf);
+  EXPECT_TRUE(one[0].offline_replicas.empty());
+
+  // This node's own group names node 3 its leader: it stands, and clients
+  // are told where it is.
+  set_status(log_of("r", 1), following(3));
+  response = ask();
+  EXPECT_EQ(ids(response), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(response.topics[0].partitions[1].leader_id, 3);
+  EXPECT_TRUE(response.topics[0].partitions[1].offline_replicas.empty());
+  set_status(log_of("r", 1), following(2));
+
+  // A snapshot carries the fenced nodes, and loading one replaces them.
+  std::vector<ControllerRecord> state;
+  reactor_.run([&] {
+    ASSERT_TRUE(broker_->controller_state(&state).ok());
+    ASSERT_TRUE(broker_->apply_controller_record(protocol::NodeFencingRecord{{{3, false, {}}}, {}}).ok());
+  });
+  response = ask();
+  EXPECT_EQ(ids(response), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(response.topics[0].partitions[2].leader_id, 3) << "unfenced: named again";
+  EXPECT_EQ(response.topics[0].partitions[2].isr_nodes, (std::vector<int32_t>{2, 3}));
+  EXPECT_TRUE(response.topics[0].partitions[2].offline_replicas.empty());
+  reactor_.run([&] {
+    ASSERT_TRUE(broker_->load_controller_state(state).ok());
+    EXPECT_EQ(broker_->fenced_nodes(), (std::set<int32_t>{1, 3}));
+    std::erase_if(state,
+                  [](const ControllerRecord& c) { return std::holds_alternative<protocol::NodeFencingRecord>(c); });
+    ASSERT_TRUE(broker_->load_controller_state(state).ok());
+    EXPECT_TRUE(broker_->fenced_nodes().empty()) << "a snapshot without fenced nodes";
+  });
+  std::vector<int32_t> stored = {99};
+  ASSERT_TRUE(meta_->cluster().fenced_nodes(&stored).ok());
+  EXPECT_TRUE(stored.empty());
+}
+
 // ---- Producer state on followers ----
 
 TEST_F(ReplicatedBrokerTest, ANewLeaderKnowsTheProducersItsLogFollowed) {

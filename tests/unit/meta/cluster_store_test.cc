@@ -91,6 +91,29 @@ TEST_F(ClusterStoreTest, APartitionLeaderOfAnOlderEpochDoesNotReplaceANewerOne) 
   EXPECT_TRUE(held.empty());
 }
 
+TEST_F(ClusterStoreTest, FencingANodeTwiceOrUnfencingAnUnfencedOneChangesNothing) {
+  std::vector<int32_t> fenced;
+  ASSERT_TRUE(store_->cluster().set_fenced(3, true).ok());
+  ASSERT_TRUE(store_->cluster().set_fenced(3, true).ok());
+  ASSERT_TRUE(store_->cluster().set_fenced(1, true).ok());
+  ASSERT_TRUE(store_->cluster().set_fenced(2, false).ok());
+  ASSERT_TRUE(store_->cluster().fenced_nodes(&fenced).ok());
+  EXPECT_EQ(fenced, (std::vector<int32_t>{1, 3}));
+  // Fenced before it ever registered (a node that never started): kept
+  // apart from the registrations, which it does not join.
+  std::vector<ClusterBroker> brokers;
+  ASSERT_TRUE(store_->cluster().brokers(&brokers).ok());
+  EXPECT_TRUE(brokers.empty());
+  reopen();
+  ASSERT_TRUE(store_->cluster().set_fenced(1, false).ok());
+  ASSERT_TRUE(store_->cluster().fenced_nodes(&fenced).ok());
+  EXPECT_EQ(fenced, (std::vector<int32_t>{3}));
+  EXPECT_EQ(store_->cluster().set_fenced(-1, true).code(), Status::Code::kInvalidArgument);
+  ASSERT_TRUE(store_->cluster().unfence_all().ok());
+  ASSERT_TRUE(store_->cluster().fenced_nodes(&fenced).ok());
+  EXPECT_TRUE(fenced.empty());
+}
+
 TEST(NodeIds, JoinAndSplitRoundTripAndBadTextIsCorruption) {
   EXPECT_EQ(join_node_ids({}), "");
   EXPECT_EQ(join_node_ids({3, 1, 20}), "3,1,20");

@@ -128,7 +128,8 @@ TEST(MetaStoreOpen, VersionOneIsMigrated) {
   }
   // Turn the file back into a version 1 database (as Eddy 0.1 wrote it).
   run_sql(path,
-          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_fenced_nodes; DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders;"
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions;"
@@ -161,7 +162,8 @@ TEST(MetaStoreOpen, VersionThreeIsMigratedKeepingCredentials) {
   }
   // Turn the file back into a version 3 database (as Eddy with SASL wrote it).
   run_sql(path,
-          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_fenced_nodes; DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders;"
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions; DROP TABLE acls; PRAGMA user_version = 3;");
@@ -189,7 +191,8 @@ TEST(MetaStoreOpen, VersionFourIsMigratedKeepingOffsetsAndAcls) {
   }
   // Turn the file back into a version 4 database (as Eddy with ACLs wrote it).
   run_sql(path,
-          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_fenced_nodes; DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders;"
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied;"
           "DROP TABLE pending_offsets; DROP TABLE transaction_groups; DROP TABLE transaction_partitions;"
           "DROP TABLE transactions; PRAGMA user_version = 4;");
@@ -218,7 +221,8 @@ TEST(MetaStoreOpen, VersionFiveIsMigratedKeepingTopicsWithoutReplicas) {
   }
   // Turn the file back into a version 5 database (before clusters).
   run_sql(path,
-          "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
+          "DROP TABLE cluster_fenced_nodes; DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders;"
+          "DROP TABLE cluster_broker_endpoints; DROP TABLE cluster_brokers; DROP TABLE partition_replicas;"
           "DROP TABLE controller_applied; PRAGMA user_version = 5;");
   auto store = open_or_die(path);
   ASSERT_NE(store, nullptr);
@@ -242,7 +246,9 @@ TEST(MetaStoreOpen, VersionSixIsMigratedWithTheReplicatedPartitionsTables) {
     ASSERT_TRUE(store->close().ok());
   }
   // Turn the file back into a version 6 database (before issue 16's records).
-  run_sql(path, "DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders; PRAGMA user_version = 6;");
+  run_sql(path,
+          "DROP TABLE cluster_fenced_nodes; DROP TABLE cluster_forward_cursors; DROP TABLE partition_leaders;"
+          "PRAGMA user_version = 6;");
   auto store = open_or_die(path);
   EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
   TopicRecord kept;
@@ -254,6 +260,44 @@ TEST(MetaStoreOpen, VersionSixIsMigratedWithTheReplicatedPartitionsTables) {
   ASSERT_TRUE(store->cluster().partition_leaders(&leaders).ok());
   ASSERT_EQ(leaders.size(), 1u);
   EXPECT_EQ(leaders[0].isr, (std::vector<int32_t>{1, 2}));
+}
+
+TEST(MetaStoreOpen, VersionSevenIsMigratedWithNoNodeFenced) {
+  eddy::testing::TempDir dir;
+  const std::string path = dir.file("eddy.db");
+  {
+    auto store = open_or_die(path);
+    TopicRecord kept;
+    ASSERT_TRUE(store->topics().create(testing::new_topic("kept", 1), &kept).ok());
+    ASSERT_TRUE(store->cluster().register_broker({2, std::nullopt, {{"PLAINTEXT", "n2", 9092, 0}}}).ok());
+    bool stored = false;
+    ASSERT_TRUE(store->cluster().merge_partition_leader({kept.id, 0, 2, 5, {1, 2}}, &stored).ok());
+    ASSERT_TRUE(stored);
+    ASSERT_TRUE(store->close().ok());
+  }
+  // Turn the file back into a version 7 database (before fenced nodes).
+  run_sql(path, "DROP TABLE cluster_fenced_nodes; PRAGMA user_version = 7;");
+  {
+    auto store = open_or_die(path);
+    EXPECT_EQ(query(store->database(), "PRAGMA user_version"), kSchemaVersion);
+    // What version 7 held is still there; nobody is fenced.
+    std::vector<ClusterBroker> brokers;
+    ASSERT_TRUE(store->cluster().brokers(&brokers).ok());
+    ASSERT_EQ(brokers.size(), 1u);
+    EXPECT_EQ(brokers[0].node_id, 2);
+    std::vector<PartitionLeader> leaders;
+    ASSERT_TRUE(store->cluster().partition_leaders(&leaders).ok());
+    ASSERT_EQ(leaders.size(), 1u);
+    std::vector<int32_t> fenced = {99};
+    ASSERT_TRUE(store->cluster().fenced_nodes(&fenced).ok());
+    EXPECT_TRUE(fenced.empty());
+    ASSERT_TRUE(store->cluster().set_fenced(3, true).ok());
+    ASSERT_TRUE(store->close().ok());
+  }
+  auto store = open_or_die(path);
+  std::vector<int32_t> fenced;
+  ASSERT_TRUE(store->cluster().fenced_nodes(&fenced).ok());
+  EXPECT_EQ(fenced, (std::vector<int32_t>{3})) << "kept across a restart";
 }
 
 TEST(MetaStoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {

@@ -120,4 +120,5 @@
   X(StaticMemberRecord) \
   X(StaticMemberRemovedRecord) \
   X(ForwardCursorsRecord) \
-  X(PartitionLeadersRecord)
+  X(PartitionLeadersRecord) \
+  X(NodeFencingRecord)

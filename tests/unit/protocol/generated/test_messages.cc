@@ -2764,6 +2764,16 @@ void fill_test_values(PartitionLeadersRecord& m, int16_t version, Filler& f) {
   for (auto& e : m.partitions) fill_test_values(e, version, f);
 }
 
+void fill_test_values(NodeFencingRecord::Node& m, int16_t version, Filler& f) {
+  m.node_id = f.next_int<int32_t>(0);
+  m.fenced = !false;
+}
+
+void fill_test_values(NodeFencingRecord& m, int16_t version, Filler& f) {
+  m.nodes.resize(f.array_size());
+  for (auto& e : m.nodes) fill_test_values(e, version, f);
+}
+
 namespace {
 
 template <typename M>

@@ -295,6 +295,8 @@ void fill_test_values(ForwardCursorsRecord::Cursor& m, int16_t version, Filler& 
 void fill_test_values(ForwardCursorsRecord& m, int16_t version, Filler& f);
 void fill_test_values(PartitionLeadersRecord::PartitionLeader& m, int16_t version, Filler& f);
 void fill_test_values(PartitionLeadersRecord& m, int16_t version, Filler& f);
+void fill_test_values(NodeFencingRecord::Node& m, int16_t version, Filler& f);
+void fill_test_values(NodeFencingRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the
