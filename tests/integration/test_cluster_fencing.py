@@ -11,7 +11,6 @@ One cluster is shared by the file's tests, in order. Metadata v5 requests
 are raw (v5 carries offline_replicas), aimed at one node.
 """
 
-import struct
 import time
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 import kafka_wire as kw
 from cluster_fixture import EddyCluster
 from eddy_fixture import wait_until
-from test_cluster_metadata import create_topic_at
+from test_cluster_metadata import _metadata_v5_body, create_topic_at, parse_metadata_v5
 
 
 SESSION_TIMEOUT_S = 3
@@ -39,51 +38,14 @@ def metadata(cluster, i, topics=None):
     """Node i's Metadata v5: {"brokers": {id: port}, "controller": id,
     "topics": {name: {partition: {"error", "leader", "replicas", "isr",
     "offline"}}}}; None when the node does not answer."""
-    body = struct.pack(">i", -1) + b"\x00" if topics is None else kw.array([kw.string(t) for t in topics]) + b"\x00"
     try:
         with kw.Connection(cluster.client_ports[i], timeout=5) as conn:
-            data = conn.request(3, 5, body)
+            data = conn.request(3, 5, _metadata_v5_body(topics))
     except (OSError, kw.Closed):
         return None
-    pos = 4  # throttle
-
-    def take(fmt):
-        nonlocal pos
-        v = struct.unpack_from(fmt, data, pos)
-        pos += struct.calcsize(fmt)
-        return v[0] if len(v) == 1 else v
-
-    def string():
-        nonlocal pos
-        n = take(">h")
-        if n < 0:
-            return None
-        s = data[pos:pos + n].decode()
-        pos += n
-        return s
-
-    def ints():
-        return [take(">i") for _ in range(take(">i"))]
-
-    brokers = {}
-    for _ in range(take(">i")):
-        node = take(">i")
-        string()
-        brokers[node] = take(">i")
-        string()  # rack
-    string()  # cluster id
-    controller = take(">i")
-    out = {}
-    for _ in range(take(">i")):
-        take(">h")  # topic error
-        name = string()
-        take(">b")  # internal
-        parts = {}
-        for _ in range(take(">i")):
-            error, index, leader = take(">hii")
-            parts[index] = {"error": error, "leader": leader, "replicas": ints(), "isr": ints(), "offline": ints()}
-        out[name] = parts
-    return {"brokers": brokers, "controller": controller, "topics": out}
+    m = parse_metadata_v5(data)
+    return {"brokers": m["brokers"], "controller": m["controller"],
+            "topics": {name: t["partitions"] for name, t in m["topics"].items()}}
 
 
 def partition(cluster, i, topic):

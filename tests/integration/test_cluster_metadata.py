@@ -53,13 +53,18 @@ def _metadata_v5_body(topics):
     return kw.array([kw.string(t) for t in topics]) + b"\x00"
 
 
-def _parse_metadata_v5(data):
+def parse_metadata_v5(data):
+    """A Metadata v5 answer: {"cluster_id", "controller", "brokers": {id:
+    port}, "topics": {name: {"error", "partitions": {index: {"error",
+    "leader", "replicas", "isr", "offline"}}}}}."""
     pos = 4  # throttle
+
     def take(fmt):
         nonlocal pos
         v = struct.unpack_from(fmt, data, pos)
         pos += struct.calcsize(fmt)
         return v[0] if len(v) == 1 else v
+
     def string():
         nonlocal pos
         n = take(">h")
@@ -68,6 +73,10 @@ def _parse_metadata_v5(data):
         s = data[pos:pos + n].decode()
         pos += n
         return s
+
+    def ints():
+        return [take(">i") for _ in range(take(">i"))]
+
     brokers = {}
     for _ in range(take(">i")):
         node = take(">i")
@@ -85,12 +94,16 @@ def _parse_metadata_v5(data):
         parts = {}
         for _ in range(take(">i")):
             perror, index, leader = take(">hii")
-            replicas = [take(">i") for _ in range(take(">i"))]
-            [take(">i") for _ in range(take(">i"))]  # isr
-            [take(">i") for _ in range(take(">i"))]  # offline
-            parts[index] = (leader, replicas, perror)
-        topics[name] = (error, parts)
-    return cluster_id, controller, brokers, topics
+            parts[index] = {"error": perror, "leader": leader, "replicas": ints(), "isr": ints(), "offline": ints()}
+        topics[name] = {"error": error, "partitions": parts}
+    return {"cluster_id": cluster_id, "controller": controller, "brokers": brokers, "topics": topics}
+
+
+def _parse_metadata_v5(data):
+    m = parse_metadata_v5(data)
+    topics = {name: (t["error"], {i: (p["leader"], p["replicas"], p["error"]) for i, p in t["partitions"].items()})
+              for name, t in m["topics"].items()}
+    return m["cluster_id"], m["controller"], m["brokers"], topics
 
 
 def create_topic_at(cluster, i, name, partitions, replication=1):
