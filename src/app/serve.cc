@@ -254,24 +254,24 @@ std::unique_ptr<PartitionGroups> open_partition_groups(const std::optional<Quoru
     broker.on_replica_log_changed(log, from, truncated);
   };
   const int64_t timeout = quorum->request_timeout_ms;
-  auto senders = [addresses, timeout, peers = o.peers](raft::PeerSenders::Answered answered) {
-    auto channel = [addresses, timeout](raft::NodeId peer) -> std::unique_ptr<raft::GroupChannel> {
-      raft::KafkaPeerOptions po;
-      po.address = addresses.at(peer);
-      po.request_timeout_ms = timeout;
-      po.client_id = "eddy-partitions";
-      return std::make_unique<raft::KafkaPeerChannel>(std::move(po));
+  // One connection per peer for each role: the groups' requests, and the
+  // follower fetches (which a leader may hold) apart from them.
+  auto channel_to = [addresses, timeout](raft::NodeId peer, const char* client_id) {
+    raft::KafkaPeerOptions po;
+    po.address = addresses.at(peer);
+    po.request_timeout_ms = timeout;
+    po.client_id = client_id;
+    return std::make_unique<raft::KafkaPeerChannel>(std::move(po));
+  };
+  auto senders = [channel_to, peers = o.peers](raft::PeerSenders::Answered answered) {
+    auto channel = [channel_to](raft::NodeId peer) -> std::unique_ptr<raft::GroupChannel> {
+      return channel_to(peer, "eddy-partitions");
     };
     return std::make_unique<raft::PeerSenders>(peers, channel, std::move(answered));
   };
-  // The follower fetches: a connection of their own to each node.
-  auto fetchers = [addresses, timeout, peers = o.peers](raft::PeerFetchers::Done done) {
-    auto channel = [addresses, timeout](raft::NodeId peer) -> std::unique_ptr<raft::FetchChannel> {
-      raft::KafkaPeerOptions po;
-      po.address = addresses.at(peer);
-      po.request_timeout_ms = timeout;
-      po.client_id = "eddy-fetcher";
-      return std::make_unique<raft::KafkaPeerChannel>(std::move(po));
+  auto fetchers = [channel_to, peers = o.peers](raft::PeerFetchers::Done done) {
+    auto channel = [channel_to](raft::NodeId peer) -> std::unique_ptr<raft::FetchChannel> {
+      return channel_to(peer, "eddy-fetcher");
     };
     return std::make_unique<raft::PeerFetchers>(peers, channel, std::move(done));
   };

@@ -550,3 +550,38 @@ def test_a_follower_names_the_isr_its_leader_measured(cluster):
         cluster.start(b)
     wait_until(lambda: partition_metadata_v1(cluster, a, TOPIC) is not None and
                partition_metadata_v1(cluster, a, TOPIC)[3] == [1, 2, 3], 30, "node %d back in the ISR everywhere" % b)
+
+
+def test_a_fetch_on_the_controller_listener_from_no_replica_is_refused_and_the_connection_stays(cluster):
+    """The controller listener's Fetch of a partition group (a follower
+    node's; partition_group_fetches.cc) from anything but one of the
+    group's other replicas gets INVALID_REQUEST for that partition, at once
+    (never held), on a connection that stays open; the group goes on."""
+    leader = wait_for_partition_leader(cluster)
+
+    from test_flexible_versions import metadata_v12
+    with kw.Connection(cluster.client_ports[leader]) as conn:
+        topic_id = metadata_v12(conn, [TOPIC], allow_auto_create=False)[3][0][2]
+
+    def fetch_v13(replica_id):
+        """Fetch v13 (the controller listener's oldest: topics by id), one partition at offset 0."""
+        partition = struct.pack(">iiqiqi", 0, -1, 0, 0, -1, 1 << 20) + b"\x00"
+        topic = bytes(topic_id) + kw.uvarint(2) + partition + b"\x00"
+        return (struct.pack(">iiiibii", replica_id, 5000, 1, 1 << 20, 0, 0, -1) + kw.uvarint(2) + topic +
+                kw.uvarint(1) + kw.compact_string("") + b"\x00")
+
+    def partition_error(body):
+        with kw.Connection(cluster.controller_ports[leader], timeout=10) as conn:
+            errors = []
+            for _ in range(2):  # the same connection answers again
+                data = conn.request(1, 13, body, flexible=True)
+                pos = 4 + 2 + 4 + 1  # throttle, error, session id, topic count
+                pos += 16 + 1 + 4  # topic id, partition count, partition index
+                errors.append(struct.unpack_from(">h", data, pos)[0])
+            return errors
+
+    started = time.monotonic()
+    assert partition_error(fetch_v13(-1)) == [42, 42]  # a consumer's: INVALID_REQUEST
+    assert partition_error(fetch_v13(7)) == [42, 42]   # a node that is no replica
+    assert time.monotonic() - started < 4, "refused at once, not held for MaxWaitMs"
+    assert wait_for_partition_leader(cluster) == leader
