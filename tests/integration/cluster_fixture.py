@@ -241,6 +241,18 @@ class EddyCluster:
     def running(self):
         return [i for i in self.ids if self.nodes[i].alive()]
 
+    def bootstrap_of(self, ids=None):
+        """bootstrap.servers naming the client listeners of nodes ids
+        (default: the running ones), e.g. the survivors of a kill."""
+        return ",".join("127.0.0.1:%d" % self.client_ports[i] for i in (self.running() if ids is None else ids))
+
+    def crashed(self):
+        """The nodes whose process ended without the test stopping it
+        (a node stopped through kill()/stop() is not running, not crashed):
+        [(id, exit code)]."""
+        return [(i, n.proc.returncode) for i, n in self.nodes.items()
+                if n.proc is not None and n.proc.poll() is not None]
+
     def quorum(self, i):
         try:
             return describe_quorum(self.controller_ports[i], timeout=5)
