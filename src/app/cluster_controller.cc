@@ -56,6 +56,9 @@ ClusterController::ClusterController(ControllerQuorum* quorum, broker::Broker* b
       [this](const broker::ClientInfo& client, protocol::FrameBytes frame, std::unique_ptr<broker::Reply> reply) {
         broker_->handle(client, std::move(frame), std::move(reply));
       });
+  quorum_->set_markers_handler([this](protocol::WriteTxnMarkersRequest request, ControllerQuorum::MarkersDone done) {
+    broker_->write_txn_markers(request, std::move(done));
+  });
 }
 
 void ClusterController::start() {

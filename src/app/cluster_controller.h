@@ -45,6 +45,8 @@ class ClusterController final : public broker::ControllerClient {
   void propose(const broker::ControllerRecord& record, std::function<void(const Status&)> done) override;
   void forward(const broker::Request& request, Forwarded done) override;
   bool next_producer_id(int64_t* id) override;
+  int32_t epoch() const override;
+  void send_txn_markers(int32_t node_id, protocol::WriteTxnMarkersRequest request, MarkersAnswer done) override;
 
   // ---- Store-and-forward in a cluster (cluster_forward_cursors.cc) ----
   // Cursors the forwarder saved for partitions this node forwards: kept

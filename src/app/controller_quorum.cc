@@ -46,6 +46,7 @@ constexpr ControllerApi kControllerApis[] = {
     {ApiKey::kEnvelope, 0, 0},
     {ApiKey::kBrokerRegistration, 0, 4},
     {ApiKey::kAllocateProducerIds, 0, 0},
+    {ApiKey::kWriteTxnMarkers, 1, 1},
 };
 
 const ControllerApi* find_controller_api(int16_t key) {
@@ -209,6 +210,7 @@ void ControllerQuorum::stop() {
   stopped_ = true;
   *alive_ = false;
   forwarder_->stop();
+  for (auto& [node, channel] : node_channels_) channel->stop();
   runtime_->stop(kResignGraceMs);
   // Raft requests still waiting: their connections close (the peer retries
   // elsewhere or later).
@@ -284,6 +286,8 @@ void ControllerQuorum::on_controller_frame(net::ConnectionContext& connection, p
     handle_broker_registration(connection, frame, h, std::move(slot));
   } else if (api->key == ApiKey::kAllocateProducerIds) {
     handle_allocate_producer_ids(connection, frame, h, std::move(slot));
+  } else if (api->key == ApiKey::kWriteTxnMarkers) {
+    handle_write_txn_markers(connection, frame, h, std::move(slot));
   } else if (partition_groups_ != nullptr && !stopped_ && PartitionGroups::names_partition_group(frame, h)) {
     partition_groups_->on_frame(connection, frame, h, std::move(slot));
   } else {

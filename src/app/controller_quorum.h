@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,7 @@
 #include "port/status.h"
 #include "protocol/errors.h"
 #include "protocol/generated/describe_quorum.h"
+#include "protocol/generated/write_txn_markers.h"
 #include "protocol/headers.h"
 #include "raft/kafka_wire.h"
 #include "raft/quorum_runtime.h"
@@ -127,6 +129,18 @@ class ControllerQuorum {
   void forward_to_leader(raft::NodeId leader, LeaderForwarder::Call call, LeaderForwarder::Failed failed) {
     forwarder_->forward(leader, std::move(call), std::move(failed));
   }
+  // Carries a job to node's controller listener on a connection and
+  // worker of that node's own, made on first use (the transaction
+  // coordinator's WriteTxnMarkers to the partitions' leaders, Kafka's
+  // TransactionMarkerChannelManager). Reactor thread; call/failed run on
+  // that worker's thread.
+  void send_to_node(raft::NodeId node, LeaderForwarder::Call call, LeaderForwarder::Failed failed);
+  // WriteTxnMarkers another node's transaction coordinator sent: the
+  // handler writes them (Broker::write_txn_markers) and calls done with
+  // the answer (reactor thread).
+  using MarkersDone = std::function<void(protocol::WriteTxnMarkersResponse response)>;
+  using MarkersHandler = std::function<void(protocol::WriteTxnMarkersRequest request, MarkersDone done)>;
+  void set_markers_handler(MarkersHandler handler) { markers_handler_ = std::move(handler); }
   // Runs f on the reactor unless stop() ran first.
   void post(std::function<void()> f);
 
@@ -140,6 +154,9 @@ class ControllerQuorum {
                                   const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
   void handle_allocate_producer_ids(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
                                     const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
+  // controller_txn_markers.cc.
+  void handle_write_txn_markers(net::ConnectionContext& connection, const protocol::FrameBytes& frame,
+                                const protocol::ParsedRequestHeader& h, net::ResponseSlot slot);
 
   // Every 15 s while there is no leader: a recovering node logs the likely
   // reason (a new cluster started without eddy.quorum.bootstrap).
@@ -172,6 +189,11 @@ class ControllerQuorum {
   raft::SegmentLog* log_ = nullptr;               // owned by runtime_; closed after it stopped
   std::unique_ptr<raft::QuorumRuntime> runtime_;
   std::unique_ptr<LeaderForwarder> forwarder_;
+  // send_to_node's deadline per job: above the time a partition leader may
+  // take to answer WriteTxnMarkers (its markers' replication).
+  static constexpr int64_t kNodeRequestTimeoutMs = 15000;
+  std::map<raft::NodeId, std::unique_ptr<LeaderForwarder>> node_channels_;  // send_to_node's, reactor thread
+  MarkersHandler markers_handler_;
   CommittedHandler committed_handler_;
   SnapshotHandler snapshot_handler_;
   EnvelopeHandler envelope_handler_;

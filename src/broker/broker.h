@@ -487,12 +487,26 @@ class Broker {
   void handle_describe_transactions(RequestPtr request);
   void handle_list_transactions(RequestPtr request);
   protocol::TxnOffsetCommitResponse txn_offset_commit(const Request& request, protocol::TxnOffsetCommitRequest body);
-  // The coordinator and how it writes markers (txn_markers.cc).
+  // A cluster node: the offsets producer_id staged in group (as stored here)
+  // through the controller log, then response (cluster_groups.cc).
+  void replicate_txn_offsets(RequestPtr request, const std::string& group, int64_t producer_id,
+                             protocol::TxnOffsetCommitResponse response);
+  // The coordinator and where its markers go (txn_marker_routing.cc).
   Status start_transactions();
+  // The node leading partition p of topic as this node knows it (-1: none
+  // known).
+  int32_t partition_leader(const Topic& topic, int32_t p) const;
+  void route_txn_markers(const std::vector<meta::TopicPartition>& partitions, protocol::ControlType type,
+                         int64_t producer_id, int16_t epoch, txn::MarkerSink::PartitionDone done);
+  // How markers are written (txn_markers.cc).
   txn::MarkerSink::Outcome write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
                                             int64_t producer_id, int16_t epoch, int64_t* offset, std::string* why);
   bool txn_marker_durable(const meta::TopicPartition& tp, int64_t offset);
   void handle_init_producer_id(RequestPtr request);
+  // A transactional InitProducerId's checks before the coordinator: WRITE
+  // on the transactional id, the producer id and epoch both given or neither.
+  protocol::ErrorCode check_transactional_init(const Request& request, const protocol::InitProducerIdRequest& body);
+  // An idempotent producer's InitProducerId (no transactional id).
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
                                       protocol::InitProducerIdResponse* response);
   protocol::ErrorCode allocate_producer_id(const Request& request, int64_t now,
@@ -633,7 +647,7 @@ class Broker {
   std::list<ProduceWaiter> produce_waiters_;
   std::list<FetchWaiter> fetch_waiters_;
   std::unique_ptr<group::Coordinator> coordinator_;  // created by start()
-  std::unique_ptr<txn::MetaStateStore> txn_store_;     // created by start()
+  std::unique_ptr<txn::StateStore> txn_store_;         // created by start()
   std::unique_ptr<txn::Coordinator> txn_;              // created by start()
   // Cleared when the broker is destroyed, so that durability reports posted
   // by the flusher after that are ignored.

@@ -3,8 +3,11 @@
 // steps down, and what another node must know to take over after it goes
 // through the log: committed offsets (GroupOffsets, not logged again when
 // unchanged), their expiry (OffsetsDeleted) and static members
-// (StaticMember, StaticMemberRemoved). Every node applies them in
-// controller_apply.cc.
+// (StaticMember, StaticMemberRemoved), and the offsets transactions stage
+// (TxnOffsetsStaged). The transaction coordinator takes over and steps
+// down with the groups (its state goes through the log as
+// TransactionStateRecords, broker/controller_txn_state_store.h). Every
+// node applies them in controller_apply.cc.
 #include <memory>
 #include <optional>
 
@@ -20,12 +23,24 @@ void Broker::take_over_groups() {
   coordinating_groups_ = true;
   if (coordinator_) coordinator_->take_over();
   EDDY_LOG_INFO("group coordinator: this node coordinates the cluster's consumer groups");
+  if (!txn_) return;
+  // Everything committed before this leader's term is applied to eddy.db:
+  // the coordinator goes on from there.
+  if (Status s = txn_->start(); !s.ok()) {
+    EDDY_LOG_ERROR("transaction coordinator: not taking over: {}", s.to_string());
+    return;
+  }
+  EDDY_LOG_INFO("transaction coordinator: this node coordinates the cluster's transactions");
 }
 
 void Broker::step_down_groups() {
   coordinating_groups_ = false;
   if (coordinator_) coordinator_->step_down();
   EDDY_LOG_INFO("group coordinator: another node coordinates the cluster's consumer groups now");
+  if (txn_ && txn_->active()) {
+    txn_->stop();
+    EDDY_LOG_INFO("transaction coordinator: another node coordinates the cluster's transactions now");
+  }
 }
 
 namespace {
@@ -147,6 +162,44 @@ void Broker::replicate_commit(RequestPtr request, const std::string& group, prot
   controller_->propose(record, [this, state](const Status& s) {
     if (!s.ok()) {
       // Not committed by the cluster: the client commits again with the
+      // coordinator FindCoordinator names now.
+      for (auto& t : state->second.topics) {
+        for (auto& p : t.partitions) {
+          if (p.error_code == 0) p.error_code = protocol::to_int(ErrorCode::kNotCoordinator);
+        }
+      }
+    }
+    respond(*state->first, state->second);
+  });
+}
+
+void Broker::replicate_txn_offsets(RequestPtr request, const std::string& group, int64_t producer_id,
+                                   protocol::TxnOffsetCommitResponse response) {
+  // What the producer has staged in the group, as this node stored it, goes
+  // to every node through the controller log (the next coordinator must
+  // apply it if the transaction commits); the client hears back once it is
+  // committed there.
+  bool staged_any = false;
+  for (const auto& t : response.topics) {
+    for (const auto& p : t.partitions) staged_any = staged_any || p.error_code == 0;
+  }
+  std::vector<meta::CommittedOffset> staged;
+  if (staged_any && !meta_->pending_offsets().staged(group, producer_id, &staged).ok()) staged.clear();
+  if (staged.empty()) {
+    respond(*request, response);
+    return;
+  }
+  protocol::TxnOffsetsStagedRecord record;
+  record.group_id = group;
+  record.producer_id = producer_id;
+  for (const meta::CommittedOffset& o : staged) {
+    record.offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, {}});
+  }
+  auto state = std::make_shared<std::pair<RequestPtr, protocol::TxnOffsetCommitResponse>>(std::move(request),
+                                                                                         std::move(response));
+  controller_->propose(record, [this, state](const Status& s) {
+    if (!s.ok()) {
+      // Not staged on the cluster: the client sends them again to the
       // coordinator FindCoordinator names now.
       for (auto& t : state->second.topics) {
         for (auto& p : t.partitions) {

@@ -1,11 +1,14 @@
 // A cluster node applying the controller log's committed records: topics
 // and their partitions' replicas, topic configs, the registered nodes and
 // which of them are fenced, the cluster id, the consumer groups' committed
-// offsets and static members, the replicated partitions' leaders (see
+// offsets and static members, the replicated partitions' leaders, the
+// transaction coordinator's state and the offsets transactions staged (see
 // controller_client.h).
 #include <map>
+#include <set>
 
 #include "broker/broker.h"
+#include "broker/controller_txn_state_store.h"
 #include "broker/static_member_records.h"
 #include "port/log.h"
 
@@ -170,6 +173,33 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
       }
     }
     return Status();
+  }
+  if (const auto* r = std::get_if<protocol::TransactionStateRecord>(&record)) {
+    if (r->removed) return meta_->transactions().remove(r->transactional_id);
+    if (!txn::state_from_id(r->state).has_value() || r->transactional_id.empty() || r->timeout_ms <= 0) {
+      // The same on every node: the coordinator never writes such a row.
+      EDDY_LOG_ERROR("controller log: TransactionStateRecord of '{}' with state {} and timeout {}; skipped",
+                     r->transactional_id, r->state, r->timeout_ms);
+      return Status();
+    }
+    const std::set<std::string> completed(r->completed_groups.begin(), r->completed_groups.end());
+    // The groups' offsets change with a completion: a later commit of a
+    // value logged before must be logged again.
+    for (const std::string& group : completed) logged_offsets_.forget(group);
+    return txn::MetaStateStore::store(meta_, to_transaction_row(*r), completed);
+  }
+  if (const auto* r = std::get_if<protocol::TxnOffsetsStagedRecord>(&record)) {
+    std::vector<meta::CommittedOffset> offsets;
+    offsets.reserve(r->offsets.size());
+    for (const auto& o : r->offsets) {
+      if (o.partition < 0) {
+        EDDY_LOG_ERROR("controller log: TxnOffsetsStagedRecord of group '{}' names partition {}; skipped",
+                       r->group_id, o.partition);
+        return Status();
+      }
+      offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms});
+    }
+    return meta_->pending_offsets().stage(r->group_id, r->producer_id, offsets);
   }
   if (std::holds_alternative<protocol::ProducerIdsRecord>(record) ||
       std::holds_alternative<protocol::ForwardCursorsRecord>(record)) {

@@ -17,6 +17,7 @@
 
 #include "broker/controller_records.h"
 #include "port/status.h"
+#include "protocol/generated/write_txn_markers.h"
 #include "protocol/output_buffer.h"
 
 namespace eddy::broker {
@@ -49,6 +50,17 @@ class ControllerClient {
   // (the next block is on its way: InitProducerId answers
   // COORDINATOR_LOAD_IN_PROGRESS, as Kafka's brokers do meanwhile).
   virtual bool next_producer_id(int64_t* id) = 0;
+
+  // The controller quorum's epoch as this node knows it (-1 when none):
+  // the transaction coordinator's epoch in the markers it has written.
+  virtual int32_t epoch() const = 0;
+
+  // Sends request (WriteTxnMarkers) to node_id's controller listener, the
+  // way the transaction coordinator reaches the leaders of its partitions
+  // on other nodes. done: node_id's answer, or why none came (a failed
+  // connection, a timeout, a node that is not a voter).
+  using MarkersAnswer = std::function<void(const Status& status, protocol::WriteTxnMarkersResponse response)>;
+  virtual void send_txn_markers(int32_t node_id, protocol::WriteTxnMarkersRequest request, MarkersAnswer done) = 0;
 };
 
 }  // namespace eddy::broker

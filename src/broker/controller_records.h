@@ -35,6 +35,8 @@ enum class ControllerRecordType : int8_t {
   kForwardCursors = 13,
   kPartitionLeaders = 14,
   kNodeFencing = 15,
+  kTransactionState = 16,
+  kTxnOffsetsStaged = 17,
 };
 
 // In ControllerRecordType's order (index + 1 = type).
@@ -44,7 +46,8 @@ using ControllerRecord =
                  protocol::GroupOffsetsRecord, protocol::GroupDeletedRecord, protocol::OffsetsDeletedRecord,
                  protocol::ProducerIdsRecord, protocol::StaticMemberRecord, protocol::StaticMemberRemovedRecord,
                  protocol::ForwardCursorsRecord, protocol::PartitionLeadersRecord,
-                 protocol::NodeFencingRecord>;
+                 protocol::NodeFencingRecord, protocol::TransactionStateRecord,
+                 protocol::TxnOffsetsStagedRecord>;
 
 // The payload of record, in the newest version of its type.
 std::string encode_controller_record(const ControllerRecord& record);

@@ -3,7 +3,8 @@
 // load_controller_state). The state is what the controller log's records
 // build: the cluster id, the registered nodes and the fenced ones, the
 // topics with their replicas and configs, the groups' committed offsets and
-// static members, the replicated partitions' leaders.
+// static members, the replicated partitions' leaders, the transactional ids
+// and the offsets their transactions staged.
 //
 // Registrations are never removed (the voters are fixed: there are no
 // membership changes), so loading registers the snapshot's nodes and keeps
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "broker/broker.h"
+#include "broker/controller_txn_state_store.h"
 #include "broker/static_member_records.h"
 
 namespace eddy::broker {
@@ -79,6 +81,22 @@ Status Broker::controller_state(std::vector<ControllerRecord>* out) {
     }
     out->push_back(std::move(leaders));
   }
+  std::vector<txn::TransactionMetadata> transactions;
+  if (Status s = txn::MetaStateStore(meta_).load_all(&transactions); !s.ok()) return s;
+  for (const txn::TransactionMetadata& m : transactions) out->push_back(to_transaction_state_record(m, {}));
+  std::vector<std::pair<std::string, int64_t>> stagers;
+  if (Status s = meta_->pending_offsets().stagers(&stagers); !s.ok()) return s;
+  for (const auto& [group, producer_id] : stagers) {
+    std::vector<meta::CommittedOffset> staged;
+    if (Status s = meta_->pending_offsets().staged(group, producer_id, &staged); !s.ok()) return s;
+    protocol::TxnOffsetsStagedRecord r;
+    r.group_id = group;
+    r.producer_id = producer_id;
+    for (const meta::CommittedOffset& o : staged) {
+      r.offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, {}});
+    }
+    out->push_back(std::move(r));
+  }
   return Status();
 }
 
@@ -110,6 +128,9 @@ Status Broker::load_controller_state(const std::vector<ControllerRecord>& record
   partition_leaders_.clear();
   if (Status s = meta_->cluster().unfence_all(); !s.ok()) return s;
   fenced_nodes_.clear();
+  // Transactional ids and staged offsets: the snapshot's replace all.
+  if (Status s = meta_->transactions().remove_all(); !s.ok()) return s;
+  if (Status s = meta_->pending_offsets().remove_all(); !s.ok()) return s;
   for (const ControllerRecord& record : records) {
     const auto* t = std::get_if<protocol::TopicRecord>(&record);
     const Topic* here = t != nullptr ? topics_.find(t->topic_id) : nullptr;

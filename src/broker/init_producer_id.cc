@@ -25,36 +25,51 @@ constexpr int16_t kMaxBumpableEpoch = std::numeric_limits<int16_t>::max() - 1;
 void Broker::handle_init_producer_id(RequestPtr request) {
   protocol::InitProducerIdRequest body;
   if (!decode(*request, &body)) return;
+  auto answer = [this](Request& request, ErrorCode code, int64_t producer_id, int16_t epoch) {
+    protocol::InitProducerIdResponse response;
+    response.error_code = protocol::to_int(code);
+    response.producer_id = code == ErrorCode::kNone ? producer_id : -1;
+    response.producer_epoch = code == ErrorCode::kNone ? epoch : int16_t{-1};
+    respond(request, response);
+  };
+  if (body.transactional_id.has_value()) {
+    // The coordinator answers when the transition is stored (in a cluster,
+    // committed by the controller quorum).
+    const ErrorCode refusal = check_transactional_init(*request, body);
+    if (refusal != ErrorCode::kNone) return answer(*request, refusal, -1, -1);
+    const bool given = request->version() >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
+    std::shared_ptr<Request> parked(std::move(request));
+    txn_->init_producer_id(*body.transactional_id, body.transaction_timeout_ms, given ? body.producer_id : -1,
+                           given ? body.producer_epoch : int16_t{-1}, [parked, answer](const txn::InitResult& r) {
+                             ErrorCode code = r.error;
+                             if (code == ErrorCode::kProducerFenced && parked->version() < 4) {
+                               code = ErrorCode::kInvalidProducerEpoch;
+                             }
+                             answer(*parked, code, r.producer_id, r.producer_epoch);
+                           });
+    return;
+  }
   protocol::InitProducerIdResponse response;
   response.producer_id = -1;
   response.producer_epoch = -1;
   const ErrorCode code = init_producer_id(*request, body, &response);
-  response.error_code = protocol::to_int(code);
-  if (code != ErrorCode::kNone) {
-    response.producer_id = -1;
-    response.producer_epoch = -1;
+  answer(*request, code, response.producer_id, response.producer_epoch);
+}
+
+ErrorCode Broker::check_transactional_init(const Request& request, const protocol::InitProducerIdRequest& body) {
+  if (!authorized(request, security::AclOperation::kWrite, security::ResourceType::kTransactionalId,
+                  *body.transactional_id)) {
+    return ErrorCode::kTransactionalIdAuthorizationFailed;
   }
-  respond(*request, response);
+  const bool given = request.version() >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
+  if (given && (body.producer_id < 0 || body.producer_epoch < 0)) return ErrorCode::kInvalidRequest;
+  return ErrorCode::kNone;
 }
 
 ErrorCode Broker::init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
                                    protocol::InitProducerIdResponse* response) {
   const int64_t now = port::wall_clock_millis();
   auto fresh_id = [&] { return allocate_producer_id(request, now, response); };
-  if (body.transactional_id.has_value()) {
-    if (!authorized(request, security::AclOperation::kWrite, security::ResourceType::kTransactionalId,
-                    *body.transactional_id)) {
-      return ErrorCode::kTransactionalIdAuthorizationFailed;
-    }
-    const bool given = request.version() >= 3 && (body.producer_id >= 0 || body.producer_epoch >= 0);
-    if (given && (body.producer_id < 0 || body.producer_epoch < 0)) return ErrorCode::kInvalidRequest;
-    txn::InitResult r = txn_->init_producer_id(*body.transactional_id, body.transaction_timeout_ms,
-                                               given ? body.producer_id : -1, given ? body.producer_epoch : -1);
-    if (r.error == ErrorCode::kProducerFenced && request.version() < 4) return ErrorCode::kInvalidProducerEpoch;
-    response->producer_id = r.producer_id;
-    response->producer_epoch = r.producer_epoch;
-    return r.error;
-  }
   // Kafka's rule for an idempotent producer: IDEMPOTENT_WRITE on the
   // cluster, or WRITE on some topic (KIP-679).
   if (!authorized_on_cluster(request, security::AclOperation::kIdempotentWrite, true) &&

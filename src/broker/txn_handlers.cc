@@ -55,60 +55,73 @@ void Broker::handle_add_partitions_to_txn(RequestPtr request) {
   }
   // One refused partition fails the whole request: the others were not
   // attempted (as Kafka).
-  ErrorCode verdict = refused ? ErrorCode::kOperationNotAttempted
-                              : for_version(txn_->add_partitions(id, body.v3_and_below_producer_id,
-                                                                 body.v3_and_below_producer_epoch, partitions),
-                                            request->version(), 2);
-  for (auto& rt : response.results_by_topic_v3_and_below) {
-    for (auto& rp : rt.results_by_partition) {
-      if (rp.partition_error_code == 0) rp.partition_error_code = protocol::to_int(verdict);
+  auto answer = [this](Request& request, protocol::AddPartitionsToTxnResponse response, ErrorCode verdict) {
+    for (auto& rt : response.results_by_topic_v3_and_below) {
+      for (auto& rp : rt.results_by_partition) {
+        if (rp.partition_error_code == 0) rp.partition_error_code = protocol::to_int(verdict);
+      }
     }
-  }
-  respond(*request, response);
+    respond(request, response);
+  };
+  if (refused) return answer(*request, std::move(response), ErrorCode::kOperationNotAttempted);
+  std::shared_ptr<Request> parked(std::move(request));
+  txn_->add_partitions(id, body.v3_and_below_producer_id, body.v3_and_below_producer_epoch, partitions,
+                       [parked, answer, response = std::move(response)](ErrorCode code) mutable {
+                         answer(*parked, std::move(response), for_version(code, parked->version(), 2));
+                       });
 }
 
 void Broker::handle_add_offsets_to_txn(RequestPtr request) {
   protocol::AddOffsetsToTxnRequest body;
   if (!decode(*request, &body)) return;
-  protocol::AddOffsetsToTxnResponse response;
-  ErrorCode code = ErrorCode::kNone;
+  auto answer = [this](Request& request, ErrorCode code) {
+    protocol::AddOffsetsToTxnResponse response;
+    response.error_code = protocol::to_int(code);
+    respond(request, response);
+  };
   if (!authorized(*request, AclOperation::kWrite, ResourceType::kTransactionalId, body.transactional_id)) {
-    code = ErrorCode::kTransactionalIdAuthorizationFailed;
-  } else if (!may_use_group(*request, AclOperation::kRead, body.group_id)) {
-    code = ErrorCode::kGroupAuthorizationFailed;
-  } else if (body.group_id.empty()) {
-    code = ErrorCode::kInvalidGroupId;
-  } else {
-    code = for_version(txn_->add_offsets(body.transactional_id, body.producer_id, body.producer_epoch, body.group_id),
-                       request->version(), 2);
+    return answer(*request, ErrorCode::kTransactionalIdAuthorizationFailed);
   }
-  response.error_code = protocol::to_int(code);
-  respond(*request, response);
+  if (!may_use_group(*request, AclOperation::kRead, body.group_id)) {
+    return answer(*request, ErrorCode::kGroupAuthorizationFailed);
+  }
+  if (body.group_id.empty()) return answer(*request, ErrorCode::kInvalidGroupId);
+  std::shared_ptr<Request> parked(std::move(request));
+  txn_->add_offsets(body.transactional_id, body.producer_id, body.producer_epoch, body.group_id,
+                    [parked, answer](ErrorCode code) { answer(*parked, for_version(code, parked->version(), 2)); });
 }
 
 void Broker::handle_end_txn(RequestPtr request) {
   protocol::EndTxnRequest body;
   if (!decode(*request, &body)) return;
-  protocol::EndTxnResponse response;
-  ErrorCode code = ErrorCode::kNone;
+  auto answer = [this, commit = body.committed, id = body.transactional_id](Request& request, ErrorCode code) {
+    if (code != ErrorCode::kNone) {
+      EDDY_LOG_DEBUG("EndTxn ({}) of '{}' from {}: {}", commit ? "commit" : "abort", id, request.client.peer,
+                     protocol::error_name(code));
+    }
+    protocol::EndTxnResponse response;
+    response.error_code = protocol::to_int(code);
+    respond(request, response);
+  };
   if (!authorized(*request, AclOperation::kWrite, ResourceType::kTransactionalId, body.transactional_id)) {
-    code = ErrorCode::kTransactionalIdAuthorizationFailed;
-  } else {
-    code = txn_->end_transaction(body.transactional_id, body.producer_id, body.producer_epoch, body.committed);
-    code = for_version(code, request->version(), 2);
+    return answer(*request, ErrorCode::kTransactionalIdAuthorizationFailed);
   }
-  if (code != ErrorCode::kNone) {
-    EDDY_LOG_DEBUG("EndTxn ({}) of '{}' from {}: {}", body.committed ? "commit" : "abort", body.transactional_id,
-                   request->client.peer, protocol::error_name(code));
-  }
-  response.error_code = protocol::to_int(code);
-  respond(*request, response);
+  std::shared_ptr<Request> parked(std::move(request));
+  txn_->end_transaction(body.transactional_id, body.producer_id, body.producer_epoch, body.committed,
+                        [parked, answer](ErrorCode code) { answer(*parked, for_version(code, parked->version(), 2)); });
 }
 
 void Broker::handle_txn_offset_commit(RequestPtr request) {
   protocol::TxnOffsetCommitRequest body;
   if (!decode(*request, &body)) return;
-  respond(*request, txn_offset_commit(*request, std::move(body)));
+  const std::string group = body.group_id;
+  const int64_t producer_id = body.producer_id;
+  protocol::TxnOffsetCommitResponse response = txn_offset_commit(*request, std::move(body));
+  if (controller_ == nullptr) {
+    respond(*request, response);
+    return;
+  }
+  replicate_txn_offsets(std::move(request), group, producer_id, std::move(response));
 }
 
 protocol::TxnOffsetCommitResponse Broker::txn_offset_commit(const Request& request,
@@ -162,6 +175,8 @@ void Broker::handle_describe_transactions(RequestPtr request) {
       code = ErrorCode::kTransactionalIdAuthorizationFailed;
     } else if (id.empty()) {
       code = ErrorCode::kInvalidRequest;
+    } else if (!txn_->active()) {
+      code = ErrorCode::kNotCoordinator;  // a cluster node that is not the controller leader
     } else if (m == nullptr || m->state == txn::TransactionState::kDead) {
       code = ErrorCode::kTransactionalIdNotFound;
     }
@@ -195,6 +210,8 @@ void Broker::handle_list_transactions(RequestPtr request) {
   }
   const std::set<int64_t> producer_ids(body.producer_id_filters.begin(), body.producer_id_filters.end());
   const int64_t now = executor_.now_ms();
+  // A cluster node that does not coordinate lists nothing (for_each visits
+  // nothing), as a Kafka broker that leads no __transaction_state partition.
   txn_->for_each([&](const txn::TransactionMetadata& m) {
     if (m.state == txn::TransactionState::kDead) return;
     if (!producer_ids.empty() && producer_ids.count(m.producer_id) == 0) return;

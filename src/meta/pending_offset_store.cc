@@ -100,4 +100,21 @@ Status PendingOffsetStore::staged(const std::string& group, int64_t producer_id,
   return s;
 }
 
+Status PendingOffsetStore::stagers(std::vector<std::pair<std::string, int64_t>>* out) {
+  out->clear();
+  Statement st;
+  Status s = db_->prepare(
+      "SELECT DISTINCT group_id, producer_id FROM pending_offsets ORDER BY group_id, producer_id", &st);
+  if (!s.ok()) return s;
+  bool row = false;
+  while ((s = st.step(&row)).ok() && row) out->emplace_back(st.column_text(0), st.column_int64(1));
+  return s;
+}
+
+Status PendingOffsetStore::remove_all() {
+  Statement st;
+  Status s = db_->prepare("DELETE FROM pending_offsets", &st);
+  return s.ok() ? st.run() : s;
+}
+
 }  // namespace eddy::meta

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "meta/offset_store.h"
@@ -32,6 +33,11 @@ class PendingOffsetStore {
   Status pending_partitions(const std::string& group, std::vector<TopicPartition>* out);
   // What producer_id staged in group, sorted by topic then partition.
   Status staged(const std::string& group, int64_t producer_id, std::vector<CommittedOffset>* out);
+  // Every (group, producer id) with staged offsets, sorted.
+  Status stagers(std::vector<std::pair<std::string, int64_t>>* out);
+  // Deletes every staged offset (a cluster node loading a controller
+  // snapshot).
+  Status remove_all();
 
  private:
   Database* db_;

@@ -92,6 +92,35 @@ Status TransactionStore::remove(const std::string& transactional_id) {
   return tx.commit();
 }
 
+Status TransactionStore::load(const std::string& transactional_id, TransactionRow* out, bool* found) {
+  // Rare (after a cluster proposal of unknown outcome): the whole table is
+  // read rather than keeping a second set of queries for one row.
+  *found = false;
+  std::vector<TransactionRow> rows;
+  Status s = load_all(&rows);
+  if (!s.ok()) return s;
+  for (TransactionRow& r : rows) {
+    if (r.transactional_id != transactional_id) continue;
+    *out = std::move(r);
+    *found = true;
+    break;
+  }
+  return Status();
+}
+
+Status TransactionStore::remove_all() {
+  Transaction tx(db_);
+  Status s = tx.begin();
+  if (!s.ok()) return s;
+  for (const char* sql : {"DELETE FROM transaction_partitions", "DELETE FROM transaction_groups",
+                          "DELETE FROM transactions"}) {
+    Statement st;
+    if (s = db_->prepare(sql, &st); !s.ok()) return s;
+    if (s = st.run(); !s.ok()) return s;
+  }
+  return tx.commit();
+}
+
 Status TransactionStore::load_all(std::vector<TransactionRow>* out) {
   out->clear();
   Statement st;

@@ -48,6 +48,10 @@ class TransactionStore {
   Status remove(const std::string& transactional_id);
   // Every row, sorted by transactional id.
   Status load_all(std::vector<TransactionRow>* out);
+  // The row of transactional_id; *found false when there is none.
+  Status load(const std::string& transactional_id, TransactionRow* out, bool* found);
+  // Deletes every row (a cluster node loading a controller snapshot).
+  Status remove_all();
 
  private:
   Status load_members(std::vector<TransactionRow>* rows);

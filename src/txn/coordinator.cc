@@ -18,13 +18,19 @@ Coordinator::Coordinator(port::Executor& executor, StateStore* store, AllocatePr
       sink_(std::move(sink)),
       options_(options) {}
 
-Coordinator::~Coordinator() { stop(); }
+Coordinator::~Coordinator() {
+  *alive_ = false;
+  stop();
+}
 
 Status Coordinator::start() {
   EDDY_DCHECK_ON_LOOP(executor_);
+  stop();
   std::vector<TransactionMetadata> loaded;
   Status s = store_->load_all(&loaded);
   if (!s.ok()) return s.with_context("loading the transaction coordinator's state");
+  ++generation_;
+  active_ = true;
   size_t resumed = 0;
   for (TransactionMetadata& m : loaded) {
     by_producer_id_[m.producer_id] = m.transactional_id;
@@ -33,29 +39,37 @@ Status Coordinator::start() {
   }
   for (const auto& [id, m] : transactions_) {
     if (m.state == S::kPrepareCommit || m.state == S::kPrepareAbort) {
-      EDDY_LOG_INFO("transactions: '{}' (producer {} epoch {}) was in {} at shutdown: writing its markers again",
-                    id, m.producer_id, m.producer_epoch, state_name(m.state));
-      begin_completion(m);
+      EDDY_LOG_INFO("transactions: '{}' (producer {} epoch {}) was in {}: writing its markers again", id,
+                    m.producer_id, m.producer_epoch, state_name(m.state));
       ++resumed;
     }
   }
+  // Completions start after the loop: a marker answered at once may finish
+  // one (and change transactions_) while they are being started.
+  std::vector<TransactionMetadata> to_complete;
+  for (const auto& [id, m] : transactions_) {
+    if (m.state == S::kPrepareCommit || m.state == S::kPrepareAbort) to_complete.push_back(m);
+  }
+  for (const TransactionMetadata& m : to_complete) begin_completion(m);
   if (!transactions_.empty()) {
     EDDY_LOG_INFO("transactions: {} transactional ids loaded, {} being completed", transactions_.size(), resumed);
   }
-  stopped_ = false;
   schedule_sweeps();
   return Status();
 }
 
 void Coordinator::stop() {
-  stopped_ = true;
+  ++generation_;
+  active_ = false;
   executor_.cancel(abort_timer_);
   executor_.cancel(expiry_timer_);
   abort_timer_ = expiry_timer_ = 0;
-  for (auto& [id, c] : completing_) {
-    executor_.cancel(c.retry_timer);
-    c.retry_timer = 0;
-  }
+  for (auto& [id, c] : completing_) executor_.cancel(c.retry_timer);
+  completing_.clear();
+  transactions_.clear();
+  by_producer_id_.clear();
+  saving_.clear();
+  doubtful_.clear();
 }
 
 const TransactionMetadata* Coordinator::find(const std::string& transactional_id) const {
@@ -63,34 +77,66 @@ const TransactionMetadata* Coordinator::find(const std::string& transactional_id
   return it == transactions_.end() ? nullptr : &it->second;
 }
 
-ErrorCode Coordinator::apply(const TransactionMetadata& next) {
-  Status s = store_->save(next);
-  if (!s.ok()) {
-    EDDY_LOG_ERROR("transactions: storing '{}' in {}: {}", next.transactional_id, state_name(next.state),
-                   s.message());
-    return ErrorCode::kCoordinatorNotAvailable;
+const TransactionMetadata* Coordinator::current(const std::string& transactional_id, bool* failed) {
+  *failed = false;
+  if (doubtful_.count(transactional_id) == 0) return find(transactional_id);
+  std::optional<TransactionMetadata> stored;
+  if (Status s = store_->load(transactional_id, &stored); !s.ok()) {
+    EDDY_LOG_WARN("transactions: reading '{}' again from the store: {}", transactional_id, s.message());
+    *failed = true;
+    return nullptr;
   }
-  auto it = transactions_.find(next.transactional_id);
-  if (it != transactions_.end() && it->second.state != next.state) {
-    EDDY_LOG_DEBUG("transactions: '{}' {} -> {} (producer {} epoch {})", next.transactional_id,
-                   state_name(it->second.state), state_name(next.state), next.producer_id, next.producer_epoch);
-  }
-  if (it != transactions_.end() && it->second.producer_id != next.producer_id) {
+  doubtful_.erase(transactional_id);
+  auto it = transactions_.find(transactional_id);
+  if (it != transactions_.end()) {
     by_producer_id_.erase(it->second.producer_id);
+    transactions_.erase(it);
   }
-  by_producer_id_[next.producer_id] = next.transactional_id;
-  transactions_[next.transactional_id] = next;
-  return ErrorCode::kNone;
+  if (!stored) return nullptr;
+  by_producer_id_[stored->producer_id] = transactional_id;
+  return &(transactions_[transactional_id] = std::move(*stored));
 }
 
-InitResult Coordinator::init_producer_id(const std::string& transactional_id, int32_t timeout_ms,
-                                         int64_t expected_producer_id, int16_t expected_epoch) {
+void Coordinator::apply(const TransactionMetadata& next, std::set<std::string> completed_groups, Answer then) {
+  const std::string id = next.transactional_id;
+  saving_.insert(id);
+  const uint64_t generation = generation_;
+  store_->save(next, completed_groups, [this, alive = alive_, generation, next, then](const Status& s) {
+    if (!*alive || generation != generation_) {
+      then(ErrorCode::kNotCoordinator);  // stopped meanwhile: the next coordinator reads the store
+      return;
+    }
+    saving_.erase(next.transactional_id);
+    if (!s.ok()) {
+      EDDY_LOG_ERROR("transactions: storing '{}' in {}: {}", next.transactional_id, state_name(next.state),
+                     s.message());
+      doubtful_.insert(next.transactional_id);
+      then(ErrorCode::kCoordinatorNotAvailable);
+      return;
+    }
+    auto it = transactions_.find(next.transactional_id);
+    if (it != transactions_.end() && it->second.state != next.state) {
+      EDDY_LOG_DEBUG("transactions: '{}' {} -> {} (producer {} epoch {})", next.transactional_id,
+                     state_name(it->second.state), state_name(next.state), next.producer_id, next.producer_epoch);
+    }
+    if (it != transactions_.end() && it->second.producer_id != next.producer_id) {
+      by_producer_id_.erase(it->second.producer_id);
+    }
+    by_producer_id_[next.producer_id] = next.transactional_id;
+    transactions_[next.transactional_id] = next;
+    then(ErrorCode::kNone);
+  });
+}
+
+void Coordinator::init_producer_id(const std::string& transactional_id, int32_t timeout_ms,
+                                   int64_t expected_producer_id, int16_t expected_epoch, InitAnswer done) {
   EDDY_DCHECK_ON_LOOP(executor_);
-  InitResult result;
   auto fail = [&](ErrorCode code) {
+    InitResult result;
     result.error = code;
-    return result;
+    done(result);
   };
+  if (!active_) return fail(ErrorCode::kNotCoordinator);
   if (transactional_id.empty()) return fail(ErrorCode::kInvalidRequest);
   // Kafka takes any non-empty string; eddy.db cannot keep one with a NUL
   // (SQLite's length() of a TEXT stops there, and its CHECK refuses an id
@@ -98,33 +144,46 @@ InitResult Coordinator::init_producer_id(const std::string& transactional_id, in
   // stored, rather than failing in the store on every attempt.
   if (transactional_id.find('\0') != std::string::npos) return fail(ErrorCode::kInvalidRequest);
   if (timeout_ms <= 0 || timeout_ms > options_.max_timeout_ms) return fail(ErrorCode::kInvalidTransactionTimeout);
-  TransactionMetadata current;
-  if (const TransactionMetadata* found = find(transactional_id)) {
-    current = *found;
+  if (saving_.count(transactional_id) > 0) return fail(ErrorCode::kConcurrentTransactions);
+  bool failed = false;
+  const TransactionMetadata* found = current(transactional_id, &failed);
+  if (failed) return fail(ErrorCode::kCoordinatorNotAvailable);
+  TransactionMetadata now;
+  if (found != nullptr) {
+    now = *found;
   } else {
-    current.transactional_id = transactional_id;
-    current.timeout_ms = timeout_ms;
-    current.last_update_ms = executor_.now_ms();
-    if (!allocate_(&current.producer_id).ok()) return fail(ErrorCode::kCoordinatorNotAvailable);
+    now.transactional_id = transactional_id;
+    now.timeout_ms = timeout_ms;
+    now.last_update_ms = executor_.now_ms();
+    if (!allocate_(&now.producer_id).ok()) return fail(ErrorCode::kCoordinatorNotAvailable);
   }
   TransactionMetadata next;
-  ErrorCode code = init_transition(current, timeout_ms, expected_producer_id, expected_epoch, &next);
+  ErrorCode code = init_transition(now, timeout_ms, expected_producer_id, expected_epoch, &next);
   if (code != ErrorCode::kNone) return fail(code);
   if (next.state == S::kPrepareEpochFence) {
     // Abort the open transaction with the bumped epoch first; the client
     // retries and gets the epoch bumped once more.
     EDDY_LOG_INFO("transactions: InitProducerId for '{}' while a transaction is open: aborting it (producer {} "
                   "fenced at epoch {})",
-                  transactional_id, current.producer_id, next.producer_epoch);
-    code = prepare_end(current, false, next.producer_epoch);
-    return fail(code == ErrorCode::kNone ? ErrorCode::kConcurrentTransactions : code);
+                  transactional_id, now.producer_id, next.producer_epoch);
+    prepare_end(now, false, next.producer_epoch, [done](ErrorCode c) {
+      InitResult result;
+      result.error = c == ErrorCode::kNone ? ErrorCode::kConcurrentTransactions : c;
+      done(result);
+    });
+    return;
   }
-  if (code = apply(next); code != ErrorCode::kNone) return fail(code);
-  EDDY_LOG_INFO("transactions: initialized '{}' with producer id {} epoch {}", transactional_id, next.producer_id,
-                next.producer_epoch);
-  result.producer_id = next.producer_id;
-  result.producer_epoch = next.producer_epoch;
-  return result;
+  apply(next, {}, [next, done](ErrorCode c) {
+    InitResult result;
+    result.error = c;
+    if (c == ErrorCode::kNone) {
+      EDDY_LOG_INFO("transactions: initialized '{}' with producer id {} epoch {}", next.transactional_id,
+                    next.producer_id, next.producer_epoch);
+      result.producer_id = next.producer_id;
+      result.producer_epoch = next.producer_epoch;
+    }
+    done(result);
+  });
 }
 
 ErrorCode Coordinator::init_transition(const TransactionMetadata& current, int32_t timeout_ms,
@@ -174,9 +233,13 @@ ErrorCode Coordinator::init_transition(const TransactionMetadata& current, int32
 }
 
 ErrorCode Coordinator::check_ongoing_request(const std::string& transactional_id, int64_t producer_id,
-                                             int16_t epoch, const TransactionMetadata** m) const {
+                                             int16_t epoch, const TransactionMetadata** m) {
+  if (!active_) return ErrorCode::kNotCoordinator;
   if (transactional_id.empty()) return ErrorCode::kInvalidRequest;
-  const TransactionMetadata* found = find(transactional_id);
+  if (saving_.count(transactional_id) > 0) return ErrorCode::kConcurrentTransactions;
+  bool failed = false;
+  const TransactionMetadata* found = current(transactional_id, &failed);
+  if (failed) return ErrorCode::kCoordinatorNotAvailable;
   if (found == nullptr || found->producer_id != producer_id) return ErrorCode::kInvalidProducerIdMapping;
   if (found->producer_epoch != epoch) return ErrorCode::kProducerFenced;
   if (found->state == S::kPrepareCommit || found->state == S::kPrepareAbort) {
@@ -186,78 +249,89 @@ ErrorCode Coordinator::check_ongoing_request(const std::string& transactional_id
   return ErrorCode::kNone;
 }
 
-ErrorCode Coordinator::add_partitions(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
-                                      const std::vector<meta::TopicPartition>& partitions) {
+void Coordinator::add_partitions(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+                                 const std::vector<meta::TopicPartition>& partitions, Answer done) {
   EDDY_DCHECK_ON_LOOP(executor_);
   const TransactionMetadata* m = nullptr;
   ErrorCode code = check_ongoing_request(transactional_id, producer_id, epoch, &m);
-  if (code != ErrorCode::kNone) return code;
-  return add_to_transaction(*m, partitions, nullptr);
+  if (code != ErrorCode::kNone) return done(code);
+  add_to_transaction(*m, partitions, nullptr, std::move(done));
 }
 
-ErrorCode Coordinator::add_offsets(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
-                                   const std::string& group_id) {
+void Coordinator::add_offsets(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+                              const std::string& group_id, Answer done) {
   EDDY_DCHECK_ON_LOOP(executor_);
   const TransactionMetadata* m = nullptr;
   ErrorCode code = check_ongoing_request(transactional_id, producer_id, epoch, &m);
-  if (code != ErrorCode::kNone) return code;
-  return add_to_transaction(*m, {}, &group_id);
+  if (code != ErrorCode::kNone) return done(code);
+  add_to_transaction(*m, {}, &group_id, std::move(done));
 }
 
-ErrorCode Coordinator::add_to_transaction(const TransactionMetadata& current,
-                                          const std::vector<meta::TopicPartition>& partitions,
-                                          const std::string* group) {
-  bool known = current.state == S::kOngoing && (group == nullptr || current.groups.count(*group) > 0);
-  for (const auto& tp : partitions) known = known && current.partitions.count(tp) > 0;
-  if (known) return ErrorCode::kNone;  // nothing new: no write
-  TransactionMetadata next = current;
-  const int64_t now = executor_.now_ms();
-  if (current.state != S::kOngoing) next.start_ms = now;
-  next.last_update_ms = now;
+void Coordinator::add_to_transaction(const TransactionMetadata& now,
+                                     const std::vector<meta::TopicPartition>& partitions, const std::string* group,
+                                     Answer done) {
+  bool known = now.state == S::kOngoing && (group == nullptr || now.groups.count(*group) > 0);
+  for (const auto& tp : partitions) known = known && now.partitions.count(tp) > 0;
+  if (known) return done(ErrorCode::kNone);  // nothing new: no write
+  TransactionMetadata next = now;
+  const int64_t at = executor_.now_ms();
+  if (now.state != S::kOngoing) next.start_ms = at;
+  next.last_update_ms = at;
   next.partitions.insert(partitions.begin(), partitions.end());
   if (group != nullptr) next.groups.insert(*group);
-  if (!next.set_state(S::kOngoing)) return ErrorCode::kInvalidTxnState;
-  return apply(next);
+  if (!next.set_state(S::kOngoing)) return done(ErrorCode::kInvalidTxnState);
+  apply(next, {}, std::move(done));
 }
 
-ErrorCode Coordinator::end_transaction(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
-                                       bool commit) {
+void Coordinator::end_transaction(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+                                  bool commit, Answer done) {
   EDDY_DCHECK_ON_LOOP(executor_);
-  if (transactional_id.empty()) return ErrorCode::kInvalidRequest;
-  const TransactionMetadata* m = find(transactional_id);
-  if (m == nullptr || m->producer_id != producer_id) return ErrorCode::kInvalidProducerIdMapping;
-  if (m->producer_epoch != epoch) return ErrorCode::kProducerFenced;
+  if (!active_) return done(ErrorCode::kNotCoordinator);
+  if (transactional_id.empty()) return done(ErrorCode::kInvalidRequest);
+  if (saving_.count(transactional_id) > 0) return done(ErrorCode::kConcurrentTransactions);
+  bool failed = false;
+  const TransactionMetadata* m = current(transactional_id, &failed);
+  if (failed) return done(ErrorCode::kCoordinatorNotAvailable);
+  if (m == nullptr || m->producer_id != producer_id) return done(ErrorCode::kInvalidProducerIdMapping);
+  if (m->producer_epoch != epoch) return done(ErrorCode::kProducerFenced);
   switch (m->state) {
-    case S::kOngoing: return prepare_end(*m, commit, -1);
-    case S::kCompleteCommit: return commit ? ErrorCode::kNone : ErrorCode::kInvalidTxnState;  // a retry
-    case S::kCompleteAbort: return commit ? ErrorCode::kInvalidTxnState : ErrorCode::kNone;
-    case S::kPrepareCommit: return commit ? ErrorCode::kConcurrentTransactions : ErrorCode::kInvalidTxnState;
-    case S::kPrepareAbort: return commit ? ErrorCode::kInvalidTxnState : ErrorCode::kConcurrentTransactions;
+    case S::kOngoing: return prepare_end(*m, commit, -1, std::move(done));
+    case S::kCompleteCommit: return done(commit ? ErrorCode::kNone : ErrorCode::kInvalidTxnState);  // a retry
+    case S::kCompleteAbort: return done(commit ? ErrorCode::kInvalidTxnState : ErrorCode::kNone);
+    case S::kPrepareCommit: return done(commit ? ErrorCode::kConcurrentTransactions : ErrorCode::kInvalidTxnState);
+    case S::kPrepareAbort: return done(commit ? ErrorCode::kInvalidTxnState : ErrorCode::kConcurrentTransactions);
     case S::kEmpty:
     case S::kDead:
     case S::kPrepareEpochFence: break;
   }
-  return ErrorCode::kInvalidTxnState;
+  done(ErrorCode::kInvalidTxnState);
 }
 
-ErrorCode Coordinator::prepare_end(const TransactionMetadata& current, bool commit, int16_t fence_epoch) {
-  TransactionMetadata next = current;
+void Coordinator::prepare_end(const TransactionMetadata& now, bool commit, int16_t fence_epoch, Answer done) {
+  TransactionMetadata next = now;
   if (fence_epoch >= 0) {
     next.producer_epoch = fence_epoch;
     next.last_producer_epoch = -1;
   }
   next.last_update_ms = executor_.now_ms();
-  if (!next.set_state(commit ? S::kPrepareCommit : S::kPrepareAbort)) return ErrorCode::kInvalidTxnState;
-  ErrorCode code = apply(next);
-  if (code != ErrorCode::kNone) return code;
-  EDDY_LOG_DEBUG("transactions: '{}' {} with {} partitions and {} groups", next.transactional_id,
-                 state_name(next.state), next.partitions.size(), next.groups.size());
-  begin_completion(next);
-  return ErrorCode::kNone;
+  if (!next.set_state(commit ? S::kPrepareCommit : S::kPrepareAbort)) return done(ErrorCode::kInvalidTxnState);
+  apply(next, {}, [this, next, done](ErrorCode code) {
+    if (code == ErrorCode::kNone) {
+      EDDY_LOG_DEBUG("transactions: '{}' {} with {} partitions and {} groups", next.transactional_id,
+                     state_name(next.state), next.partitions.size(), next.groups.size());
+      // Answered before the markers: EndTxn's answer says the outcome is
+      // decided, as Kafka answers once PrepareCommit is in its log.
+      done(code);
+      begin_completion(next);
+      return;
+    }
+    done(code);
+  });
 }
 
 ErrorCode Coordinator::verify_offset_commit(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
                                             const std::string& group_id) const {
+  if (!active_) return ErrorCode::kNotCoordinator;
   const TransactionMetadata* m = find(transactional_id);
   if (m == nullptr || m->producer_id != producer_id) return ErrorCode::kInvalidProducerIdMapping;
   if (m->producer_epoch != epoch) return ErrorCode::kInvalidProducerEpoch;
@@ -267,6 +341,7 @@ ErrorCode Coordinator::verify_offset_commit(const std::string& transactional_id,
 }
 
 ErrorCode Coordinator::verify_produce(int64_t producer_id, int16_t epoch, PartitionRef tp) const {
+  if (!active_) return ErrorCode::kNone;
   auto id = by_producer_id_.find(producer_id);
   if (id == by_producer_id_.end()) return ErrorCode::kInvalidProducerIdMapping;
   const TransactionMetadata* m = find(id->second);

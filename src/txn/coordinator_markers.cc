@@ -1,5 +1,5 @@
-// Ending a transaction: the markers, their durability, the group offsets,
-// then the Complete state (steps 2-4 of coordinator.h).
+// Ending a transaction: the markers, their durability, then the Complete
+// state with the groups' offsets (steps 2-3 of coordinator.h).
 #include "port/log.h"
 #include "txn/coordinator.h"
 
@@ -7,111 +7,128 @@ namespace eddy::txn {
 
 using S = TransactionState;
 
+namespace {
+
+const char* marker_name(protocol::ControlType type) {
+  return type == protocol::ControlType::kCommit ? "COMMIT" : "ABORT";
+}
+
+}  // namespace
+
 void Coordinator::begin_completion(const TransactionMetadata& m) {
   Completion& c = completing_[m.transactional_id];
   executor_.cancel(c.retry_timer);
   c = Completion{};
+  c.round = ++rounds_;
   c.type = m.state == S::kPrepareCommit ? protocol::ControlType::kCommit : protocol::ControlType::kAbort;
   c.producer_id = m.producer_id;
   c.epoch = m.producer_epoch;
-  c.unwritten.assign(m.partitions.begin(), m.partitions.end());
-  write_markers(m.transactional_id);
+  send_markers(m.transactional_id, std::vector<meta::TopicPartition>(m.partitions.begin(), m.partitions.end()));
 }
 
-void Coordinator::write_markers(const std::string& transactional_id) {
+// Invariant: c.outstanding holds every partition asked for and not yet
+// answered; answers for others (or of an older round) change nothing.
+void Coordinator::send_markers(const std::string& transactional_id, std::vector<meta::TopicPartition> partitions) {
   auto it = completing_.find(transactional_id);
   if (it == completing_.end()) return;
   Completion& c = it->second;
-  std::vector<meta::TopicPartition> refused;
-  for (const meta::TopicPartition& tp : c.unwritten) {
-    int64_t offset = -1;
-    std::string why;
-    switch (sink_.write(tp, c.type, c.producer_id, c.epoch, &offset, &why)) {
-      case MarkerSink::Outcome::kWritten: c.unsynced.emplace_back(tp, offset); break;
-      case MarkerSink::Outcome::kPartitionGone:
-        EDDY_LOG_INFO("transactions: '{}': {}-{} no longer exists; no marker written there", transactional_id,
-                      tp.topic, tp.partition);
-        break;
-      case MarkerSink::Outcome::kFailed:
-        EDDY_LOG_WARN("transactions: '{}': the {} marker for {}-{} was refused ({}); retrying in {} ms",
-                      transactional_id, c.type == protocol::ControlType::kCommit ? "COMMIT" : "ABORT", tp.topic,
-                      tp.partition, why, options_.marker_retry_ms);
-        refused.push_back(tp);
-        break;
-    }
+  if (partitions.empty()) {
+    finish(transactional_id);
+    return;
   }
-  c.unwritten = std::move(refused);
-  if (!c.unwritten.empty()) schedule_marker_retry(transactional_id, c);
-  maybe_finish(transactional_id);
+  c.outstanding.insert(partitions.begin(), partitions.end());
+  // c may be gone when write returns: every answer may come at once.
+  sink_.write(partitions, c.type, c.producer_id, c.epoch,
+              [this, alive = alive_, transactional_id, round = c.round](
+                  const meta::TopicPartition& tp, MarkerSink::Outcome outcome, const std::string& why) {
+                if (*alive) on_marker(transactional_id, round, tp, outcome, why);
+              });
 }
 
-void Coordinator::schedule_marker_retry(const std::string& transactional_id, Completion& c) {
-  if (stopped_ || c.retry_timer != 0) return;
+void Coordinator::on_marker(const std::string& transactional_id, uint64_t round, const meta::TopicPartition& tp,
+                            MarkerSink::Outcome outcome, const std::string& why) {
+  auto it = completing_.find(transactional_id);
+  if (it == completing_.end() || it->second.round != round) return;
+  Completion& c = it->second;
+  if (c.outstanding.erase(tp) == 0) return;
+  switch (outcome) {
+    case MarkerSink::Outcome::kDurable: break;
+    case MarkerSink::Outcome::kPartitionGone:
+      EDDY_LOG_INFO("transactions: '{}': {}-{} no longer exists; no marker written there", transactional_id,
+                    tp.topic, tp.partition);
+      break;
+    case MarkerSink::Outcome::kFailed:
+      EDDY_LOG_WARN("transactions: '{}': the {} marker for {}-{} was refused ({}); retrying in {} ms",
+                    transactional_id, marker_name(c.type), tp.topic, tp.partition, why, options_.marker_retry_ms);
+      c.refused.push_back(tp);
+      break;
+  }
+  if (!c.outstanding.empty()) return;
+  if (!c.refused.empty()) {
+    schedule_retry(transactional_id, c);
+    return;
+  }
+  finish(transactional_id);
+}
+
+void Coordinator::schedule_retry(const std::string& transactional_id, Completion& c) {
+  if (!active_ || c.retry_timer != 0) return;
   c.retry_timer = executor_.schedule_after(options_.marker_retry_ms, [this, transactional_id] {
     auto it = completing_.find(transactional_id);
     if (it == completing_.end()) return;
     it->second.retry_timer = 0;
-    write_markers(transactional_id);
+    retry(transactional_id);
   });
 }
 
-void Coordinator::on_partition_durable() {
-  if (completing_.empty()) return;
-  std::vector<std::string> ids;
-  ids.reserve(completing_.size());
-  for (const auto& [id, c] : completing_) ids.push_back(id);
-  for (const std::string& id : ids) maybe_finish(id);
-}
-
-void Coordinator::maybe_finish(const std::string& transactional_id) {
+// The refused markers again, or, when none is left, the Complete state.
+void Coordinator::retry(const std::string& transactional_id) {
   auto it = completing_.find(transactional_id);
   if (it == completing_.end()) return;
   Completion& c = it->second;
-  auto& unsynced = c.unsynced;
-  for (size_t i = 0; i < unsynced.size();) {
-    if (sink_.durable(unsynced[i].first, unsynced[i].second)) {
-      unsynced[i] = unsynced.back();
-      unsynced.pop_back();
-    } else {
-      ++i;
-    }
-  }
-  if (!c.unwritten.empty() || !c.unsynced.empty()) return;
-  if (!finish(transactional_id, c)) {
-    schedule_marker_retry(transactional_id, c);  // retries the groups and the state write
-    return;
-  }
-  executor_.cancel(c.retry_timer);
-  completing_.erase(it);
+  if (!c.outstanding.empty() || c.finishing) return;
+  std::vector<meta::TopicPartition> again = std::move(c.refused);
+  c.refused.clear();
+  send_markers(transactional_id, std::move(again));
 }
 
-// Every marker is durable: the groups' offsets, then the Complete state.
-// false when a write failed (retried later; the state stays Prepare).
-bool Coordinator::finish(const std::string& transactional_id, const Completion& c) {
+// Every marker is durable: the Complete state, and with it the groups'
+// offsets. A failed store is tried again after marker_retry_ms (the state
+// stays Prepare).
+void Coordinator::finish(const std::string& transactional_id) {
+  auto it = completing_.find(transactional_id);
+  if (it == completing_.end()) return;
   auto found = transactions_.find(transactional_id);
-  if (found == transactions_.end()) return true;
-  const TransactionMetadata& current = found->second;
-  const bool commit = c.type == protocol::ControlType::kCommit;
-  for (const std::string& group : current.groups) {
-    Status s = sink_.complete_offsets(group, current.producer_id, commit);
-    if (!s.ok()) {
-      EDDY_LOG_ERROR("transactions: '{}': {} the offsets of group '{}': {}", transactional_id,
-                     commit ? "committing" : "dropping", group, s.message());
-      return false;
-    }
+  if (found == transactions_.end()) {
+    completing_.erase(it);
+    return;
   }
-  TransactionMetadata next = current;
+  const TransactionMetadata& now = found->second;
+  const bool commit = it->second.type == protocol::ControlType::kCommit;
+  TransactionMetadata next = now;
   next.partitions.clear();
   next.groups.clear();
   next.last_update_ms = executor_.now_ms();
   if (!next.set_state(commit ? S::kCompleteCommit : S::kCompleteAbort)) {
-    EDDY_LOG_ERROR("transactions: '{}' is in {}, not completing it", transactional_id, state_name(current.state));
-    return true;
+    EDDY_LOG_ERROR("transactions: '{}' is in {}, not completing it", transactional_id, state_name(now.state));
+    completing_.erase(it);
+    return;
   }
-  if (apply(next) != protocol::ErrorCode::kNone) return false;
-  EDDY_LOG_DEBUG("transactions: '{}' {} (producer {} epoch {})", transactional_id, state_name(next.state),
-                 next.producer_id, next.producer_epoch);
-  return true;
+  it->second.finishing = true;
+  const uint64_t round = it->second.round;
+  apply(next, now.groups, [this, transactional_id, round, next](protocol::ErrorCode code) {
+    auto c = completing_.find(transactional_id);
+    if (c == completing_.end() || c->second.round != round) return;
+    c->second.finishing = false;
+    if (code != protocol::ErrorCode::kNone) {
+      schedule_retry(transactional_id, c->second);  // retries the state write (nothing is refused)
+      return;
+    }
+    EDDY_LOG_DEBUG("transactions: '{}' {} (producer {} epoch {})", transactional_id, state_name(next.state),
+                   next.producer_id, next.producer_epoch);
+    executor_.cancel(c->second.retry_timer);
+    completing_.erase(c);
+  });
 }
 
 }  // namespace eddy::txn

@@ -86,6 +86,10 @@ APIS = [
     ("describe_cluster", "DescribeCluster"),
     ("describe_transactions", "DescribeTransactions"),
     ("list_transactions", "ListTransactions"),
+    # kafka-transactions abort / describe-producers / find-hanging, and a
+    # cluster's transaction coordinator asking a partition leader for markers.
+    ("write_txn_markers", "WriteTxnMarkers"),
+    ("describe_producers", "DescribeProducers"),
     # KRaft (the Raft group's own RPCs, not answered by the broker yet).
     ("vote", "Vote"),
     ("begin_quorum_epoch", "BeginQuorumEpoch"),
@@ -110,7 +114,7 @@ EDDY_RECORDS = ("controller_records", ["ClusterIdRecord", "RegisterBrokerRecord"
                                        "GroupOffsetsRecord", "GroupDeletedRecord", "OffsetsDeletedRecord",
                                        "ProducerIdsRecord", "StaticMemberRecord", "StaticMemberRemovedRecord",
                                        "ForwardCursorsRecord", "PartitionLeadersRecord",
-                                       "NodeFencingRecord"])
+                                       "NodeFencingRecord", "TransactionStateRecord", "TxnOffsetsStagedRecord"])
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SRC_OUT = os.path.join(REPO_ROOT, "src", "protocol", "generated")

@@ -44,6 +44,9 @@ TEST(ControllerRecords, EveryTypeRoundTrips) {
           "central", {{"sensors", sample_topic().topic_id, 1, 400, 7, 0, 380, 1200, 3, {}}}, {}},
       protocol::PartitionLeadersRecord{{{sample_topic().topic_id, 2, 3, 9, {1, 3}, {}}}, {}},
       protocol::NodeFencingRecord{{{3, true, {}}, {2, false, {}}}, {}},
+      protocol::TransactionStateRecord{"tx-1", false, 4001, -1, 3, 2, 60000, 1, 1700000000000, 1700000000500,
+                                       {{"sensors", 0, {}}, {"sensors", 2, {}}}, {"g"}, {}, {}},
+      protocol::TxnOffsetsStagedRecord{"g", 4001, {{"sensors", 1, 42, 3, "", 1700000000400, {}}}, {}},
   };
   ASSERT_EQ(records.size(), std::variant_size_v<ControllerRecord>) << "one of each type";
   for (const ControllerRecord& record : records) {

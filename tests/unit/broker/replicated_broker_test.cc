@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -99,6 +100,10 @@ class FakeController final : public ControllerClient {
   bool next_producer_id(int64_t* id) override {
     *id = next_id_++;
     return true;
+  }
+  int32_t epoch() const override { return 1; }
+  void send_txn_markers(int32_t, protocol::WriteTxnMarkersRequest, MarkersAnswer done) override {
+    done(Status::network("no other node here"), {});
   }
 
   std::vector<ControllerRecord> proposed;  // reactor thread
@@ -739,6 +744,85 @@ TEST_F(ReplicatedBrokerTest, MetadataNamesFencedNodesOfflineAsKafkaDoes) {
   std::vector<int32_t> stored = {99};
   ASSERT_TRUE(meta_->cluster().fenced_nodes(&stored).ok());
   EXPECT_TRUE(stored.empty());
+}
+
+// ---- Transactions through the controller log ----
+
+// Every node applies the coordinator's records to its eddy.db: a
+// transactional id's row, the offsets its transaction staged, and, with
+// the completion, those offsets committed; a snapshot carries the rows and
+// the staged offsets and loading one replaces them.
+TEST_F(ReplicatedBrokerTest, TransactionRecordsApplyOnEveryNodeAndTravelInSnapshots) {
+  protocol::TransactionStateRecord ongoing{"tx", false, 4001, -1, 0, -1, 60000,
+                                           static_cast<int8_t>(txn::TransactionState::kOngoing), 1000, 1000,
+                                           {{"r", 1, {}}, {"r", 0, {}}}, {"g"}, {}, {}};
+  protocol::TxnOffsetsStagedRecord staged{"g", 4001, {{"r", 0, 42, 3, "m", 1200, {}}}, {}};
+  std::vector<ControllerRecord> state;
+  reactor_.run([&] {
+    ASSERT_TRUE(broker_->apply_controller_record(ongoing).ok());
+    ASSERT_TRUE(broker_->apply_controller_record(staged).ok());
+    ASSERT_TRUE(broker_->controller_state(&state).ok());
+  });
+  std::vector<meta::TransactionRow> rows;
+  ASSERT_TRUE(meta_->transactions().load_all(&rows).ok());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].producer_id, 4001);
+  EXPECT_EQ(rows[0].partitions, (std::vector<meta::TopicPartition>{{"r", 0}, {"r", 1}})) << "sorted for the store";
+  EXPECT_EQ(rows[0].groups, (std::vector<std::string>{"g"}));
+  std::vector<meta::TopicPartition> pending;
+  ASSERT_TRUE(meta_->pending_offsets().pending_partitions("g", &pending).ok());
+  EXPECT_EQ(pending, (std::vector<meta::TopicPartition>{{"r", 0}}));
+
+  // The completion commits the staged offsets and stores the row.
+  protocol::TransactionStateRecord complete = ongoing;
+  complete.state = static_cast<int8_t>(txn::TransactionState::kCompleteCommit);
+  complete.partitions.clear();
+  complete.groups.clear();
+  complete.completed_groups = {"g"};
+  reactor_.run([&] { ASSERT_TRUE(broker_->apply_controller_record(complete).ok()); });
+  ASSERT_TRUE(meta_->pending_offsets().pending_partitions("g", &pending).ok());
+  EXPECT_TRUE(pending.empty());
+  std::vector<meta::CommittedOffset> committed;
+  ASSERT_TRUE(meta_->offsets().fetch_all("g", &committed).ok());
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].offset, 42);
+  ASSERT_TRUE(meta_->transactions().load_all(&rows).ok());
+  EXPECT_EQ(rows[0].state, static_cast<int8_t>(txn::TransactionState::kCompleteCommit));
+  // Applied again (a restart re-applying the log): nothing changes.
+  reactor_.run([&] { ASSERT_TRUE(broker_->apply_controller_record(complete).ok()); });
+  ASSERT_TRUE(meta_->offsets().fetch_all("g", &committed).ok());
+  EXPECT_EQ(committed.size(), 1u);
+
+  // The snapshot taken while the transaction was open brings back its row
+  // and its staged offsets.
+  ASSERT_TRUE(std::any_of(state.begin(), state.end(), [](const ControllerRecord& r) {
+    return std::holds_alternative<protocol::TxnOffsetsStagedRecord>(r);
+  }));
+  reactor_.run([&] { ASSERT_TRUE(broker_->load_controller_state(state).ok()); });
+  ASSERT_TRUE(meta_->transactions().load_all(&rows).ok());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].state, static_cast<int8_t>(txn::TransactionState::kOngoing));
+  ASSERT_TRUE(meta_->pending_offsets().pending_partitions("g", &pending).ok());
+  EXPECT_EQ(pending, (std::vector<meta::TopicPartition>{{"r", 0}}));
+
+  // Expiry forgets the id; a snapshot without it removes it.
+  reactor_.run([&] {
+    ASSERT_TRUE(broker_->apply_controller_record(protocol::TransactionStateRecord{"tx", true}).ok());
+  });
+  ASSERT_TRUE(meta_->transactions().load_all(&rows).ok());
+  EXPECT_TRUE(rows.empty());
+  std::erase_if(state, [](const ControllerRecord& r) {
+    return std::holds_alternative<protocol::TransactionStateRecord>(r) ||
+           std::holds_alternative<protocol::TxnOffsetsStagedRecord>(r);
+  });
+  reactor_.run([&] {
+    ASSERT_TRUE(broker_->apply_controller_record(ongoing).ok());
+    ASSERT_TRUE(broker_->load_controller_state(state).ok());
+  });
+  ASSERT_TRUE(meta_->transactions().load_all(&rows).ok());
+  EXPECT_TRUE(rows.empty());
+  ASSERT_TRUE(meta_->pending_offsets().pending_partitions("g", &pending).ok());
+  EXPECT_TRUE(pending.empty());
 }
 
 // ---- Producer state on followers ----

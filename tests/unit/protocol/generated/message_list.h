@@ -86,6 +86,10 @@
   X(DescribeTransactionsResponse) \
   X(ListTransactionsRequest) \
   X(ListTransactionsResponse) \
+  X(WriteTxnMarkersRequest) \
+  X(WriteTxnMarkersResponse) \
+  X(DescribeProducersRequest) \
+  X(DescribeProducersResponse) \
   X(VoteRequest) \
   X(VoteResponse) \
   X(BeginQuorumEpochRequest) \
@@ -121,4 +125,6 @@
   X(StaticMemberRemovedRecord) \
   X(ForwardCursorsRecord) \
   X(PartitionLeadersRecord) \
-  X(NodeFencingRecord)
+  X(NodeFencingRecord) \
+  X(TransactionStateRecord) \
+  X(TxnOffsetsStagedRecord)

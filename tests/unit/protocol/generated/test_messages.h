@@ -213,6 +213,19 @@ void fill_test_values(DescribeTransactionsResponse& m, int16_t version, Filler& 
 void fill_test_values(ListTransactionsRequest& m, int16_t version, Filler& f);
 void fill_test_values(ListTransactionsResponse::TransactionState& m, int16_t version, Filler& f);
 void fill_test_values(ListTransactionsResponse& m, int16_t version, Filler& f);
+void fill_test_values(WriteTxnMarkersRequest::WritableTxnMarkerTopic& m, int16_t version, Filler& f);
+void fill_test_values(WriteTxnMarkersRequest::WritableTxnMarker& m, int16_t version, Filler& f);
+void fill_test_values(WriteTxnMarkersRequest& m, int16_t version, Filler& f);
+void fill_test_values(WriteTxnMarkersResponse::WritableTxnMarkerPartitionResult& m, int16_t version, Filler& f);
+void fill_test_values(WriteTxnMarkersResponse::WritableTxnMarkerTopicResult& m, int16_t version, Filler& f);
+void fill_test_values(WriteTxnMarkersResponse::WritableTxnMarkerResult& m, int16_t version, Filler& f);
+void fill_test_values(WriteTxnMarkersResponse& m, int16_t version, Filler& f);
+void fill_test_values(DescribeProducersRequest::TopicRequest& m, int16_t version, Filler& f);
+void fill_test_values(DescribeProducersRequest& m, int16_t version, Filler& f);
+void fill_test_values(DescribeProducersResponse::ProducerState& m, int16_t version, Filler& f);
+void fill_test_values(DescribeProducersResponse::PartitionResponse& m, int16_t version, Filler& f);
+void fill_test_values(DescribeProducersResponse::TopicResponse& m, int16_t version, Filler& f);
+void fill_test_values(DescribeProducersResponse& m, int16_t version, Filler& f);
 void fill_test_values(VoteRequest::PartitionData& m, int16_t version, Filler& f);
 void fill_test_values(VoteRequest::TopicData& m, int16_t version, Filler& f);
 void fill_test_values(VoteRequest& m, int16_t version, Filler& f);
@@ -297,6 +310,10 @@ void fill_test_values(PartitionLeadersRecord::PartitionLeader& m, int16_t versio
 void fill_test_values(PartitionLeadersRecord& m, int16_t version, Filler& f);
 void fill_test_values(NodeFencingRecord::Node& m, int16_t version, Filler& f);
 void fill_test_values(NodeFencingRecord& m, int16_t version, Filler& f);
+void fill_test_values(TransactionStateRecord::Partition& m, int16_t version, Filler& f);
+void fill_test_values(TransactionStateRecord& m, int16_t version, Filler& f);
+void fill_test_values(TxnOffsetsStagedRecord::StagedOffset& m, int16_t version, Filler& f);
+void fill_test_values(TxnOffsetsStagedRecord& m, int16_t version, Filler& f);
 
 // Decode a request or response body of any generated API (for the fuzzers).
 // When decoding succeeds, they also re-encode the message and decode the
