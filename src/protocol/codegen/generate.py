@@ -86,6 +86,10 @@ APIS = [
     ("describe_cluster", "DescribeCluster"),
     ("describe_transactions", "DescribeTransactions"),
     ("list_transactions", "ListTransactions"),
+    # kafka-transactions abort / describe-producers / find-hanging, and a
+    # cluster's transaction coordinator asking a partition leader for markers.
+    ("write_txn_markers", "WriteTxnMarkers"),
+    ("describe_producers", "DescribeProducers"),
     # KRaft (the Raft group's own RPCs, not answered by the broker yet).
     ("vote", "Vote"),
     ("begin_quorum_epoch", "BeginQuorumEpoch"),

@@ -30,6 +30,7 @@ enum class ApiKey : int16_t {
   kAddPartitionsToTxn = 24,
   kAddOffsetsToTxn = 25,
   kEndTxn = 26,
+  kWriteTxnMarkers = 27,
   kTxnOffsetCommit = 28,
   kDescribeAcls = 29,
   kCreateAcls = 30,
@@ -52,6 +53,7 @@ enum class ApiKey : int16_t {
   kEnvelope = 58,
   kFetchSnapshot = 59,
   kDescribeCluster = 60,
+  kDescribeProducers = 61,
   kBrokerRegistration = 62,
   kDescribeTransactions = 65,
   kListTransactions = 66,
@@ -94,6 +96,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {24, "AddPartitionsToTxn", 0, 5, 3, 3},
     {25, "AddOffsetsToTxn", 0, 4, 3, 3},
     {26, "EndTxn", 0, 4, 3, 3},
+    {27, "WriteTxnMarkers", 0, 1, 1, 1},
     {28, "TxnOffsetCommit", 0, 4, 3, 3},
     {29, "DescribeAcls", 0, 3, 2, 2},
     {30, "CreateAcls", 0, 3, 2, 2},
@@ -116,6 +119,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
     {58, "Envelope", 0, 0, 0, 0},
     {59, "FetchSnapshot", 0, 1, 0, 0},
     {60, "DescribeCluster", 0, 1, 0, 0},
+    {61, "DescribeProducers", 0, 0, 0, 0},
     {62, "BrokerRegistration", 0, 4, 0, 0},
     {65, "DescribeTransactions", 0, 0, 0, 0},
     {66, "ListTransactions", 0, 1, 0, 0},
@@ -147,6 +151,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(AddPartitionsToTxnRequest, AddPartitionsToTxnResponse) \
   X(AddOffsetsToTxnRequest, AddOffsetsToTxnResponse) \
   X(EndTxnRequest, EndTxnResponse) \
+  X(WriteTxnMarkersRequest, WriteTxnMarkersResponse) \
   X(TxnOffsetCommitRequest, TxnOffsetCommitResponse) \
   X(DescribeAclsRequest, DescribeAclsResponse) \
   X(CreateAclsRequest, CreateAclsResponse) \
@@ -169,6 +174,7 @@ inline constexpr ApiInfo kGeneratedApis[] = {
   X(EnvelopeRequest, EnvelopeResponse) \
   X(FetchSnapshotRequest, FetchSnapshotResponse) \
   X(DescribeClusterRequest, DescribeClusterResponse) \
+  X(DescribeProducersRequest, DescribeProducersResponse) \
   X(BrokerRegistrationRequest, BrokerRegistrationResponse) \
   X(DescribeTransactionsRequest, DescribeTransactionsResponse) \
   X(ListTransactionsRequest, ListTransactionsResponse) \

@@ -45,6 +45,8 @@
 #include "protocol/generated/describe_cluster.h"
 #include "protocol/generated/describe_transactions.h"
 #include "protocol/generated/list_transactions.h"
+#include "protocol/generated/write_txn_markers.h"
+#include "protocol/generated/describe_producers.h"
 #include "protocol/generated/vote.h"
 #include "protocol/generated/begin_quorum_epoch.h"
 #include "protocol/generated/end_quorum_epoch.h"

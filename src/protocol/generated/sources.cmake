@@ -41,6 +41,8 @@ set(EDDY_PROTOCOL_GENERATED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/describe_cluster.cc
   ${CMAKE_CURRENT_LIST_DIR}/describe_transactions.cc
   ${CMAKE_CURRENT_LIST_DIR}/list_transactions.cc
+  ${CMAKE_CURRENT_LIST_DIR}/write_txn_markers.cc
+  ${CMAKE_CURRENT_LIST_DIR}/describe_producers.cc
   ${CMAKE_CURRENT_LIST_DIR}/vote.cc
   ${CMAKE_CURRENT_LIST_DIR}/begin_quorum_epoch.cc
   ${CMAKE_CURRENT_LIST_DIR}/end_quorum_epoch.cc

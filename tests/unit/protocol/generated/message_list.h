@@ -86,6 +86,10 @@
   X(DescribeTransactionsResponse) \
   X(ListTransactionsRequest) \
   X(ListTransactionsResponse) \
+  X(WriteTxnMarkersRequest) \
+  X(WriteTxnMarkersResponse) \
+  X(DescribeProducersRequest) \
+  X(DescribeProducersResponse) \
   X(VoteRequest) \
   X(VoteResponse) \
   X(BeginQuorumEpochRequest) \

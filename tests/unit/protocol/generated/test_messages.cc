@@ -2091,6 +2091,92 @@ void fill_test_values(ListTransactionsResponse& m, int16_t version, Filler& f) {
   for (auto& e : m.transaction_states) fill_test_values(e, version, f);
 }
 
+void fill_test_values(WriteTxnMarkersRequest::WritableTxnMarkerTopic& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partition_indexes.resize(f.array_size());
+  for (auto& e : m.partition_indexes) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(WriteTxnMarkersRequest::WritableTxnMarker& m, int16_t version, Filler& f) {
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int16_t>(0);
+  m.transaction_result = !false;
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+  m.coordinator_epoch = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(WriteTxnMarkersRequest& m, int16_t version, Filler& f) {
+  m.markers.resize(f.array_size());
+  for (auto& e : m.markers) fill_test_values(e, version, f);
+}
+
+void fill_test_values(WriteTxnMarkersResponse::WritableTxnMarkerPartitionResult& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+}
+
+void fill_test_values(WriteTxnMarkersResponse::WritableTxnMarkerTopicResult& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(WriteTxnMarkersResponse::WritableTxnMarkerResult& m, int16_t version, Filler& f) {
+  m.producer_id = f.next_int<int64_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(WriteTxnMarkersResponse& m, int16_t version, Filler& f) {
+  m.markers.resize(f.array_size());
+  for (auto& e : m.markers) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeProducersRequest::TopicRequest& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partition_indexes.resize(f.array_size());
+  for (auto& e : m.partition_indexes) e = f.next_int<int32_t>(0);
+}
+
+void fill_test_values(DescribeProducersRequest& m, int16_t version, Filler& f) {
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeProducersResponse::ProducerState& m, int16_t version, Filler& f) {
+  m.producer_id = f.next_int<int64_t>(0);
+  m.producer_epoch = f.next_int<int32_t>(0);
+  m.last_sequence = f.next_int<int32_t>(-1);
+  m.last_timestamp = f.next_int<int64_t>(-1);
+  m.coordinator_epoch = f.next_int<int32_t>(0);
+  m.current_txn_start_offset = f.next_int<int64_t>(-1);
+}
+
+void fill_test_values(DescribeProducersResponse::PartitionResponse& m, int16_t version, Filler& f) {
+  m.partition_index = f.next_int<int32_t>(0);
+  m.error_code = f.next_int<int16_t>(0);
+  if (f.make_null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message = f.next_string();
+  }
+  m.active_producers.resize(f.array_size());
+  for (auto& e : m.active_producers) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeProducersResponse::TopicResponse& m, int16_t version, Filler& f) {
+  m.name = f.next_string();
+  m.partitions.resize(f.array_size());
+  for (auto& e : m.partitions) fill_test_values(e, version, f);
+}
+
+void fill_test_values(DescribeProducersResponse& m, int16_t version, Filler& f) {
+  m.throttle_time_ms = f.next_int<int32_t>(0);
+  m.topics.resize(f.array_size());
+  for (auto& e : m.topics) fill_test_values(e, version, f);
+}
+
 void fill_test_values(VoteRequest::PartitionData& m, int16_t version, Filler& f) {
   m.partition_index = f.next_int<int32_t>(0);
   m.candidate_epoch = f.next_int<int32_t>(0);
@@ -2849,6 +2935,8 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<AddOffsetsToTxnRequest>(version, body, reencode_ok);
     case EndTxnRequest::kApiKey:
       return decode_and_check<EndTxnRequest>(version, body, reencode_ok);
+    case WriteTxnMarkersRequest::kApiKey:
+      return decode_and_check<WriteTxnMarkersRequest>(version, body, reencode_ok);
     case TxnOffsetCommitRequest::kApiKey:
       return decode_and_check<TxnOffsetCommitRequest>(version, body, reencode_ok);
     case DescribeAclsRequest::kApiKey:
@@ -2893,6 +2981,8 @@ Status decode_any_request(int16_t api_key, int16_t version, std::span<const uint
       return decode_and_check<FetchSnapshotRequest>(version, body, reencode_ok);
     case DescribeClusterRequest::kApiKey:
       return decode_and_check<DescribeClusterRequest>(version, body, reencode_ok);
+    case DescribeProducersRequest::kApiKey:
+      return decode_and_check<DescribeProducersRequest>(version, body, reencode_ok);
     case BrokerRegistrationRequest::kApiKey:
       return decode_and_check<BrokerRegistrationRequest>(version, body, reencode_ok);
     case DescribeTransactionsRequest::kApiKey:
@@ -2956,6 +3046,8 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<AddOffsetsToTxnResponse>(version, body, reencode_ok);
     case EndTxnResponse::kApiKey:
       return decode_and_check<EndTxnResponse>(version, body, reencode_ok);
+    case WriteTxnMarkersResponse::kApiKey:
+      return decode_and_check<WriteTxnMarkersResponse>(version, body, reencode_ok);
     case TxnOffsetCommitResponse::kApiKey:
       return decode_and_check<TxnOffsetCommitResponse>(version, body, reencode_ok);
     case DescribeAclsResponse::kApiKey:
@@ -3000,6 +3092,8 @@ Status decode_any_response(int16_t api_key, int16_t version, std::span<const uin
       return decode_and_check<FetchSnapshotResponse>(version, body, reencode_ok);
     case DescribeClusterResponse::kApiKey:
       return decode_and_check<DescribeClusterResponse>(version, body, reencode_ok);
+    case DescribeProducersResponse::kApiKey:
+      return decode_and_check<DescribeProducersResponse>(version, body, reencode_ok);
     case BrokerRegistrationResponse::kApiKey:
       return decode_and_check<BrokerRegistrationResponse>(version, body, reencode_ok);
     case DescribeTransactionsResponse::kApiKey:
