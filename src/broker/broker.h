@@ -489,8 +489,31 @@ class Broker {
   protocol::TxnOffsetCommitResponse txn_offset_commit(const Request& request, protocol::TxnOffsetCommitRequest body);
   // The coordinator and how it writes markers (txn_markers.cc).
   Status start_transactions();
-  txn::MarkerSink::Outcome write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
-                                            int64_t producer_id, int16_t epoch, int64_t* offset, std::string* why);
+  // One COMMIT / ABORT marker appended (or not) by write_txn_marker.
+  struct TxnMarkerWrite {
+    // NONE: written at offset. UNKNOWN_TOPIC_OR_PARTITION (no such
+    // partition) or NOT_LEADER_OR_FOLLOWER (held by other nodes only;
+    // held_here false either way); NOT_LEADER_OR_FOLLOWER (a replicated
+    // partition this node does not lead); INVALID_PRODUCER_EPOCH /
+    // TRANSACTION_COORDINATOR_FENCED (stale: the partition saw a newer
+    // producer / coordinator epoch of the producer); the append's error
+    // (KAFKA_STORAGE_ERROR when it carries no Kafka code).
+    protocol::ErrorCode error = protocol::ErrorCode::kNone;
+    bool held_here = true;
+    int64_t offset = -1;
+    // Appended through the partition's group while this node led leader_epoch.
+    bool replicated = false;
+    int32_t leader_epoch = -1;
+    const storage::PartitionLog* log = nullptr;  // written to (error NONE)
+    std::string why;  // error != NONE
+  };
+  // Appends a marker of type for producer_id / epoch with coordinator_epoch
+  // to tp, as this node's coordinator and WriteTxnMarkers both do: checked
+  // against the partition's producer state (Kafka's appendEndTxnMarker),
+  // written through PartitionLog::append (the transaction index ends the
+  // producer's open transaction there), recorded in the producer state.
+  TxnMarkerWrite write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type, int64_t producer_id,
+                                  int16_t epoch, int32_t coordinator_epoch);
   bool txn_marker_durable(const meta::TopicPartition& tp, int64_t offset);
   void handle_init_producer_id(RequestPtr request);
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,

@@ -1,19 +1,27 @@
-// The transaction coordinator's hands in the broker: it is created at
-// start (after the partitions are open, so that transactions found in a
-// Prepare state can be completed), and writes its COMMIT / ABORT markers
-// through the same PartitionLog::append as produced batches, updating the
+// The transaction coordinator's hands in the broker, and the one place a
+// COMMIT / ABORT marker is written (write_txn_marker), for this node's
+// coordinator (txn::MarkerSink) and for WriteTxnMarkers alike
+// (write_txn_markers.cc: kafka-transactions abort, another node's
+// coordinator). The coordinator is created at start (after the partitions
+// are open, so that transactions found in a Prepare state can be
+// completed). A marker goes through the same PartitionLog::append as
+// produced batches (which ends the producer's open transaction in the
+// partition's transaction index, moving the LSO), and updates the
 // partition's producer state as Kafka's ProducerStateManager does. A
 // replicated partition's marker goes through its group, on its leader only
 // (refused elsewhere: the coordinator retries), and counts as written for
 // good once the group's high watermark passed it. Known gap: a marker a
 // leader change cut after the high watermark passed its offset in a new
-// epoch is not told apart (transaction state is not replicated yet either).
+// epoch is not told apart by txn_marker_durable (WriteTxnMarkers checks the
+// epoch it appended in; transaction state is not replicated yet either).
 #include "broker/broker.h"
 #include "port/log.h"
 #include "port/port.h"
 #include "protocol/control_batch.h"
 
 namespace eddy::broker {
+
+using protocol::ErrorCode;
 
 namespace {
 
@@ -27,7 +35,20 @@ Status Broker::start_transactions() {
   txn::MarkerSink sink;
   sink.write = [this](const meta::TopicPartition& tp, protocol::ControlType type, int64_t producer_id, int16_t epoch,
                       int64_t* offset, std::string* why) {
-    return write_txn_marker(tp, type, producer_id, epoch, offset, why);
+    const TxnMarkerWrite w = write_txn_marker(tp, type, producer_id, epoch, kCoordinatorEpoch);
+    if (!w.held_here) return txn::MarkerSink::Outcome::kPartitionGone;
+    switch (w.error) {
+      case ErrorCode::kNone: *offset = w.offset; return txn::MarkerSink::Outcome::kWritten;
+      case ErrorCode::kInvalidProducerEpoch:
+      case ErrorCode::kTransactionCoordinatorFenced:
+        // A newer producer (or coordinator) epoch already wrote here: the
+        // transaction this marker ends cannot be open here (Kafka's
+        // coordinator drops such markers too).
+        EDDY_LOG_WARN("transactions: marker of producer {} epoch {} for {}-{} skipped: {}", producer_id, epoch,
+                      tp.topic, tp.partition, w.why);
+        return txn::MarkerSink::Outcome::kPartitionGone;
+      default: *why = w.why; return txn::MarkerSink::Outcome::kFailed;
+    }
   };
   sink.durable = [this](const meta::TopicPartition& tp, int64_t offset) { return txn_marker_durable(tp, offset); };
   sink.complete_offsets = [this](const std::string& group, int64_t producer_id, bool commit) {
@@ -39,27 +60,41 @@ Status Broker::start_transactions() {
   return txn_->start().with_context("transaction coordinator");
 }
 
-txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
-                                                  int64_t producer_id, int16_t epoch, int64_t* offset,
-                                                  std::string* why) {
+Broker::TxnMarkerWrite Broker::write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
+                                                int64_t producer_id, int16_t epoch, int32_t coordinator_epoch) {
+  TxnMarkerWrite out;
+  auto fail = [&out](ErrorCode code, std::string why) {
+    out.error = code;
+    out.why = std::move(why);
+    return out;
+  };
   Topic* topic = topics_.find(tp.topic);
   storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(tp.partition);
-  if (log == nullptr) return txn::MarkerSink::Outcome::kPartitionGone;
+  if (log == nullptr) {
+    out.held_here = false;
+    const ErrorCode code = partition_error(topic, tp.partition);
+    return fail(code, code == ErrorCode::kUnknownTopicOrPartition ? "no such partition"
+                                                                  : "this node holds no replica of the partition");
+  }
   const ReplicaStatus status = replica_status(*topic, tp.partition, log);
   if (status.replicated && !status.leader) {
-    *why = "this node does not lead the partition's group (leader " + std::to_string(status.leader_id) + ")";
-    return txn::MarkerSink::Outcome::kFailed;
+    return fail(ErrorCode::kNotLeaderOrFollower, "this node does not lead the partition's group (leader " +
+                                                     std::to_string(status.leader_id) + ")");
   }
   PartitionProducers* producers = producer_state_.find(log);
-  if (producers != nullptr && !producers->marker_allowed(producer_id, epoch)) {
-    // A newer epoch already wrote here: this marker is stale (Kafka's
-    // checkProducerEpoch); the transaction it ends cannot be open here.
-    EDDY_LOG_WARN("transactions: marker of producer {} epoch {} for {}-{} skipped: the partition has a newer epoch",
-                  producer_id, epoch, tp.topic, tp.partition);
-    return txn::MarkerSink::Outcome::kPartitionGone;
+  if (producers != nullptr) {
+    const ErrorCode stale = producers->check_marker(producer_id, epoch, coordinator_epoch);
+    if (stale != ErrorCode::kNone) {
+      const ProducerEntry* e = producers->find(producer_id);
+      return fail(stale, stale == ErrorCode::kInvalidProducerEpoch
+                             ? "the partition has epoch " + std::to_string(e->epoch) + " of the producer"
+                             : "the producer's last marker here came from coordinator epoch " +
+                                   std::to_string(e->coordinator_epoch) + ", newer than " +
+                                   std::to_string(coordinator_epoch));
+    }
   }
   const int64_t now = port::wall_clock_millis();
-  std::vector<uint8_t> batch = protocol::build_control_batch(type, producer_id, epoch, kCoordinatorEpoch, now);
+  std::vector<uint8_t> batch = protocol::build_control_batch(type, producer_id, epoch, coordinator_epoch, now);
   // The group keeps the bytes as given: a LogAppendTime topic's stamp first.
   if (status.replicated && log->config().timestamp_type == protocol::TimestampType::kLogAppendTime) {
     protocol::set_log_append_time(batch, now);
@@ -68,15 +103,18 @@ txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp
   Status s = status.replicated ? replication_->append(log, batch, &result)
                                : log->append(batch, storage::AppendOptions{}, &result);
   if (!s.ok()) {
-    *why = s.to_string();
-    return txn::MarkerSink::Outcome::kFailed;
+    const ErrorCode code = protocol::kafka_error(s);
+    return fail(code != ErrorCode::kNone ? code : ErrorCode::kKafkaStorageError, s.to_string());
   }
-  if (producers != nullptr) producers->record_marker(producer_id, epoch, result.base_offset, now);
+  if (producers != nullptr) producers->record_marker(producer_id, epoch, coordinator_epoch, result.base_offset, now);
   producer_state_.saw_producer(producer_id, epoch, now);
   log->request_sync();
-  *offset = result.last_offset;
+  out.offset = result.last_offset;
+  out.replicated = status.replicated;
+  out.leader_epoch = status.leader_epoch;
+  out.log = log;
   if (!status.replicated) wake_fetch_waiters(tp.topic, tp.partition);
-  return txn::MarkerSink::Outcome::kWritten;
+  return out;
 }
 
 bool Broker::txn_marker_durable(const meta::TopicPartition& tp, int64_t offset) {
