@@ -39,6 +39,8 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kAddOffsetsToTxn, 0, 3, &Broker::handle_add_offsets_to_txn},
       {ApiKey::kEndTxn, 0, 3, &Broker::handle_end_txn},
       {ApiKey::kTxnOffsetCommit, 0, 3, &Broker::handle_txn_offset_commit},
+      // Markers asked by a coordinator: kafka-transactions abort, another node's.
+      {ApiKey::kWriteTxnMarkers, 0, 1, &Broker::handle_write_txn_markers},
       // Always advertised, as Kafka does; SECURITY_DISABLED without an authorizer.
       {ApiKey::kDescribeAcls, 0, 3, &Broker::handle_describe_acls},
       {ApiKey::kCreateAcls, 0, 3, &Broker::handle_create_acls},
