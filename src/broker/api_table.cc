@@ -59,6 +59,7 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kDescribeCluster, 0, 1, &Broker::handle_describe_cluster},
       {ApiKey::kDescribeTransactions, 0, 0, &Broker::handle_describe_transactions},
       {ApiKey::kListTransactions, 0, 1, &Broker::handle_list_transactions},
+      {ApiKey::kDescribeProducers, 0, 0, &Broker::handle_describe_producers},
   };
   return kApis;
 }

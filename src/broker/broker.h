@@ -583,6 +583,8 @@ class Broker {
   void complete_marker_waiters(bool timed_out = false);
   // The timer of one parked WriteTxnMarkers: REQUEST_TIMED_OUT for what waits.
   void time_out_marker_waiter(std::list<MarkerWaiter>::iterator it);
+  // DescribeProducers (describe_producers.cc).
+  void handle_describe_producers(RequestPtr request);
   void handle_init_producer_id(RequestPtr request);
   protocol::ErrorCode init_producer_id(const Request& request, const protocol::InitProducerIdRequest& body,
                                       protocol::InitProducerIdResponse* response);
