@@ -234,6 +234,11 @@ std::vector<ConfigKey> make_keys() {
       ranged(key("transaction.remove.expired.transaction.cleanup.interval.ms", T::kLong, "3600000",
                  "How often transactional ids past transactional.id.expiration.ms are removed."),
              1, kLongMax),
+      ranged(key("request.timeout.ms", T::kLong, "30000",
+                 "How long a WriteTxnMarkers (kafka-transactions abort, another node's transaction coordinator) "
+                 "waits for its markers to be durable (replicated partitions: committed) before the partitions "
+                 "still waiting are answered REQUEST_TIMED_OUT."),
+             1, kLongMax),
       // Eddy's own keys
       eddy_key(one_of(key("eddy.acks.all.waits.for", T::kString, "disk",
                           "What an acks=all (acks=-1) Produce waits for: 'disk' (after fdatasync, group commit) or "

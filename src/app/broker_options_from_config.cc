@@ -45,6 +45,7 @@ broker::BrokerOptions broker_options_from(const Config& config) {
   o.min_insync_replicas = config.get_int("min.insync.replicas");
   o.message_max_bytes = config.get_int("message.max.bytes");
   o.producer_id_expiration_ms = config.get_long("producer.id.expiration.ms");
+  o.txn_marker_timeout_ms = config.get_long("request.timeout.ms");
   o.transactions.max_timeout_ms = static_cast<int32_t>(config.get_long("transaction.max.timeout.ms"));
   o.transactions.transactional_id_expiration_ms = config.get_long("transactional.id.expiration.ms");
   o.transactions.abort_timed_out_interval_ms =

@@ -39,6 +39,8 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kAddOffsetsToTxn, 0, 3, &Broker::handle_add_offsets_to_txn},
       {ApiKey::kEndTxn, 0, 3, &Broker::handle_end_txn},
       {ApiKey::kTxnOffsetCommit, 0, 3, &Broker::handle_txn_offset_commit},
+      // Markers asked by a coordinator: kafka-transactions abort, another node's.
+      {ApiKey::kWriteTxnMarkers, 0, 1, &Broker::handle_write_txn_markers},
       // Always advertised, as Kafka does; SECURITY_DISABLED without an authorizer.
       {ApiKey::kDescribeAcls, 0, 3, &Broker::handle_describe_acls},
       {ApiKey::kCreateAcls, 0, 3, &Broker::handle_create_acls},
@@ -57,6 +59,7 @@ std::span<const ApiSupport> Broker::supported_apis() {
       {ApiKey::kDescribeCluster, 0, 1, &Broker::handle_describe_cluster},
       {ApiKey::kDescribeTransactions, 0, 0, &Broker::handle_describe_transactions},
       {ApiKey::kListTransactions, 0, 1, &Broker::handle_list_transactions},
+      {ApiKey::kDescribeProducers, 0, 0, &Broker::handle_describe_producers},
   };
   return kApis;
 }

@@ -234,8 +234,8 @@ void Broker::on_replicated_high_watermark(storage::PartitionLog* log) {
   if (it == partition_names_.end()) return;
   const auto [topic, partition] = it->second;  // a copy: the wakes may answer a fetch of a removed topic
   complete_produce_waiters(false);
+  complete_marker_waiters();
   wake_fetch_waiters(topic, partition);
-  if (txn_) txn_->on_partition_durable();
 }
 
 void Broker::on_replica_log_changed(storage::PartitionLog* log, int64_t from, bool truncated) {
@@ -263,8 +263,10 @@ void Broker::on_replica_log_changed(storage::PartitionLog* log, int64_t from, bo
                   it->second.first, it->second.second, log->log_end_offset(), replay.snapshot_rows,
                   replay.batches_replayed, port::monotonic_millis() - started);
   }
-  // Batches waiting for acks=all may be gone with the cut.
+  // Batches waiting for acks=all, and markers for WriteTxnMarkers, may be
+  // gone with the cut.
   complete_produce_waiters(false);
+  complete_marker_waiters();
 }
 
 void Broker::on_partition_durable(const std::string& topic, int32_t partition, int64_t durable_offset) {
@@ -275,8 +277,8 @@ void Broker::on_partition_durable(const std::string& topic, int32_t partition, i
     if (log != nullptr) replication_->durable(log);  // may move the high watermark first
   }
   complete_produce_waiters(false);
+  complete_marker_waiters();
   wake_fetch_waiters(topic, partition);
-  if (txn_) txn_->on_partition_durable();
 }
 
 }  // namespace eddy::broker

@@ -14,6 +14,7 @@
 #include <list>
 #include <memory>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <span>
@@ -113,7 +114,8 @@ class Broker {
   // Drops requests parked for this connection.
   void on_connection_closed(uint64_t connection_id);
   // Answers every parked request now (fetches with what they have, produces
-  // waiting for durability with what is durable) before shutdown, saves the
+  // and WriteTxnMarkers waiting for durability with what is durable,
+  // REQUEST_TIMED_OUT for the rest) before shutdown, saves the
   // producer state, then, with a partition replication, tells it every log
   // is closing (PartitionReplication::closing: the logs are closed after
   // the reactor stopped).
@@ -139,6 +141,36 @@ class Broker {
   // for min_bytes.
   size_t parked_produces() const { return produce_waiters_.size(); }
   size_t parked_fetches() const { return fetch_waiters_.size(); }
+  // WriteTxnMarkers waiting for their markers to be durable.
+  size_t parked_txn_markers() const { return marker_waiters_.size(); }
+
+  // ---- Transaction markers (write_txn_markers.cc) ----
+  // WriteTxnMarkers without a client request (another node's transaction
+  // coordinator, through the controller listener; no authorization here:
+  // the caller decides who may). For each marker, each partition: the
+  // marker written with the marker's producer id, epoch, result (COMMIT
+  // when transaction_result) and coordinator epoch, as this node's
+  // coordinator writes its own (write_txn_marker), or an error:
+  // UNKNOWN_TOPIC_OR_PARTITION (no such partition), NOT_LEADER_OR_FOLLOWER
+  // (not held here, or a replicated partition this node does not lead),
+  // INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED (stale marker),
+  // KAFKA_STORAGE_ERROR. A written marker is answered NONE once durable
+  // (a replicated partition: its high watermark passed the marker in the
+  // epoch it was appended in, else NOT_LEADER_OR_FOLLOWER; otherwise the
+  // partition's durable offset passed it), or REQUEST_TIMED_OUT after
+  // options().txn_marker_timeout_ms (Kafka's request.timeout.ms) or when
+  // the broker drains. A partition named twice in one marker is written
+  // once, both answered alike.
+  // The response has one result per marker, in the request's order
+  // (Kafka's merges markers of the same producer id into one).
+  // At most kMaxParkedTxnMarkers requests wait at a time: beyond that a
+  // request is answered at once, REQUEST_TIMED_OUT for every partition
+  // (retriable for Kafka's coordinator), nothing written.
+  // done is called exactly once, on the reactor thread, maybe before this
+  // returns (nothing to wait for).
+  static constexpr size_t kMaxParkedTxnMarkers = 128;
+  void write_txn_markers(const protocol::WriteTxnMarkersRequest& body,
+                         std::function<void(protocol::WriteTxnMarkersResponse)> done);
   // The meta store (committed offsets for the metrics' consumer lag).
   meta::MetaStore* meta() const { return meta_; }
   // SASL authentications since startup that succeeded / failed (sasl.cc).
@@ -184,10 +216,11 @@ class Broker {
   // open log (logs the broker does not hold are ignored).
   // The group's state moved: its high watermark (set on the log already,
   // PartitionLog::set_replicated_high_watermark), or this node's leadership
-  // or epoch. Completes the acks=all produces waiting on the partition (the
-  // batches the high watermark passed; NOT_LEADER_OR_FOLLOWER for those of
-  // an epoch this node no longer leads) and wakes its long-polling fetches
-  // and the transaction markers waiting to be committed.
+  // or epoch. Completes the acks=all produces and WriteTxnMarkers waiting
+  // on the partition (the batches and markers the high watermark passed;
+  // NOT_LEADER_OR_FOLLOWER for those of an epoch this node no longer leads)
+  // and wakes its long-polling fetches and the transaction markers waiting
+  // to be committed.
   void on_replicated_high_watermark(storage::PartitionLog* log);
   // Replication changed a replica's log: it grew from offset from (a
   // follower appended its leader's batches; truncated false), or it was cut
@@ -262,6 +295,27 @@ class Broker {
     // Parallel to body.topics: READ on the topic was refused (decided once,
     // when the fetch arrives); empty when no authorizer is configured.
     std::vector<bool> topic_refused;
+    port::Executor::TimerId timer = 0;
+  };
+
+  // A WriteTxnMarkers whose markers were written, waiting until each is
+  // durable (write_txn_markers.cc). Invariant: pending names exactly the
+  // response's partitions whose answer is not decided yet.
+  struct MarkerWaiter {
+    struct Pending {
+      size_t marker;     // into response.markers
+      size_t topic;      // into its topics
+      size_t partition;  // into its partitions
+      // The log written to: compared with the partition's current one (a
+      // topic deleted meanwhile, maybe re-created), never dereferenced.
+      const storage::PartitionLog* log;
+      int64_t offset;  // the marker's
+      bool replicated;
+      int32_t leader_epoch;  // replicated: the group's epoch it was appended in
+    };
+    protocol::WriteTxnMarkersResponse response;
+    std::vector<Pending> pending;
+    std::function<void(protocol::WriteTxnMarkersResponse)> done;
     port::Executor::TimerId timer = 0;
   };
 
@@ -499,9 +553,47 @@ class Broker {
   void route_txn_markers(const std::vector<meta::TopicPartition>& partitions, protocol::ControlType type,
                          int64_t producer_id, int16_t epoch, txn::MarkerSink::PartitionDone done);
   // How markers are written (txn_markers.cc).
-  txn::MarkerSink::Outcome write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
-                                            int64_t producer_id, int16_t epoch, int64_t* offset, std::string* why);
-  bool txn_marker_durable(const meta::TopicPartition& tp, int64_t offset);
+  // One COMMIT / ABORT marker appended (or not) by write_txn_marker.
+  struct TxnMarkerWrite {
+    // NONE: written at offset. UNKNOWN_TOPIC_OR_PARTITION (no such
+    // partition) or NOT_LEADER_OR_FOLLOWER (held by other nodes only;
+    // held_here false either way); NOT_LEADER_OR_FOLLOWER (a replicated
+    // partition this node does not lead); INVALID_PRODUCER_EPOCH /
+    // TRANSACTION_COORDINATOR_FENCED (stale: the partition saw a newer
+    // producer / coordinator epoch of the producer); the append's error
+    // (KAFKA_STORAGE_ERROR when it carries no Kafka code).
+    protocol::ErrorCode error = protocol::ErrorCode::kNone;
+    bool held_here = true;
+    int64_t offset = -1;
+    // Appended through the partition's group while this node led leader_epoch.
+    bool replicated = false;
+    int32_t leader_epoch = -1;
+    const storage::PartitionLog* log = nullptr;  // written to (error NONE)
+    std::string why;  // error != NONE
+  };
+  // Appends a marker of type for producer_id / epoch with coordinator_epoch
+  // to tp, as this node's coordinator and WriteTxnMarkers both do: checked
+  // against the partition's producer state (Kafka's appendEndTxnMarker),
+  // written through PartitionLog::append (the transaction index ends the
+  // producer's open transaction there), recorded in the producer state.
+  TxnMarkerWrite write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type, int64_t producer_id,
+                                  int16_t epoch, int32_t coordinator_epoch);
+  // WriteTxnMarkers (write_txn_markers.cc).
+  void handle_write_txn_markers(RequestPtr request);
+  // A written marker's answer: NONE once durable (replicated: committed in
+  // the epoch it was appended in), an error once it cannot become so
+  // (its partition gone, or no longer led here in that epoch), nullopt
+  // while it may still.
+  std::optional<protocol::ErrorCode> marker_outcome(const MarkerWaiter& waiter,
+                                                    const MarkerWaiter::Pending& pending);
+  // Answers the parked WriteTxnMarkers whose every marker has an outcome
+  // (with timed_out, every parked one: REQUEST_TIMED_OUT for the markers
+  // still waiting).
+  void complete_marker_waiters(bool timed_out = false);
+  // The timer of one parked WriteTxnMarkers: REQUEST_TIMED_OUT for what waits.
+  void time_out_marker_waiter(std::list<MarkerWaiter>::iterator it);
+  // DescribeProducers (describe_producers.cc).
+  void handle_describe_producers(RequestPtr request);
   void handle_init_producer_id(RequestPtr request);
   // A transactional InitProducerId's checks before the coordinator: WRITE
   // on the transactional id, the producer id and epoch both given or neither.
@@ -646,6 +738,8 @@ class Broker {
   Status producer_state_error_;
   std::list<ProduceWaiter> produce_waiters_;
   std::list<FetchWaiter> fetch_waiters_;
+  std::list<MarkerWaiter> marker_waiters_;
+  bool marker_waiters_full_logged_ = false;  // the refusal at the cap was logged since it was last below
   std::unique_ptr<group::Coordinator> coordinator_;  // created by start()
   std::unique_ptr<txn::StateStore> txn_store_;         // created by start()
   std::unique_ptr<txn::Coordinator> txn_;              // created by start()

@@ -89,6 +89,10 @@ struct BrokerOptions {
   // The transaction coordinator: transaction.max.timeout.ms,
   // transactional.id.expiration.ms and the sweeper's intervals.
   txn::CoordinatorOptions transactions;
+  // request.timeout.ms: how long a WriteTxnMarkers waits for its markers to
+  // be durable (replicated: committed) before the partitions still waiting
+  // are answered REQUEST_TIMED_OUT (Kafka's DelayedProduce of markers).
+  int64_t txn_marker_timeout_ms = 30000;
   // Broker defaults of the topic-level storage configs.
   storage::LogConfig log_defaults;
   // The static broker configuration, for DescribeConfigs.

@@ -209,6 +209,7 @@ void Broker::drain() {
     executor_.cancel(produce_waiters_.front().timer);
     finish_produce_waiter(produce_waiters_.begin(), true);
   }
+  complete_marker_waiters(/*timed_out=*/true);
   snapshot_producer_state(true);
   if (replication_ != nullptr) {
     // The logs are closed once the reactor stopped: their groups let go of

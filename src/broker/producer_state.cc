@@ -111,7 +111,8 @@ void PartitionProducers::record(int64_t producer_id, int16_t epoch, int32_t firs
   e.last_write_ms = std::max(e.last_write_ms, now_ms);
 }
 
-void PartitionProducers::record_marker(int64_t producer_id, int16_t epoch, int64_t offset, int64_t now_ms) {
+void PartitionProducers::record_marker(int64_t producer_id, int16_t epoch, int32_t coordinator_epoch, int64_t offset,
+                                       int64_t now_ms) {
   ProducerEntry& e = producers_[producer_id];
   if (epoch != e.epoch) {
     e.batch_count = 0;
@@ -122,25 +123,16 @@ void PartitionProducers::record_marker(int64_t producer_id, int16_t epoch, int64
     // the row whose last offset is below the snapshot point).
     e.last_offset = offset;
   }
+  e.coordinator_epoch = coordinator_epoch;
   e.last_write_ms = std::max(e.last_write_ms, now_ms);
 }
 
-bool PartitionProducers::marker_allowed(int64_t producer_id, int16_t epoch) const {
+ErrorCode PartitionProducers::check_marker(int64_t producer_id, int16_t epoch, int32_t coordinator_epoch) const {
   auto it = producers_.find(producer_id);
-  return it == producers_.end() || epoch >= it->second.epoch;
-}
-
-size_t PartitionProducers::expire(int64_t cutoff_ms) {
-  size_t removed = 0;
-  for (auto it = producers_.begin(); it != producers_.end();) {
-    if (it->second.last_write_ms < cutoff_ms) {
-      it = producers_.erase(it);
-      ++removed;
-    } else {
-      ++it;
-    }
-  }
-  return removed;
+  if (it == producers_.end()) return ErrorCode::kNone;
+  if (epoch < it->second.epoch) return ErrorCode::kInvalidProducerEpoch;
+  if (coordinator_epoch < it->second.coordinator_epoch) return ErrorCode::kTransactionCoordinatorFenced;
+  return ErrorCode::kNone;
 }
 
 void PartitionProducers::load_snapshot(const std::vector<meta::ProducerSnapshot>& rows) {

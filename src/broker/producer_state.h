@@ -57,6 +57,11 @@ struct ProducerEntry {
   int32_t last_sequence = -1;
   int64_t last_offset = -1;
   int64_t last_write_ms = 0;  // broker clock of the last append (expiry)
+  // The coordinator epoch of the last COMMIT / ABORT marker of this
+  // producer here (Kafka's ProducerStateEntry.coordinatorEpoch); -1 until
+  // one is written. Not kept in snapshot rows: after a restart it is -1
+  // again unless a marker after the snapshot point is replayed.
+  int32_t coordinator_epoch = -1;
   // Ring of the last kCachedBatches batches; batch_count of them valid,
   // oldest at (next_slot - batch_count) mod kCachedBatches.
   ProducerBatch batches[kCachedBatches];
@@ -96,18 +101,40 @@ class PartitionProducers {
   void record(int64_t producer_id, int16_t epoch, int32_t first_sequence, int32_t record_count, int64_t first_offset,
               int64_t last_offset, int64_t now_ms);
 
-  // A COMMIT or ABORT marker of producer_id at offset (written by the
+  // A COMMIT or ABORT marker of producer_id at offset (written by a
   // transaction coordinator, or replayed): as Kafka's appendEndTxnMarker,
-  // the producer's epoch becomes epoch; a new epoch forgets the old
-  // batches, so the next batch of that epoch starts at sequence 0.
+  // the producer's epoch becomes epoch and its coordinator epoch
+  // coordinator_epoch; a new epoch forgets the old batches, so the next
+  // batch of that epoch starts at sequence 0.
   // REQUIRES epoch >= the producer's epoch (check_marker).
-  void record_marker(int64_t producer_id, int16_t epoch, int64_t offset, int64_t now_ms);
-  // Whether a marker with epoch may be written: not older than the
-  // producer's epoch on this partition.
-  bool marker_allowed(int64_t producer_id, int16_t epoch) const;
+  void record_marker(int64_t producer_id, int16_t epoch, int32_t coordinator_epoch, int64_t offset,
+                     int64_t now_ms);
+  // Whether a marker may be written (Kafka's appendEndTxnMarker checks):
+  // INVALID_PRODUCER_EPOCH when epoch is older than the producer's epoch
+  // on this partition, TRANSACTION_COORDINATOR_FENCED when coordinator_epoch
+  // is older than the one of the producer's last marker here; NONE otherwise
+  // (a producer the partition does not know passes).
+  protocol::ErrorCode check_marker(int64_t producer_id, int16_t epoch, int32_t coordinator_epoch) const;
 
-  // Drops producers whose last write is older than cutoff_ms. Returns how many.
-  size_t expire(int64_t cutoff_ms);
+  // Drops producers whose last write is older than cutoff_ms, except those
+  // for which keep(producer_id) is true (Kafka keeps a producer with a
+  // transaction open in the partition). Returns how many.
+  template <typename Keep>
+  size_t expire(int64_t cutoff_ms, Keep keep) {
+    size_t removed = 0;
+    for (auto it = producers_.begin(); it != producers_.end();) {
+      if (it->second.last_write_ms < cutoff_ms && !keep(it->first)) {
+        it = producers_.erase(it);
+        ++removed;
+      } else {
+        ++it;
+      }
+    }
+    return removed;
+  }
+  size_t expire(int64_t cutoff_ms) {
+    return expire(cutoff_ms, [](int64_t) { return false; });
+  }
 
   // Restores entries from snapshot rows (one batch each: its last sequence
   // and offset; the first ones are unknown). Rows with producer_id < 0 are

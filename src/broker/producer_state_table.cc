@@ -113,8 +113,12 @@ Status ProducerStateTable::replay(PartitionState& state, int64_t from, int64_t n
         return Status::corruption("a stored control batch at offset " + std::to_string(position.info.base_offset) +
                                   " does not parse");
       }
-      if (protocol::control_type(batch).has_value() && state.producers.marker_allowed(producer_id, epoch)) {
-        state.producers.record_marker(producer_id, epoch, position.info.base_offset, now_ms);
+      // As written: the leader checked the coordinator epoch when it
+      // appended the marker; only the producer epoch guards the replay.
+      if (protocol::control_type(batch).has_value() &&
+          state.producers.check_marker(producer_id, epoch, -1) == protocol::ErrorCode::kNone) {
+        state.producers.record_marker(producer_id, epoch, protocol::marker_coordinator_epoch(batch).value_or(-1),
+                                      position.info.base_offset, now_ms);
         saw_producer(producer_id, epoch, now_ms);
       }
       return Status();
@@ -194,7 +198,11 @@ size_t ProducerStateTable::snapshot(const CurrentLog& current_log, int64_t now_m
       it = partitions_.erase(it);
       continue;
     }
-    size_t expired = state.producers.expire(cutoff);
+    // A producer with a transaction open here stays (Kafka's
+    // isProducerExpired): kafka-transactions finds it by DescribeProducers.
+    const storage::TransactionIndex& open = state.log->transactions();
+    size_t expired = state.producers.expire(
+        cutoff, [&open](int64_t producer_id) { return open.ongoing_first_offset(producer_id) >= 0; });
     if (expired > 0) {
       EDDY_LOG_INFO("{}-{}: forgot {} idle producer ids (producer.id.expiration.ms)", topic, partition,
                     expired);

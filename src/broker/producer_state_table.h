@@ -78,7 +78,8 @@ class ProducerStateTable {
   // A producer wrote (keeps its epoch known to InitProducerId).
   void saw_producer(int64_t producer_id, int16_t epoch, int64_t now_ms);
 
-  // Expires idle producers and snapshots every partition whose state or log
+  // Expires idle producers (not those with a transaction open in the
+  // partition, as Kafka) and snapshots every partition whose state or log
   // changed since its last snapshot. With sync, the logs are synced first
   // and the snapshot point is the log end (clean shutdown); otherwise it is
   // each log's durable offset. Either way at most the log's high watermark

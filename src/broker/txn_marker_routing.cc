@@ -76,7 +76,7 @@ void Broker::route_txn_markers(const std::vector<meta::TopicPartition>& partitio
   for (auto& [leader, request] : by_leader) {
     // Every partition asked for gets one outcome: from the answer, or
     // kFailed when the answer lacks it or none came.
-    auto answered = [done, request](const Status& status, const protocol::WriteTxnMarkersResponse& response) {
+    auto answered = [done, request, type](const Status& status, const protocol::WriteTxnMarkersResponse& response) {
       std::map<meta::TopicPartition, ErrorCode> codes;
       if (status.ok()) {
         for (const auto& m : response.markers) {
@@ -93,12 +93,15 @@ void Broker::route_txn_markers(const std::vector<meta::TopicPartition>& partitio
             done(tp, Outcome::kFailed, status.ok() ? "the leader's answer did not name it" : status.to_string());
           } else if (it->second == ErrorCode::kNone) {
             done(tp, Outcome::kDurable, "");
-          } else if (it->second == ErrorCode::kInvalidProducerEpoch || it->second == ErrorCode::kProducerFenced) {
-            // A newer epoch of the producer already wrote there (Kafka's
-            // checkProducerEpoch): this marker is stale, and the transaction
-            // it ends cannot be open there.
-            EDDY_LOG_WARN("transactions: marker for {}-{} skipped by its leader: the partition has a newer epoch",
-                          t.name, p);
+          } else if (it->second == ErrorCode::kInvalidProducerEpoch ||
+                     it->second == ErrorCode::kTransactionCoordinatorFenced) {
+            // A newer producer (or coordinator) epoch already wrote there
+            // (Kafka's appendEndTxnMarker checks): this marker is stale, and
+            // the transaction it ends cannot be open there (Kafka's
+            // coordinator drops such markers too).
+            EDDY_LOG_WARN("transactions: {} marker for {}-{} skipped by its leader: {}",
+                          type == protocol::ControlType::kCommit ? "COMMIT" : "ABORT", t.name, p,
+                          protocol::error_name(it->second));
             done(tp, Outcome::kDurable, "");
           } else {
             done(tp, Outcome::kFailed, protocol::error_name(it->second));

@@ -1,13 +1,13 @@
-// The transaction coordinator's hands in the broker: it is created at
-// start (after the partitions are open, so that transactions found in a
-// Prepare state can be completed), and writes its COMMIT / ABORT markers
-// through the same PartitionLog::append as produced batches, updating the
-// partition's producer state as Kafka's ProducerStateManager does. A
-// replicated partition's marker goes through its group, on its leader only
-// (refused elsewhere: the coordinator retries), and counts as written for
-// good once the group's high watermark passed it. Known gap: a marker a
-// leader change cut after the high watermark passed its offset in a new
-// epoch is not told apart (transaction state is not replicated yet either).
+// The one place a COMMIT / ABORT marker is written (write_txn_marker), for
+// WriteTxnMarkers (write_txn_markers.cc), which this node's transaction
+// coordinator also goes through (txn_marker_routing.cc) as do another
+// node's coordinator and kafka-transactions abort. A marker goes through
+// the same PartitionLog::append as produced batches (which ends the
+// producer's open transaction in the partition's transaction index, moving
+// the LSO), and updates the partition's producer state as Kafka's
+// ProducerStateManager does. A replicated partition's marker goes through
+// its group, on its leader only (refused elsewhere: the coordinator asks
+// again).
 #include "broker/broker.h"
 #include "port/log.h"
 #include "port/port.h"
@@ -15,51 +15,43 @@
 
 namespace eddy::broker {
 
-namespace {
+using protocol::ErrorCode;
 
-// Single node: the coordinator's epoch never changes.
-constexpr int32_t kCoordinatorEpoch = 0;
-
-}  // namespace
-
-Status Broker::start_transactions() {
-  txn_store_ = std::make_unique<txn::MetaStateStore>(meta_);
-  txn::MarkerSink sink;
-  sink.write = [this](const meta::TopicPartition& tp, protocol::ControlType type, int64_t producer_id, int16_t epoch,
-                      int64_t* offset, std::string* why) {
-    return write_txn_marker(tp, type, producer_id, epoch, offset, why);
+Broker::TxnMarkerWrite Broker::write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
+                                                int64_t producer_id, int16_t epoch, int32_t coordinator_epoch) {
+  TxnMarkerWrite out;
+  auto fail = [&out](ErrorCode code, std::string why) {
+    out.error = code;
+    out.why = std::move(why);
+    return out;
   };
-  sink.durable = [this](const meta::TopicPartition& tp, int64_t offset) { return txn_marker_durable(tp, offset); };
-  sink.complete_offsets = [this](const std::string& group, int64_t producer_id, bool commit) {
-    return coordinator_->complete_transaction(group, producer_id, commit);
-  };
-  txn_ = std::make_unique<txn::Coordinator>(
-      executor_, txn_store_.get(), [this](int64_t* id) { return next_producer_id(id); }, std::move(sink),
-      options_.transactions);
-  return txn_->start().with_context("transaction coordinator");
-}
-
-txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp, protocol::ControlType type,
-                                                  int64_t producer_id, int16_t epoch, int64_t* offset,
-                                                  std::string* why) {
   Topic* topic = topics_.find(tp.topic);
   storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(tp.partition);
-  if (log == nullptr) return txn::MarkerSink::Outcome::kPartitionGone;
+  if (log == nullptr) {
+    out.held_here = false;
+    const ErrorCode code = partition_error(topic, tp.partition);
+    return fail(code, code == ErrorCode::kUnknownTopicOrPartition ? "no such partition"
+                                                                  : "this node holds no replica of the partition");
+  }
   const ReplicaStatus status = replica_status(*topic, tp.partition, log);
   if (status.replicated && !status.leader) {
-    *why = "this node does not lead the partition's group (leader " + std::to_string(status.leader_id) + ")";
-    return txn::MarkerSink::Outcome::kFailed;
+    return fail(ErrorCode::kNotLeaderOrFollower, "this node does not lead the partition's group (leader " +
+                                                     std::to_string(status.leader_id) + ")");
   }
   PartitionProducers* producers = producer_state_.find(log);
-  if (producers != nullptr && !producers->marker_allowed(producer_id, epoch)) {
-    // A newer epoch already wrote here: this marker is stale (Kafka's
-    // checkProducerEpoch); the transaction it ends cannot be open here.
-    EDDY_LOG_WARN("transactions: marker of producer {} epoch {} for {}-{} skipped: the partition has a newer epoch",
-                  producer_id, epoch, tp.topic, tp.partition);
-    return txn::MarkerSink::Outcome::kPartitionGone;
+  if (producers != nullptr) {
+    const ErrorCode stale = producers->check_marker(producer_id, epoch, coordinator_epoch);
+    if (stale != ErrorCode::kNone) {
+      const ProducerEntry* e = producers->find(producer_id);
+      return fail(stale, stale == ErrorCode::kInvalidProducerEpoch
+                             ? "the partition has epoch " + std::to_string(e->epoch) + " of the producer"
+                             : "the producer's last marker here came from coordinator epoch " +
+                                   std::to_string(e->coordinator_epoch) + ", newer than " +
+                                   std::to_string(coordinator_epoch));
+    }
   }
   const int64_t now = port::wall_clock_millis();
-  std::vector<uint8_t> batch = protocol::build_control_batch(type, producer_id, epoch, kCoordinatorEpoch, now);
+  std::vector<uint8_t> batch = protocol::build_control_batch(type, producer_id, epoch, coordinator_epoch, now);
   // The group keeps the bytes as given: a LogAppendTime topic's stamp first.
   if (status.replicated && log->config().timestamp_type == protocol::TimestampType::kLogAppendTime) {
     protocol::set_log_append_time(batch, now);
@@ -68,23 +60,18 @@ txn::MarkerSink::Outcome Broker::write_txn_marker(const meta::TopicPartition& tp
   Status s = status.replicated ? replication_->append(log, batch, &result)
                                : log->append(batch, storage::AppendOptions{}, &result);
   if (!s.ok()) {
-    *why = s.to_string();
-    return txn::MarkerSink::Outcome::kFailed;
+    const ErrorCode code = protocol::kafka_error(s);
+    return fail(code != ErrorCode::kNone ? code : ErrorCode::kKafkaStorageError, s.to_string());
   }
-  if (producers != nullptr) producers->record_marker(producer_id, epoch, result.base_offset, now);
+  if (producers != nullptr) producers->record_marker(producer_id, epoch, coordinator_epoch, result.base_offset, now);
   producer_state_.saw_producer(producer_id, epoch, now);
   log->request_sync();
-  *offset = result.last_offset;
+  out.offset = result.last_offset;
+  out.replicated = status.replicated;
+  out.leader_epoch = status.leader_epoch;
+  out.log = log;
   if (!status.replicated) wake_fetch_waiters(tp.topic, tp.partition);
-  return txn::MarkerSink::Outcome::kWritten;
-}
-
-bool Broker::txn_marker_durable(const meta::TopicPartition& tp, int64_t offset) {
-  Topic* topic = topics_.find(tp.topic);
-  storage::PartitionLog* log = topic == nullptr ? nullptr : topic->local(tp.partition);
-  if (log == nullptr) return true;
-  if (replica_status(*topic, tp.partition, log).replicated) return log->high_watermark() > offset;
-  return log->durable_offset() > offset;
+  return out;
 }
 
 }  // namespace eddy::broker

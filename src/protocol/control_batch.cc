@@ -61,6 +61,17 @@ std::optional<ControlType> control_type(const RecordBatchView& batch) {
   return std::nullopt;
 }
 
+std::optional<int32_t> marker_coordinator_epoch(const RecordBatchView& batch) {
+  std::optional<ControlType> type = control_type(batch);
+  if (!type) return std::nullopt;
+  std::optional<Record> record = control_record(batch, static_cast<int16_t>(*type));
+  if (!record || !record->value.has_value() || record->value->size() < kMarkerValueSize ||
+      static_cast<int16_t>(load_be16(record->value->data())) != kMarkerVersion) {
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(load_be32(record->value->data() + 2));
+}
+
 std::vector<uint8_t> build_leader_change_batch(std::span<const uint8_t> value, int64_t timestamp_ms) {
   std::array<uint8_t, kMarkerKeySize> key{};
   store_be16(key.data(), static_cast<uint16_t>(kMarkerVersion));

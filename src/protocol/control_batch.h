@@ -37,6 +37,11 @@ std::vector<uint8_t> build_control_batch(ControlType type, int64_t producer_id, 
 // known version (Kafka ignores control types it does not know).
 std::optional<ControlType> control_type(const RecordBatchView& batch);
 
+// The coordinator epoch a COMMIT or ABORT marker carries (its record's
+// value); nullopt when control_type(batch) is nullopt or the value is not a
+// version 0 value of at least 6 bytes.
+std::optional<int32_t> marker_coordinator_epoch(const RecordBatchView& batch);
+
 // Kafka's ControlRecordType.LEADER_CHANGE.
 inline constexpr int16_t kLeaderChangeControlType = 2;
 

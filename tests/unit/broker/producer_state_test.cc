@@ -39,18 +39,33 @@ TEST(ProducerState, MarkerWithABumpedEpochFencesTheOldOneAndRestartsSequences) {
   Partition p;
   p.append(kPid, 0, 0, 3);
   // The transaction coordinator's ABORT with the fenced epoch 1.
-  ASSERT_TRUE(p.state.marker_allowed(kPid, 1));
-  p.state.record_marker(kPid, 1, p.next_offset++, 2000);
+  ASSERT_EQ(p.state.check_marker(kPid, 1, 0), ErrorCode::kNone);
+  p.state.record_marker(kPid, 1, 0, p.next_offset++, 2000);
   EXPECT_EQ(p.state.find(kPid)->epoch, 1);
   EXPECT_EQ(p.state.check(kPid, 0, 3, 1).error, ErrorCode::kInvalidProducerEpoch) << "the zombie is fenced";
   EXPECT_EQ(p.state.check(kPid, 1, 3, 1).error, ErrorCode::kOutOfOrderSequenceNumber);
   EXPECT_EQ(p.append(kPid, 1, 0, 2), 4) << "the new epoch starts at sequence 0";
   // A marker of the same epoch keeps the sequences (the next transaction
   // goes on from them), an older epoch's marker is not allowed.
-  p.state.record_marker(kPid, 1, p.next_offset++, 3000);
+  p.state.record_marker(kPid, 1, 0, p.next_offset++, 3000);
   EXPECT_EQ(p.state.check(kPid, 1, 2, 1).action, Action::kAppend);
-  EXPECT_FALSE(p.state.marker_allowed(kPid, 0));
-  EXPECT_TRUE(p.state.marker_allowed(kPid + 1, 0)) << "a producer the partition does not know";
+  EXPECT_EQ(p.state.check_marker(kPid, 0, 0), ErrorCode::kInvalidProducerEpoch);
+  EXPECT_EQ(p.state.check_marker(kPid + 1, 0, 0), ErrorCode::kNone) << "a producer the partition does not know";
+}
+
+TEST(ProducerState, AMarkerOfAnOlderCoordinatorEpochIsFenced) {
+  Partition p;
+  p.append(kPid, 0, 0, 1);
+  EXPECT_EQ(p.state.find(kPid)->coordinator_epoch, -1) << "no marker yet";
+  p.state.record_marker(kPid, 0, 7, p.next_offset++, 2000);
+  EXPECT_EQ(p.state.find(kPid)->coordinator_epoch, 7);
+  // Kafka's appendEndTxnMarker: the producer epoch first, then the
+  // coordinator's.
+  EXPECT_EQ(p.state.check_marker(kPid, 0, 6), ErrorCode::kTransactionCoordinatorFenced);
+  EXPECT_EQ(p.state.check_marker(kPid, 0, 7), ErrorCode::kNone);
+  EXPECT_EQ(p.state.check_marker(kPid, 1, 8), ErrorCode::kNone);
+  p.state.record_marker(kPid, 1, 8, p.next_offset++, 3000);
+  EXPECT_EQ(p.state.check_marker(kPid, 0, 9), ErrorCode::kInvalidProducerEpoch);
 }
 
 TEST(ProducerState, DuplicateOfEachOfTheLastFiveBatchesReturnsItsOffset) {
@@ -142,6 +157,17 @@ TEST(ProducerState, ExpiryForgetsIdleProducers) {
   EXPECT_NE(p.state.find(kPid + 1), nullptr);
   // Expired: a continuing sequence is now an unknown producer.
   EXPECT_EQ(p.state.check(kPid, 0, 1, 1).error, ErrorCode::kUnknownProducerId);
+}
+
+TEST(ProducerState, ExpiryKeepsWhatTheCallerKeeps) {
+  // The broker keeps producers with a transaction open in the partition,
+  // as Kafka does: the abort tool finds them by DescribeProducers.
+  Partition p;
+  p.append(kPid, 0, 0, 1, /*now_ms=*/1000);
+  p.append(kPid + 1, 0, 0, 1, /*now_ms=*/1000);
+  EXPECT_EQ(p.state.expire(2000, [](int64_t id) { return id == kPid; }), 1u);
+  EXPECT_NE(p.state.find(kPid), nullptr);
+  EXPECT_EQ(p.state.find(kPid + 1), nullptr);
 }
 
 TEST(ProducerState, SnapshotKeepsTheLastBatchBelowThePoint) {

@@ -27,6 +27,7 @@ TEST(ControlBatch, CommitMarkerHasKafkasLayout) {
   EXPECT_EQ(std::vector<uint8_t>(record.value->begin(), record.value->end()),
             (std::vector<uint8_t>{0, 0, 0, 0, 0, 9}));
   EXPECT_EQ(control_type(batch), ControlType::kCommit);
+  EXPECT_EQ(marker_coordinator_epoch(batch), 9);
 }
 
 TEST(ControlBatch, AbortMarkerIsRecognised) {
@@ -55,6 +56,24 @@ TEST(ControlBatch, DataBatchesAndUnknownMarkersAreNotMarkers) {
   const std::vector<uint8_t> unknown_bytes = unknown.build();
   ASSERT_EQ(RecordBatchView::parse(unknown_bytes, &batch), BatchError::kOk);
   EXPECT_EQ(control_type(batch), std::nullopt);
+  EXPECT_EQ(marker_coordinator_epoch(batch), std::nullopt);
+}
+
+TEST(ControlBatch, AMarkerValueTooShortHasNoCoordinatorEpoch) {
+  const uint8_t key[] = {0, 0, 0, 0};    // version 0, ABORT
+  const uint8_t value[] = {0, 0, 0, 7};  // version 0, then 2 bytes instead of 4
+  RecordInput record;
+  record.key = std::span<const uint8_t>(key);
+  record.value = std::span<const uint8_t>(value);
+  RecordBatchBuilder builder;
+  builder.producer(1, 0, -1)
+      .attributes(batch_attributes::kTransactional | batch_attributes::kControl)
+      .add(record);
+  const std::vector<uint8_t> bytes = builder.build();
+  RecordBatchView batch;
+  ASSERT_EQ(RecordBatchView::parse(bytes, &batch), BatchError::kOk);
+  EXPECT_EQ(control_type(batch), ControlType::kAbort);
+  EXPECT_EQ(marker_coordinator_epoch(batch), std::nullopt);
 }
 
 }  // namespace

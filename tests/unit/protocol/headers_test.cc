@@ -44,9 +44,9 @@ TEST(Headers, ApiTableCoversEveryGeneratedApi) {
   // 52-55 and 59: KRaft's RPCs, 58, 62 and 67 (Envelope, BrokerRegistration,
   // AllocateProducerIds):
   // the controller listener's, not advertised by the broker.
-  const std::set<int16_t> required = {0,  1,  2,  3,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-                                      24, 25, 26, 28, 29, 30, 31, 32, 33, 35, 36, 37, 42, 44, 47, 48, 50, 51, 52, 53,
-                                      54, 55, 58, 59, 60, 62, 65, 66, 67};
+  const std::set<int16_t> required = {0,  1,  2,  3,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                      23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 37, 42, 44, 47, 48, 50, 51,
+                                      52, 53, 54, 55, 58, 59, 60, 61, 62, 65, 66, 67};
   std::set<int16_t> keys;
   int16_t previous = -1;
   for (const ApiInfo& api : codec_apis()) {
