@@ -588,8 +588,11 @@ def test_commit_and_abort_across_partition_leaders(whole, python, tmp_path):
                lambda: "nodes' offsets %s\n%s" % (group_offsets_everywhere(cluster, group, topic), diagnostics()))
     offsets = client(python, tmp_path, "committed", ["committed", bootstrap, group, topic, PARTITIONS])
     assert offsets["error"] is None and offsets["offsets"] == [7, 7, 7], "OffsetFetch: %s" % offsets
-    state = describe_at(cluster, controller, txn_id)
-    assert state is not None and state[:2] == (0, "CompleteAbort") and state[4] == {}, \
+    # EndTxn is answered once PrepareAbort is stored; CompleteAbort follows
+    # the markers.
+    state = eventually(lambda: (lambda s: s if s is not None and s[1] != "PrepareAbort" else None)(
+        describe_at(cluster, controller, txn_id)), 10, "the coordinator past PrepareAbort", diagnostics)
+    assert state[:2] == (0, "CompleteAbort") and state[4] == {}, \
         "DescribeTransactions at the coordinator: %s" % (state,)
 
 
@@ -740,8 +743,11 @@ def test_an_abandoned_transaction_times_out_on_the_new_coordinator(whole, python
     eventually(lambda: settled_past(cluster, topic, opened), 30,
                "every partition's LSO past the transaction, aborted at its timeout", diagnostics)
     print("LSO moved on %.1f s after the coordinator's death" % (time.monotonic() - killed_at))
-    state = describe_at(cluster, new, txn_id)
-    assert state is not None and state[:2] == (0, "CompleteAbort") and state[2] == pid and state[3] == epoch + 1, \
+    # CompleteAbort is stored once the leaders answered that every marker
+    # is durable: a moment after the LSOs moved.
+    state = eventually(lambda: (lambda s: s if s is not None and s[1] != "PrepareAbort" else None)(
+        describe_at(cluster, new, txn_id)), 10, "the new coordinator past PrepareAbort", diagnostics)
+    assert state[:2] == (0, "CompleteAbort") and state[2] == pid and state[3] == epoch + 1, \
         "the new coordinator aborted it with the epoch bumped: %s" % diagnostics()
     for p in range(PARTITIONS):
         markers = [(kind, e) for _b, kind, _pid, e, _n in batches(cluster, topic, p) if kind != "data"]

@@ -18,6 +18,9 @@ class TxnMarkersBrokerTest : public ReplicatedBrokerTest {
   void SetUp() override {
     configure_ = [](BrokerOptions& o) { o.txn_marker_timeout_ms = kMarkerTimeoutMs; };
     start(/*cluster=*/true);
+    // This node leads the (fake) controller quorum: it coordinates the
+    // transactions as a cluster's controller leader does.
+    reactor_.run([&] { broker_->take_over_groups(); });
     log_ = log_of("r", 0);
     ASSERT_NE(log_, nullptr);
     set_status(log_, leading());
