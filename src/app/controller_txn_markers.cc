@@ -20,20 +20,9 @@ void ControllerQuorum::handle_write_txn_markers(net::ConnectionContext& connecti
     return;
   }
   if (!markers_handler_ || stopped_) {
-    // Every partition refused as not led here: the coordinator asks again.
-    protocol::WriteTxnMarkersResponse refusal;
-    for (const auto& m : req.markers) {
-      auto& rm = refusal.markers.emplace_back();
-      rm.producer_id = m.producer_id;
-      for (const auto& t : m.topics) {
-        auto& rt = rm.topics.emplace_back();
-        rt.name = t.name;
-        for (int32_t p : t.partition_indexes) {
-          rt.partitions.push_back({p, protocol::to_int(protocol::ErrorCode::kNotLeaderOrFollower), {}});
-        }
-      }
-    }
-    slot.respond(controller_answer(refusal, h));
+    // Shutting down: the coordinator finds the connection gone and asks
+    // again (here after a restart, or the partitions' next leaders).
+    slot.close_connection();
     return;
   }
   const uint64_t ticket = park(std::move(slot));

@@ -545,6 +545,11 @@ class Broker {
   // through the controller log, then response (cluster_groups.cc).
   void replicate_txn_offsets(RequestPtr request, const std::string& group, int64_t producer_id,
                              protocol::TxnOffsetCommitResponse response);
+  // Proposes record, then answers response (OffsetCommit's or
+  // TxnOffsetCommit's), every partition it accepted NOT_COORDINATOR when
+  // the record did not commit (cluster_groups.cc).
+  template <typename Response>
+  void respond_once_logged(const ControllerRecord& record, RequestPtr request, Response response);
   // The coordinator and where its markers go (txn_marker_routing.cc).
   Status start_transactions();
   // The node leading partition p of topic as this node knows it (-1: none

@@ -132,6 +132,23 @@ void Broker::LoggedOffsets::forget(const std::string& group, const std::string& 
   }
 }
 
+template <typename Response>
+void Broker::respond_once_logged(const ControllerRecord& record, RequestPtr request, Response response) {
+  auto state = std::make_shared<std::pair<RequestPtr, Response>>(std::move(request), std::move(response));
+  controller_->propose(record, [this, state](const Status& s) {
+    if (!s.ok()) {
+      // Not committed by the cluster: the client sends them again to the
+      // coordinator FindCoordinator names now.
+      for (auto& t : state->second.topics) {
+        for (auto& p : t.partitions) {
+          if (p.error_code == 0) p.error_code = protocol::to_int(ErrorCode::kNotCoordinator);
+        }
+      }
+    }
+    respond(*state->first, state->second);
+  });
+}
+
 void Broker::replicate_commit(RequestPtr request, const std::string& group, protocol::OffsetCommitResponse response) {
   // The offsets as this node stored them go to every node through the
   // controller log; the client hears back once they are committed there.
@@ -157,20 +174,7 @@ void Broker::replicate_commit(RequestPtr request, const std::string& group, prot
     respond(*request, response);
     return;
   }
-  auto state = std::make_shared<std::pair<RequestPtr, protocol::OffsetCommitResponse>>(std::move(request),
-                                                                                      std::move(response));
-  controller_->propose(record, [this, state](const Status& s) {
-    if (!s.ok()) {
-      // Not committed by the cluster: the client commits again with the
-      // coordinator FindCoordinator names now.
-      for (auto& t : state->second.topics) {
-        for (auto& p : t.partitions) {
-          if (p.error_code == 0) p.error_code = protocol::to_int(ErrorCode::kNotCoordinator);
-        }
-      }
-    }
-    respond(*state->first, state->second);
-  });
+  respond_once_logged(record, std::move(request), std::move(response));
 }
 
 void Broker::replicate_txn_offsets(RequestPtr request, const std::string& group, int64_t producer_id,
@@ -195,20 +199,7 @@ void Broker::replicate_txn_offsets(RequestPtr request, const std::string& group,
   for (const meta::CommittedOffset& o : staged) {
     record.offsets.push_back({o.topic, o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, {}});
   }
-  auto state = std::make_shared<std::pair<RequestPtr, protocol::TxnOffsetCommitResponse>>(std::move(request),
-                                                                                         std::move(response));
-  controller_->propose(record, [this, state](const Status& s) {
-    if (!s.ok()) {
-      // Not staged on the cluster: the client sends them again to the
-      // coordinator FindCoordinator names now.
-      for (auto& t : state->second.topics) {
-        for (auto& p : t.partitions) {
-          if (p.error_code == 0) p.error_code = protocol::to_int(ErrorCode::kNotCoordinator);
-        }
-      }
-    }
-    respond(*state->first, state->second);
-  });
+  respond_once_logged(record, std::move(request), std::move(response));
 }
 
 }  // namespace eddy::broker
