@@ -1,5 +1,6 @@
 #include "app/controller_quorum.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "app/controller_answer.h"
@@ -140,7 +141,15 @@ Status ControllerQuorum::open(const QuorumConfig& config, const std::string& dat
   for (const raft::QuorumVoter& v : config.voters) options.replica.voters.push_back(v.id);
   options.replica.election_timeout_ms = config.election_timeout_ms;
   options.replica.fetch_timeout_ms = config.fetch_timeout_ms;
-  options.replica.fetch_retry_ms = 50;
+  // Long poll (QuorumRuntime::hold_fetch_ms): the leader holds a
+  // follower's Fetch with nothing new for at most a fifth of the fetch
+  // timeout (and well within the call's deadline), so that neither side's
+  // check-quorum ever sees silence; a follower asks again at once after
+  // every answer. A change committed then waits for a follower's fsync and
+  // a round trip, not for its next poll (50 ms before).
+  options.hold_fetch_ms = std::min<int64_t>({400, config.fetch_timeout_ms / 5, config.request_timeout_ms / 4});
+  options.replica.fetch_retry_ms = options.hold_fetch_ms > 0 ? 0 : 50;
+  options.replica.fetch_resend_ms = options.hold_fetch_ms > 0 ? std::min<int64_t>(1000, config.fetch_timeout_ms / 2) : 0;
   options.replica.bootstrap = config.bootstrap;
   options.committed_from = committed_from;
   ControllerQuorum* raw = q.get();

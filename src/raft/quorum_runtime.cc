@@ -158,6 +158,7 @@ void QuorumRuntime::run_group() {
       next_poll = now + options_.poll_interval_ms;
     }
     publish_commits(now);
+    answer_held_fetches(port::monotonic_millis(), /*all=*/false);
     publish_view();
   }
 }
@@ -173,8 +174,91 @@ void QuorumRuntime::step(Arrival arrival, int64_t now_ms) {
   } else if (!s.ok()) {
     EDDY_LOG_WARN("raft {}: message from node {} ignored: {}", options_.name, arrival.message.from, s.message());
   }
-  route(failed_ ? std::vector<Message>() : replica_->take_outbox(), arrival.answer ? &arrival : nullptr);
+  std::vector<Message> outbox = failed_ ? std::vector<Message>() : replica_->take_outbox();
+  if (options_.hold_fetch_ms > 0 && arrival.answer && std::holds_alternative<FetchRequest>(arrival.message.payload)) {
+    // A newer Fetch from the same follower: the one held answers first,
+    // with what it had (the follower gave up on it and fetches on).
+    auto older = held_fetches_.find(arrival.message.from);
+    if (older != held_fetches_.end()) {
+      HeldFetch h = std::move(older->second);
+      held_fetches_.erase(older);
+      h.arrival.answer(&h.answer);
+    }
+    if (hold_if_nothing_new(arrival, outbox, now_ms)) return;
+    note_fetch_answers(outbox);
+  }
+  route(std::move(outbox), arrival.answer ? &arrival : nullptr);
   if (arrival.answer) arrival.answer(nullptr);  // the core gave no answer (route() clears it when it did)
+}
+
+bool QuorumRuntime::nothing_new(const Message& answer) const {
+  const auto* f = std::get_if<FetchResponse>(&answer.payload);
+  if (f == nullptr || f->error != FetchError::kNone || f->diverging || !f->snapshot_id.empty() ||
+      !f->entries.empty() || f->entries_in_log) {
+    return false;
+  }
+  auto told = high_watermark_told_.find(answer.to);
+  return told != high_watermark_told_.end() && f->high_watermark <= told->second;
+}
+
+bool QuorumRuntime::hold_if_nothing_new(Arrival& arrival, std::vector<Message>& outbox, int64_t now_ms) {
+  if (replica_->role() != Role::kLeader) return false;
+  for (auto it = outbox.begin(); it != outbox.end(); ++it) {
+    if (!answers(*it, arrival.message)) continue;
+    if (!nothing_new(*it)) return false;
+    HeldFetch h;
+    h.answer = std::move(it->payload);
+    outbox.erase(it);
+    route(std::move(outbox), nullptr);
+    h.arrival = std::move(arrival);
+    h.deadline_ms = now_ms + options_.hold_fetch_ms;
+    h.log_end = log_->end_offset();
+    h.high_watermark = replica_->high_watermark();
+    h.epoch = replica_->epoch();
+    const NodeId from = h.arrival.message.from;
+    held_fetches_[from] = std::move(h);
+    return true;
+  }
+  return false;
+}
+
+void QuorumRuntime::note_fetch_answers(const std::vector<Message>& outbox) {
+  for (const Message& m : outbox) {
+    if (const auto* f = std::get_if<FetchResponse>(&m.payload)) high_watermark_told_[m.to] = f->high_watermark;
+  }
+}
+
+void QuorumRuntime::answer_held_fetches(int64_t now_ms, bool all) {
+  if (held_fetches_.empty()) return;
+  const Offset log_end = log_->end_offset();
+  const Offset hw = replica_->high_watermark();
+  const Epoch epoch = replica_->epoch();
+  const bool leading = replica_->role() == Role::kLeader;
+  std::vector<HeldFetch> due;
+  for (auto it = held_fetches_.begin(); it != held_fetches_.end();) {
+    const HeldFetch& h = it->second;
+    if (all || failed_ || !leading || now_ms >= h.deadline_ms || log_end != h.log_end || hw != h.high_watermark ||
+        epoch != h.epoch) {
+      due.push_back(std::move(it->second));
+      it = held_fetches_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (HeldFetch& h : due) {
+    if (failed_) {
+      h.arrival.answer(nullptr);
+      continue;
+    }
+    // Through the core again: a fresh answer (the core counts the fetch
+    // again, as it would a new one at the same offset).
+    Status s = replica_->handle(h.arrival.message, now_ms);
+    if (!s.ok() && s.code() != Status::Code::kInvalidArgument) fail(s);
+    std::vector<Message> outbox = failed_ ? std::vector<Message>() : replica_->take_outbox();
+    note_fetch_answers(outbox);
+    route(std::move(outbox), &h.arrival);
+    if (h.arrival.answer) h.arrival.answer(nullptr);
+  }
 }
 
 void QuorumRuntime::poll(int64_t now_ms) {

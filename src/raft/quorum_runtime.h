@@ -113,6 +113,15 @@ struct QuorumRuntimeOptions {
   // A proposal whose entry is neither committed nor lost this long after
   // its append gets a timeout (its outcome is then unknown to the caller).
   int64_t proposal_timeout_ms = 5000;
+  // Long poll: a leader holds a follower's Fetch that has nothing the
+  // follower does not know yet (no entries past its offset, no newer high
+  // watermark than the last answer told it, no error, divergence or
+  // snapshot) for up to this long, and answers it as soon as the log grows,
+  // the high watermark moves or the epoch or role changes (Kafka's
+  // fetch.max.wait.ms for replica fetches). 0: answered at once. With it,
+  // followers set replica.fetch_retry_ms 0 (ask again at once) and a
+  // fetch_resend_ms above it; it must stay well below fetch_timeout_ms.
+  int64_t hold_fetch_ms = 0;
   // Name in log lines ("controller").
   std::string name = "controller";
 };
@@ -217,6 +226,16 @@ class QuorumRuntime {
   void resign_if_asked(int64_t now_ms);
   // Whether every sender's queue is empty and no call is in flight.
   bool senders_idle() const;
+  // Long poll (hold_fetch_ms). A follower's Fetch the core answered with
+  // nothing new is held (true) instead of answered; outbox keeps the rest.
+  bool hold_if_nothing_new(Arrival& arrival, std::vector<Message>& outbox, int64_t now_ms);
+  // Whether outbox answers request with nothing the follower lacks.
+  bool nothing_new(const Message& answer) const;
+  // The held Fetches whose deadline passed or whose group changed since
+  // they were held (all: every one) go to the core again and are answered.
+  void answer_held_fetches(int64_t now_ms, bool all);
+  // Notes the high watermark a Fetch answer in outbox tells its follower.
+  void note_fetch_answers(const std::vector<Message>& outbox);
 
   QuorumRuntimeOptions options_;
   std::unique_ptr<RaftLog> log_;
@@ -226,6 +245,19 @@ class QuorumRuntime {
   bool failed_ = false;                 // group thread
   Offset next_committed_ = 0;           // group thread: the next offset for on_committed
   std::deque<Appended> appended_;       // group thread, by offset
+  // Long poll, group thread: at most one held Fetch per follower (a newer
+  // one from the same follower answers the older first, with the answer it
+  // had), and the high watermark last told each follower.
+  struct HeldFetch {
+    Arrival arrival;
+    Payload answer;  // the core's answer when it was held
+    int64_t deadline_ms = 0;
+    Offset log_end = 0;
+    Offset high_watermark = 0;
+    Epoch epoch = 0;
+  };
+  std::map<NodeId, HeldFetch> held_fetches_;
+  std::map<NodeId, Offset> high_watermark_told_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

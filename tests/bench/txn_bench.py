@@ -4,13 +4,16 @@ figures): confluent-kafka (newest, newest_clients.venv_python()) sends
 COUNT 100-byte messages to 3 partitions of one Eddy, acks=all, as an
 idempotent producer and as a transactional one committing every 1 000 and
 every 100 messages, ROUNDS times each, each run on a fresh topic; with
+--cluster the same against three Eddy nodes (cluster_fixture, topics of
+replication factor 3, the coordinator on the controller leader); with
 --kafka the same against Apache Kafka (kafka_fixture, one node, its
 defaults) as the peer. Reported: best and median msg/s per mode, each mode
-/ the same broker's idempotent rate, and the broker's CPU time per message.
+/ the same broker's idempotent rate, and the brokers' CPU time per message
+(all three nodes' for the cluster).
 
 Not run by ctest. Usage, from the build directory:
   EDDY_BIN=./eddy EDDY_SOURCE_DIR=.. /usr/bin/python3 ../tests/bench/txn_bench.py [--count 200000] [--rounds 3]
-      [--kafka]
+      [--cluster] [--kafka]
 """
 
 import argparse
@@ -66,7 +69,7 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_modes(python, args, bootstrap, create_topic, pid, prefix):
+def run_modes(python, args, bootstrap, create_topic, cpu, prefix):
     """{mode: ([msg/s per round], [broker CPU us/msg per round])}."""
     modes = {"idempotent": 0, "txn/1000": 1000, "txn/100": 100}
     out = {m: ([], []) for m in modes}
@@ -76,7 +79,7 @@ def run_modes(python, args, bootstrap, create_topic, pid, prefix):
             run += 1
             topic = "%s-%d" % (prefix, run)
             create_topic(topic)
-            c0 = cpu_seconds(pid)
+            c0 = cpu()
             r = subprocess.run([python, "-c", CLIENT, bootstrap, topic, str(args.count), str(every)],
                                capture_output=True, text=True, timeout=900)
             if r.returncode != 0:
@@ -85,7 +88,7 @@ def run_modes(python, args, bootstrap, create_topic, pid, prefix):
             if result["errors"]:
                 raise SystemExit("%s: delivery errors %r" % (mode, result["errors"]))
             out[mode][0].append(args.count / result["elapsed"])
-            out[mode][1].append((cpu_seconds(pid) - c0) / args.count * 1e6)
+            out[mode][1].append((cpu() - c0) / args.count * 1e6)
     return out
 
 
@@ -100,27 +103,40 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=200000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cluster", action="store_true", help="the same against three Eddy nodes, RF=3")
     parser.add_argument("--kafka", action="store_true", help="the same against Apache Kafka (kafka_fixture)")
     args = parser.parse_args()
     python = nc.provision("confluent-kafka %s (venv)" % nc.CONFLUENT_KAFKA, nc.venv_python)
     broker = eddy_fixture.Broker(overrides={"log.retention.bytes": 64 << 20})
     try:
         broker.start()
-        eddy = run_modes(python, args, broker.bootstrap, lambda t: nc.create_topic(broker, t, 3), broker.proc.pid,
-                         "bench")
+        eddy = run_modes(python, args, broker.bootstrap, lambda t: nc.create_topic(broker, t, 3),
+                         lambda: cpu_seconds(broker.proc.pid), "bench")
     finally:
         if broker.proc is not None:
             broker.stop()
+    cluster_results = None
+    if args.cluster:
+        from cluster_fixture import EddyCluster
+        from test_cluster_transactions import create_topic as create_replicated_topic, registered
+        with EddyCluster(3) as c:
+            c.start_all()
+            c.wait_for_leader(timeout=30)
+            eddy_fixture.wait_until(lambda: registered(c), 30, "three registered nodes")
+            cluster_results = run_modes(python, args, c.bootstrap_of(c.ids), lambda t: create_replicated_topic(c, t),
+                                        lambda: sum(cpu_seconds(n.proc.pid) for n in c.nodes.values()), "bench")
     kafka = None
     if args.kafka:
         import kafka_fixture
         with kafka_fixture.KafkaCluster(1) as cluster:
             kafka = run_modes(python, args, cluster.bootstrap, lambda t: cluster.create_topic(t, 3),
-                              cluster.procs[1].pid, "bench")
+                              lambda: cpu_seconds(cluster.procs[1].pid), "bench")
     print("%d messages of 100 bytes, 3 partitions, acks=all, %d rounds" % (args.count, args.rounds))
     print("| broker | mode | best msg/s | median msg/s | median / its idempotent | broker CPU us/msg (median) |")
     print("|---|---|---|---|---|---|")
     report("eddy", eddy, statistics.median(eddy["idempotent"][0]))
+    if cluster_results is not None:
+        report("eddy, 3 nodes, RF=3", cluster_results, statistics.median(cluster_results["idempotent"][0]))
     if kafka is not None:
         report("kafka " + kafka_fixture.KAFKA_VERSION, kafka, statistics.median(kafka["idempotent"][0]))
 

@@ -2,6 +2,7 @@
 // joined by an in-process network that can take a node down.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -38,13 +39,21 @@ class Network {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = nodes_.find(id);
     if (it == nodes_.end()) return false;
+    if (std::holds_alternative<FetchRequest>(request.payload)) ++fetches_[{request.from, id}];
     it->second->deliver(std::move(request), std::move(answer));
     return true;
+  }
+
+  // Fetch requests from one node to another so far.
+  int fetches(NodeId from, NodeId to) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fetches_[{from, to}];
   }
 
  private:
   std::mutex mutex_;
   std::map<NodeId, QuorumRuntime*> nodes_;
+  std::map<std::pair<NodeId, NodeId>, int> fetches_;
 };
 
 class LocalChannel final : public PeerChannel {
@@ -66,7 +75,7 @@ class LocalChannel final : public PeerChannel {
       promise->set_value(answer == nullptr ? std::nullopt : std::optional<Payload>(*answer));
     });
     if (!delivered) return down();
-    if (future.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
+    if (future.wait_for(std::chrono::milliseconds(call_timeout_ms)) != std::future_status::ready) {
       return Status::timeout("no answer");
     }
     std::optional<Payload> got = future.get();
@@ -76,6 +85,8 @@ class LocalChannel final : public PeerChannel {
     return Status();
   }
   void interrupt() override { interrupted_ = true; }
+
+  int64_t call_timeout_ms = 500;
 
  private:
   Network* network_;
@@ -108,13 +119,21 @@ struct Cluster {
     nodes.clear();
   }
 
-  void start(NodeId id, bool bootstrap = true, Offset committed_from = 0) {
+  // hold_fetch_ms > 0: long poll, as the controller quorum runs (the
+  // timeouts scaled to it).
+  void start(NodeId id, bool bootstrap = true, Offset committed_from = 0, int64_t hold_fetch_ms = 0) {
     QuorumRuntimeOptions o;
     o.replica.id = id;
     o.replica.voters = {1, 2, 3};
     o.replica.election_timeout_ms = 150;
     o.replica.fetch_timeout_ms = 300;
     o.replica.fetch_retry_ms = 20;
+    if (hold_fetch_ms > 0) {
+      o.hold_fetch_ms = hold_fetch_ms;
+      o.replica.fetch_timeout_ms = 5 * hold_fetch_ms;
+      o.replica.fetch_retry_ms = 0;
+      o.replica.fetch_resend_ms = 2 * hold_fetch_ms;
+    }
     o.replica.bootstrap = bootstrap;
     o.poll_interval_ms = 5;
     o.committed_from = committed_from;
@@ -131,7 +150,12 @@ struct Cluster {
     Status s = QuorumRuntime::open(
         o, std::make_unique<MemoryLog>(), std::make_unique<MemorySnapshotStore>(),
         std::make_unique<MemoryQuorumStateStore>(),
-        [this](NodeId peer) { return std::make_unique<LocalChannel>(&network, peer); }, &rt);
+        [this, hold_fetch_ms](NodeId peer) {
+          auto channel = std::make_unique<LocalChannel>(&network, peer);
+          channel->call_timeout_ms = std::max<int64_t>(500, 4 * hold_fetch_ms);
+          return channel;
+        },
+        &rt);
     ASSERT_TRUE(s.ok()) << s.to_string();
     network.attach(id, rt.get());
     rt->start();
@@ -268,6 +292,51 @@ TEST(QuorumRuntime, ProposalsAreCommittedOnEveryNodeInOrder) {
   }
   for (NodeId id : {1, 2, 3}) {
     EXPECT_TRUE(wait_until([&] { return c.committed[id]->snapshot() == expected; }, 10000)) << "node " << id;
+  }
+  EXPECT_EQ(c.order_violations.load(), 0);
+}
+
+// Long poll: an idle leader holds each follower's Fetch up to
+// hold_fetch_ms (a follower asks again at once after every answer, so
+// without the hold it would spin), and answers it as soon as a proposal is
+// appended, so that a change commits long before the held fetches'
+// deadline; the answer that tells a follower the new high watermark is not
+// held either, so every node applies the change.
+TEST(QuorumRuntime, HeldFetchesAnswerOnAppendAndIdleFollowersFetchOncePerHold) {
+  constexpr int64_t kHoldMs = 1000;
+  Cluster c;
+  for (NodeId id : {1, 2, 3}) c.start(id, true, 0, kHoldMs);
+  NodeId leader = c.wait_for_leader(20000);
+  ASSERT_NE(leader, kNoNode);
+  std::vector<NodeId> followers;
+  for (NodeId id : {1, 2, 3}) {
+    if (id != leader) followers.push_back(id);
+  }
+  // Idle: at most one fetch per hold and follower (and a few around the
+  // election); a follower spinning without the hold would send thousands.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::map<NodeId, int> before;
+  for (NodeId f : followers) before[f] = c.network.fetches(f, leader);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kHoldMs));
+  for (NodeId f : followers) {
+    const int idle = c.network.fetches(f, leader) - before[f];
+    EXPECT_GE(idle, 1) << "node " << f << " stopped fetching";
+    EXPECT_LE(idle, 6) << "node " << f << " fetched " << idle << " times in " << 3 * kHoldMs << " ms of idleness";
+  }
+  std::vector<std::pair<Offset, std::string>> expected;
+  for (int i = 0; i < 5; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    Offset offset = -1;
+    Status s = propose_and_wait(c.nodes[leader].get(), "held-" + std::to_string(i), &offset);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    // Waiting for a held fetch's deadline would take up to kHoldMs.
+    EXPECT_LT(took.count(), kHoldMs / 2) << "change " << i << " waited for a held fetch's deadline";
+    expected.emplace_back(offset, "held-" + std::to_string(i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kHoldMs / 4));  // the followers' fetches are held again
+  }
+  for (NodeId id : {1, 2, 3}) {
+    EXPECT_TRUE(wait_until([&] { return c.committed[id]->snapshot() == expected; }, 3 * kHoldMs)) << "node " << id;
   }
   EXPECT_EQ(c.order_violations.load(), 0);
 }
