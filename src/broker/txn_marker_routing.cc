@@ -73,7 +73,9 @@ void Broker::route_txn_markers(const std::vector<meta::TopicPartition>& partitio
     if (topics.empty() || topics.back().name != tp.topic) topics.emplace_back().name = tp.topic;
     topics.back().partition_indexes.push_back(tp.partition);
   }
-  for (auto& [leader, request] : by_leader) {
+  for (auto& entry : by_leader) {
+    const int32_t leader = entry.first;
+    protocol::WriteTxnMarkersRequest& request = entry.second;
     // Every partition asked for gets one outcome: from the answer, or
     // kFailed when the answer lacks it or none came.
     auto answered = [done, request, type](const Status& status, const protocol::WriteTxnMarkersResponse& response) {
