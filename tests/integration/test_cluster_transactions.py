@@ -26,9 +26,9 @@ no record.
         moves on.
   3. Kafka's Java clients in a consume-transform-produce loop
      (java/TransformLoop.java) over COUNT numbered records, the loop
-     SIGKILLed once with a transaction open and the coordinator node
-     SIGKILLed (and restarted) once mid-run: read_committed, the output
-     holds every input exactly once, in order per partition.
+     SIGKILLed twice with a transaction open and restarted, and the
+     coordinator node SIGKILLed (and restarted) mid-run: read_committed,
+     the output holds every input exactly once, in order per partition.
 
 One cluster is shared by the file's tests; a test that kills a node
 restarts it, and the next test starts by restarting whatever is still down
@@ -788,8 +788,9 @@ def test_consume_transform_produce_exactly_once_through_coordinator_and_loop_kil
 
     # Restarted; the coordinator's node SIGKILLed once a quarter of the
     # input more went through it, and started again once a new controller
-    # leader is there. The loop must ride it out.
-    run = TransformRun(target, "ctx-in", "ctx-out", idle_ms=12000, pause_ms=100)
+    # leader is there. The loop must ride it out; it is SIGKILLed once more
+    # with a transaction open after half the input went through this run.
+    run = TransformRun(target, "ctx-in", "ctx-out", idle_ms=12000, pause_ms=100, kill_open_after=COUNT // 2)
     try:
         eventually(lambda: run.committed >= COUNT // 4 or run.proc.poll() is not None, 90,
                    "the restarted loop to commit a quarter of the input", lambda: loop_diagnostics(run))
@@ -798,16 +799,25 @@ def test_consume_transform_produce_exactly_once_through_coordinator_and_loop_kil
         print("coordinator %d killed after %d records of the second run; new coordinator %d"
               % (killed, run.committed, new))
         bring_back(cluster, killed)
-        try:
-            code = run.finish(240)
-        except Exception:
+        eventually(lambda: run.killed_open.is_set() or run.proc.poll() is not None, 120,
+                   "the second run to open a transaction after half the input", lambda: loop_diagnostics(run))
+    finally:
+        if not run.killed_open.is_set() and run.proc.poll() is None:
             run.kill()
-            raise
+    run.proc.wait(timeout=30)
+    assert run.killed_open.is_set(), "the second run killed with a transaction open after half the input: %s" \
+        % loop_diagnostics(run)
+    print("second run killed with a transaction open after %d committed records" % run.committed)
+
+    # Restarted once more: it finishes the input.
+    run = TransformRun(target, "ctx-in", "ctx-out", idle_ms=12000, pause_ms=100)
+    try:
+        code = run.finish(240)
     finally:
         if run.proc.poll() is None:
             run.kill()
-    assert code == 0, "the second run ends (idle): %s" % loop_diagnostics(run)
-    print("second run:", run.last)
+    assert code == 0, "the third run ends (idle): %s" % loop_diagnostics(run)
+    print("third run:", run.last)
 
     result = kafka_fixture.numbered_check(bootstrap, "ctx-out", COUNT, PARTITIONS, isolation="read_committed")
     print(result["text"])
