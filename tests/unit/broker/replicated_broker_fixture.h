@@ -106,11 +106,18 @@ class FakeController final : public ControllerClient {
     return true;
   }
   int32_t epoch() const override { return 1; }
-  void send_txn_markers(int32_t, protocol::WriteTxnMarkersRequest, MarkersAnswer done) override {
-    done(Status::network("no other node here"), {});
+  // Kept unanswered: the test answers as the node would.
+  void send_txn_markers(int32_t node_id, protocol::WriteTxnMarkersRequest request, MarkersAnswer done) override {
+    sent_markers.push_back({node_id, std::move(request), std::move(done)});
   }
 
+  struct SentMarkers {
+    int32_t node_id;
+    protocol::WriteTxnMarkersRequest request;
+    MarkersAnswer done;
+  };
   std::vector<ControllerRecord> proposed;  // reactor thread
+  std::vector<SentMarkers> sent_markers;   // reactor thread
 
  private:
   port::Executor& executor_;

@@ -5,6 +5,10 @@
 // once the partition's group committed it; the refusals (a follower, an
 // unknown partition, stale epochs), the timeout, the cap on parked requests,
 // and the producer state DescribeProducers shows on a leader and a follower.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include "protocol/control_batch.h"
 #include "tests/unit/broker/replicated_broker_fixture.h"
 
@@ -16,7 +20,10 @@ constexpr int64_t kMarkerTimeoutMs = 3000;  // the markers commit well before, t
 class TxnMarkersBrokerTest : public ReplicatedBrokerTest {
  protected:
   void SetUp() override {
-    configure_ = [](BrokerOptions& o) { o.txn_marker_timeout_ms = kMarkerTimeoutMs; };
+    configure_ = [](BrokerOptions& o) {
+      o.txn_marker_timeout_ms = kMarkerTimeoutMs;
+      o.transactions.marker_retry_ms = 200;
+    };
     start(/*cluster=*/true);
     // This node leads the (fake) controller quorum: it coordinates the
     // transactions as a cluster's controller leader does.
@@ -258,6 +265,106 @@ TEST_F(TxnMarkersBrokerTest, DescribeProducersOnAFollowerAndWhereNoGroupRuns) {
   EXPECT_EQ(invalid.error_code, code(ErrorCode::kInvalidTopicException));
   EXPECT_TRUE(invalid.error_message.has_value());
   EXPECT_TRUE(describe("one", 0).active_producers.empty());
+}
+
+// The coordinator's own markers (this node leads the controller quorum):
+// the partition it leads gets its marker through write_txn_markers, the
+// partitions led elsewhere one WriteTxnMarkers per leader node (r-1 follows
+// node 3; r-2, held by nodes 2 and 3 only, is led by its first replica as
+// far as this node knows), with the controller epoch as the coordinator
+// epoch. The transaction completes once every leader answered that its
+// marker is durable; a leader that refuses is asked again.
+TEST_F(TxnMarkersBrokerTest, TheCoordinatorsMarkersGoToEachPartitionsLeader) {
+  storage::PartitionLog* follower_log = log_of("r", 1);
+  ASSERT_NE(follower_log, nullptr);
+  set_status(follower_log, following(3));
+  open_transaction();
+  protocol::AddPartitionsToTxnRequest add;
+  add.v3_and_below_transactional_id = "txn-a";
+  add.v3_and_below_producer_id = pid_;
+  add.v3_and_below_producer_epoch = epoch_;
+  add.v3_and_below_topics.push_back({"r", {1, 2}, {}});
+  protocol::AddPartitionsToTxnResponse added;
+  ASSERT_TRUE(wait(*send(add, 3), 3, &added));
+  for (const auto& p : added.results_by_topic_v3_and_below.at(0).results_by_partition) {
+    EXPECT_EQ(p.partition_error_code, 0) << "partition " << p.partition_index;
+  }
+
+  protocol::EndTxnRequest end;
+  end.transactional_id = "txn-a";
+  end.producer_id = pid_;
+  end.producer_epoch = epoch_;
+  end.committed = true;
+  protocol::EndTxnResponse ended;
+  ASSERT_TRUE(wait(*send(end, 3), 3, &ended));
+  EXPECT_EQ(ended.error_code, 0);
+  settle();
+  auto state = [&] {
+    protocol::DescribeTransactionsRequest request;
+    request.transactional_ids = {"txn-a"};
+    protocol::DescribeTransactionsResponse response;
+    EXPECT_TRUE(wait(*send(request, 0), 0, &response));
+    return response.transaction_states.at(0).transaction_state;
+  };
+  EXPECT_EQ(state(), "PrepareCommit");
+
+  // One request per leader node, each naming its partitions only.
+  auto& sent = controller_.sent_markers;
+  ASSERT_EQ(on_reactor<size_t>([&] { return sent.size(); }), 2u);
+  std::map<int32_t, std::vector<int32_t>> asked;
+  for (const auto& m : sent) {
+    ASSERT_EQ(m.request.markers.size(), 1u);
+    const auto& marker = m.request.markers[0];
+    EXPECT_EQ(marker.producer_id, pid_);
+    EXPECT_EQ(marker.producer_epoch, epoch_);
+    EXPECT_TRUE(marker.transaction_result) << "COMMIT";
+    EXPECT_EQ(marker.coordinator_epoch, 1) << "the controller epoch";
+    ASSERT_EQ(marker.topics.size(), 1u);
+    EXPECT_EQ(marker.topics[0].name, "r");
+    asked[m.node_id] = marker.topics[0].partition_indexes;
+  }
+  EXPECT_EQ(asked, (std::map<int32_t, std::vector<int32_t>>{{2, {2}}, {3, {1}}}));
+  // The marker of the partition led here: written at offset 3, answered
+  // once the group commits it.
+  EXPECT_EQ(on_reactor<int64_t>([&] { return log_->log_end_offset(); }), 4);
+  commit(log_, 4);
+
+  auto answer = [&](size_t i, ErrorCode code) {
+    reactor_.run([&] {
+      protocol::WriteTxnMarkersResponse response;
+      auto& rm = response.markers.emplace_back();
+      rm.producer_id = pid_;
+      for (const auto& t : sent[i].request.markers[0].topics) {
+        auto& rt = rm.topics.emplace_back();
+        rt.name = t.name;
+        for (int32_t p : t.partition_indexes) rt.partitions.push_back({p, protocol::to_int(code), {}});
+      }
+      sent[i].done(Status(), response);
+    });
+  };
+  const size_t to_node3 = sent[0].node_id == 3 ? 0 : 1;
+  answer(to_node3, ErrorCode::kNone);
+  answer(1 - to_node3, ErrorCode::kNotLeaderOrFollower);  // node 2 no longer leads r-2
+  settle();
+  EXPECT_EQ(state(), "PrepareCommit") << "r-2's marker was refused";
+  // Asked again after marker_retry_ms; this time it is written.
+  bool asked_again = false;
+  for (int i = 0; i < 500 && !asked_again; ++i) {
+    asked_again = on_reactor<bool>([&] { return sent.size() == 3; });
+    if (!asked_again) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(asked_again) << "r-2's marker asked for again";
+  EXPECT_EQ(sent[2].node_id, 2);
+  answer(2, ErrorCode::kNone);
+  settle();
+  EXPECT_EQ(state(), "CompleteCommit");
+  // The transaction's states went through the controller log.
+  const size_t logged = on_reactor<size_t>([&] {
+    return static_cast<size_t>(std::count_if(controller_.proposed.begin(), controller_.proposed.end(), [](const auto& r) {
+      return std::holds_alternative<protocol::TransactionStateRecord>(r);
+    }));
+  });
+  EXPECT_GE(logged, 5u) << "init, two adds, PrepareCommit, CompleteCommit";
 }
 
 }  // namespace
