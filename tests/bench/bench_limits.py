@@ -144,12 +144,14 @@ def _copy_floor(argv):
     return values
 
 
-def copy_floor_write(tool, directory, mib):
+def copy_floor_write(tool, directory, mib, sync=False):
     """copy_floor write: MiB received from loopback TCP and pwritten into a
     preallocated file; floor_cpu_s_per_gb is the receiving thread's CPU per
-    GB, the least a broker's produce path can cost here."""
+    GB, the least a broker's produce path can cost here. sync: write-sync,
+    an fdatasync after every MiB too (the floor of a path that makes every
+    batch durable)."""
     os.makedirs(directory, exist_ok=True)
-    return _copy_floor([tool, "write", directory, mib])
+    return _copy_floor([tool, "write-sync" if sync else "write", directory, mib])
 
 
 def copy_floor_sendfile(tool, paths):

@@ -8,6 +8,14 @@
  *       before the timing as a segment file is: the two copies of every
  *       produced byte (out of the socket, into the page cache) and nothing
  *       else. The file is removed afterwards.
+ *   copy_floor write-sync DIR MIB
+ *       the same, and the measured thread fdatasyncs the file after every
+ *       MiB written (and at the end): the floor of a produce path that
+ *       makes every batch durable, as Eddy's default gateway durability
+ *       does (eddy.acks.all.waits.for=disk: its flusher syncs each batch of
+ *       about a MiB in the bench). The writeback that fdatasync starts is
+ *       then charged to this thread, as it is to a syncing broker, instead
+ *       of to the kernel's flusher threads.
  *   copy_floor sendfile FILE...
  *       the measured thread sendfile(2)s the files to a loopback TCP
  *       connection whose reader (another thread) only counts: the zero-copy
@@ -98,7 +106,7 @@ static void report(uint64_t bytes, double wall, double cpu) {
   printf("copyfloor bytes=%llu seconds=%.6f cpu_s=%.6f\n", (unsigned long long)bytes, wall, cpu);
 }
 
-static int floor_write(const char *dir, long mib) {
+static int floor_write(const char *dir, long mib, int sync_every_mib) {
   char path[4096];
   snprintf(path, sizeof(path), "%s/copy-floor.dat", dir);
   uint64_t total = (uint64_t)mib << 20;
@@ -113,7 +121,7 @@ static int floor_write(const char *dir, long mib) {
   pthread_t thread;
   double wall0 = clock_s(CLOCK_MONOTONIC), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
   pthread_create(&thread, NULL, send_bytes, &sender);
-  uint64_t offset = 0;
+  uint64_t offset = 0, synced = 0;
   for (;;) {
     ssize_t r = recv(rx, buf, CHUNK, 0);
     if (r < 0) die("recv");
@@ -124,7 +132,12 @@ static int floor_write(const char *dir, long mib) {
       done += w;
     }
     offset += (uint64_t)r;
+    if (sync_every_mib && offset - synced >= CHUNK) {
+      if (fdatasync(file) != 0) die("fdatasync");
+      synced = offset;
+    }
   }
+  if (sync_every_mib && offset != synced && fdatasync(file) != 0) die("fdatasync");
   double cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0, wall = clock_s(CLOCK_MONOTONIC) - wall0;
   pthread_join(thread, NULL);
   close(rx);
@@ -176,8 +189,9 @@ static int floor_sendfile(int count, char **paths) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 4 && strcmp(argv[1], "write") == 0) return floor_write(argv[2], atol(argv[3]));
+  if (argc == 4 && strcmp(argv[1], "write") == 0) return floor_write(argv[2], atol(argv[3]), 0);
+  if (argc == 4 && strcmp(argv[1], "write-sync") == 0) return floor_write(argv[2], atol(argv[3]), 1);
   if (argc >= 3 && strcmp(argv[1], "sendfile") == 0) return floor_sendfile(argc - 2, argv + 2);
-  fprintf(stderr, "usage: copy_floor write DIR MIB | copy_floor sendfile FILE...\n");
+  fprintf(stderr, "usage: copy_floor write DIR MIB | copy_floor write-sync DIR MIB | copy_floor sendfile FILE...\n");
   return 2;
 }
