@@ -175,7 +175,9 @@ class Coordinator {
   // Stores next (completing the offsets of completed_groups, see
   // StateStore::save) and, when that worked, makes it the id's state; then
   // then(NONE), or then(the code the client gets) when the store failed or
-  // the coordinator stopped meanwhile.
+  // the coordinator stopped meanwhile. then may run after the coordinator
+  // is destroyed (a cluster's proposal answered late): one that touches
+  // the coordinator checks alive_ first.
   void apply(const TransactionMetadata& next, std::set<std::string> completed_groups, Answer then);
   // The id's state (nullptr when unknown), read again from the store first
   // when a save of unknown outcome touched it; *failed when that read failed.

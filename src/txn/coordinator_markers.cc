@@ -116,7 +116,8 @@ void Coordinator::finish(const std::string& transactional_id) {
   }
   it->second.finishing = true;
   const uint64_t round = it->second.round;
-  apply(next, now.groups, [this, transactional_id, round, next](protocol::ErrorCode code) {
+  apply(next, now.groups, [this, alive = alive_, transactional_id, round, next](protocol::ErrorCode code) {
+    if (!*alive) return;  // answered after the coordinator's end (NOT_COORDINATOR)
     auto c = completing_.find(transactional_id);
     if (c == completing_.end() || c->second.round != round) return;
     c->second.finishing = false;
