@@ -64,12 +64,20 @@ void Coordinator::stop() {
   executor_.cancel(abort_timer_);
   executor_.cancel(expiry_timer_);
   abort_timer_ = expiry_timer_ = 0;
-  for (auto& [id, c] : completing_) executor_.cancel(c.retry_timer);
+  std::vector<Parked> parked;
+  for (auto& [id, c] : completing_) {
+    executor_.cancel(c.retry_timer);
+    for (Parked& p : c.parked) parked.push_back(std::move(p));
+  }
   completing_.clear();
   transactions_.clear();
   by_producer_id_.clear();
   saving_.clear();
   doubtful_.clear();
+  for (Parked& p : parked) {
+    executor_.cancel(p.timer);
+    p.refuse(ErrorCode::kNotCoordinator);
+  }
 }
 
 const TransactionMetadata* Coordinator::find(const std::string& transactional_id) const {
@@ -254,6 +262,15 @@ void Coordinator::add_partitions(const std::string& transactional_id, int64_t pr
   EDDY_DCHECK_ON_LOOP(executor_);
   const TransactionMetadata* m = nullptr;
   ErrorCode code = check_ongoing_request(transactional_id, producer_id, epoch, &m);
+  if (code == ErrorCode::kConcurrentTransactions &&
+      park(
+          transactional_id,
+          [this, transactional_id, producer_id, epoch, partitions, done] {
+            add_partitions(transactional_id, producer_id, epoch, partitions, done);
+          },
+          done)) {
+    return;
+  }
   if (code != ErrorCode::kNone) return done(code);
   add_to_transaction(*m, partitions, nullptr, std::move(done));
 }
@@ -263,6 +280,15 @@ void Coordinator::add_offsets(const std::string& transactional_id, int64_t produ
   EDDY_DCHECK_ON_LOOP(executor_);
   const TransactionMetadata* m = nullptr;
   ErrorCode code = check_ongoing_request(transactional_id, producer_id, epoch, &m);
+  if (code == ErrorCode::kConcurrentTransactions &&
+      park(
+          transactional_id,
+          [this, transactional_id, producer_id, epoch, group_id, done] {
+            add_offsets(transactional_id, producer_id, epoch, group_id, done);
+          },
+          done)) {
+    return;
+  }
   if (code != ErrorCode::kNone) return done(code);
   add_to_transaction(*m, {}, &group_id, std::move(done));
 }

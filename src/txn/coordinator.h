@@ -29,6 +29,13 @@
 //   3. Once every marker is durable, CompleteCommit / CompleteAbort is
 //      stored, and with it the offsets the transaction staged in its groups
 //      are applied (commit) or dropped.
+// A client starts its next transaction as soon as EndTxn is answered, so
+// its AddPartitionsToTxn / AddOffsetsToTxn often arrives during steps 2-3:
+// rather than CONCURRENT_TRANSACTIONS at once (which librdkafka retries
+// after 20 ms, the Java client after its retry backoff), such a request is
+// held until the completion ends and then answered as if it had just
+// arrived; after kMaxParkMs it gets CONCURRENT_TRANSACTIONS after all (a
+// leader refusing a marker), at most kMaxParkedPerId wait per id.
 // A coordinator that starts (a restart, a new controller leader) finds an
 // id in PrepareCommit / PrepareAbort and runs 2-3 again (a marker written
 // twice ends nothing twice: readers skip it, the partition's producer state
@@ -159,7 +166,17 @@ class Coordinator {
   // Transactions whose markers are being written.
   size_t completing() const { return completing_.size(); }
 
+  static constexpr int64_t kMaxParkMs = 500;
+  static constexpr size_t kMaxParkedPerId = 8;
+
  private:
+  // A request of the next transaction waiting for a completion to end.
+  struct Parked {
+    uint64_t ticket = 0;
+    std::function<void()> retry;  // the request again, once the completion ended
+    Answer refuse;                // its answer when it is not retried
+    port::Executor::TimerId timer = 0;
+  };
   // A transaction between its Prepare state and its Complete state.
   struct Completion {
     uint64_t round = 0;  // names this completion's marker answers (stale ones are ignored)
@@ -170,6 +187,7 @@ class Coordinator {
     std::vector<meta::TopicPartition> refused;  // answered kFailed: asked again after marker_retry_ms
     bool finishing = false;                   // the Complete state is being stored
     port::Executor::TimerId retry_timer = 0;
+    std::vector<Parked> parked;               // requests of the id's next transaction
   };
 
   // Stores next (completing the offsets of completed_groups, see
@@ -203,6 +221,14 @@ class Coordinator {
   void schedule_retry(const std::string& transactional_id, Completion& c);
   void retry(const std::string& transactional_id);
   void finish(const std::string& transactional_id);
+  // Ends the completion of transactional_id (erased), then runs the
+  // requests parked on it.
+  void end_completion(std::map<std::string, Completion>::iterator it);
+  // Holds a request of transactional_id's next transaction until its
+  // completion ends (retry runs then) or kMaxParkMs pass (refuse gets
+  // CONCURRENT_TRANSACTIONS); false when none is completing or
+  // kMaxParkedPerId already wait.
+  bool park(const std::string& transactional_id, std::function<void()> retry, Answer refuse);
   void schedule_sweeps();
 
   port::Executor& executor_;
@@ -220,6 +246,7 @@ class Coordinator {
   bool active_ = false;
   uint64_t generation_ = 0;  // bumped by start() and stop(): a save's answer from another is stale
   uint64_t rounds_ = 0;      // the last Completion::round given
+  uint64_t parked_tickets_ = 0;  // the last Parked::ticket given
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
 };
 

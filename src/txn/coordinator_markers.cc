@@ -18,7 +18,9 @@ const char* marker_name(protocol::ControlType type) {
 void Coordinator::begin_completion(const TransactionMetadata& m) {
   Completion& c = completing_[m.transactional_id];
   executor_.cancel(c.retry_timer);
+  std::vector<Parked> parked = std::move(c.parked);
   c = Completion{};
+  c.parked = std::move(parked);
   c.round = ++rounds_;
   c.type = m.state == S::kPrepareCommit ? protocol::ControlType::kCommit : protocol::ControlType::kAbort;
   c.producer_id = m.producer_id;
@@ -100,7 +102,7 @@ void Coordinator::finish(const std::string& transactional_id) {
   if (it == completing_.end()) return;
   auto found = transactions_.find(transactional_id);
   if (found == transactions_.end()) {
-    completing_.erase(it);
+    end_completion(it);
     return;
   }
   const TransactionMetadata& now = found->second;
@@ -111,7 +113,7 @@ void Coordinator::finish(const std::string& transactional_id) {
   next.last_update_ms = executor_.now_ms();
   if (!next.set_state(commit ? S::kCompleteCommit : S::kCompleteAbort)) {
     EDDY_LOG_ERROR("transactions: '{}' is in {}, not completing it", transactional_id, state_name(now.state));
-    completing_.erase(it);
+    end_completion(it);
     return;
   }
   it->second.finishing = true;
@@ -127,9 +129,41 @@ void Coordinator::finish(const std::string& transactional_id) {
     }
     EDDY_LOG_DEBUG("transactions: '{}' {} (producer {} epoch {})", transactional_id, state_name(next.state),
                    next.producer_id, next.producer_epoch);
-    executor_.cancel(c->second.retry_timer);
-    completing_.erase(c);
+    end_completion(c);
   });
+}
+
+void Coordinator::end_completion(std::map<std::string, Completion>::iterator it) {
+  executor_.cancel(it->second.retry_timer);
+  std::vector<Parked> parked = std::move(it->second.parked);
+  completing_.erase(it);
+  for (Parked& p : parked) {
+    executor_.cancel(p.timer);
+    p.retry();
+  }
+}
+
+bool Coordinator::park(const std::string& transactional_id, std::function<void()> retry, Answer refuse) {
+  auto it = completing_.find(transactional_id);
+  if (it == completing_.end() || it->second.parked.size() >= kMaxParkedPerId) return false;
+  Parked p;
+  p.ticket = ++parked_tickets_;
+  p.retry = std::move(retry);
+  p.refuse = std::move(refuse);
+  p.timer = executor_.schedule_after(kMaxParkMs, [this, transactional_id, ticket = p.ticket] {
+    auto c = completing_.find(transactional_id);
+    if (c == completing_.end()) return;
+    auto& parked = c->second.parked;
+    for (auto q = parked.begin(); q != parked.end(); ++q) {
+      if (q->ticket != ticket) continue;
+      Answer refuse = std::move(q->refuse);
+      parked.erase(q);
+      refuse(protocol::ErrorCode::kConcurrentTransactions);
+      return;
+    }
+  });
+  it->second.parked.push_back(std::move(p));
+  return true;
 }
 
 }  // namespace eddy::txn

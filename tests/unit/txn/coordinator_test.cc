@@ -249,7 +249,6 @@ TEST_F(TxnCoordinatorTest, CommitWritesMarkersThenCompletes) {
   // Until the markers are on disk: retries wait, nothing else may start.
   EXPECT_EQ(end_transaction("tx", p.producer_id, 0, true), ErrorCode::kConcurrentTransactions);
   EXPECT_EQ(end_transaction("tx", p.producer_id, 0, false), ErrorCode::kInvalidTxnState);
-  EXPECT_EQ(add_partitions("tx", p.producer_id, 0, {kA}), ErrorCode::kConcurrentTransactions);
   EXPECT_EQ(coordinator_->verify_produce(p.producer_id, 0, kA), ErrorCode::kNotEnoughReplicas);
   EXPECT_EQ(init("tx").error, ErrorCode::kConcurrentTransactions);
   EXPECT_TRUE(store_->completed.empty()) << "offsets applied before the markers are durable";
@@ -512,6 +511,45 @@ TEST_F(TxnCoordinatorTest, StoppedCoordinatorAnswersNotCoordinatorAndTakesOverFr
   ASSERT_EQ(markers_.size(), 2u);
   make_durable();
   EXPECT_EQ(state("tx"), S::kCompleteCommit);
+}
+
+// The next transaction's AddPartitionsToTxn / AddOffsetsToTxn, arriving
+// while the previous one's markers are written, waits for its completion
+// and is then answered as if it had just arrived (not
+// CONCURRENT_TRANSACTIONS, which clients retry only after a backoff); one
+// that waits longer than kMaxParkMs gets CONCURRENT_TRANSACTIONS; a
+// step-down answers the waiting ones NOT_COORDINATOR.
+TEST_F(TxnCoordinatorTest, TheNextTransactionWaitsForThePreviousOnesCompletion) {
+  InitResult p = init("tx");
+  ASSERT_EQ(add_partitions("tx", p.producer_id, 0, {kA}), ErrorCode::kNone);
+  ASSERT_EQ(end_transaction("tx", p.producer_id, 0, true), ErrorCode::kNone);
+  std::vector<ErrorCode> answers;
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kB}, [&](ErrorCode c) { answers.push_back(c); });
+  coordinator_->add_offsets("tx", p.producer_id, 0, "g", [&](ErrorCode c) { answers.push_back(c); });
+  EXPECT_TRUE(answers.empty()) << "answered while the markers are written";
+  EXPECT_EQ(add_partitions("tx", p.producer_id, 1, {kB}), ErrorCode::kProducerFenced) << "other errors at once";
+  make_durable();
+  EXPECT_EQ(answers, (std::vector<ErrorCode>{ErrorCode::kNone, ErrorCode::kNone}));
+  const TransactionMetadata* m = coordinator_->find("tx");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->state, S::kOngoing) << "the next transaction";
+  EXPECT_EQ(m->partitions, (PartitionSet{kB}));
+  EXPECT_EQ(m->groups, (std::set<std::string>{"g"}));
+
+  // A completion that takes too long: CONCURRENT_TRANSACTIONS after all.
+  refuse_.insert(kB);
+  ASSERT_EQ(end_transaction("tx", p.producer_id, 0, false), ErrorCode::kNone);
+  answers.clear();
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kC}, [&](ErrorCode c) { answers.push_back(c); });
+  executor_.advance(Coordinator::kMaxParkMs - 1);
+  EXPECT_TRUE(answers.empty());
+  executor_.advance(1);
+  EXPECT_EQ(answers, (std::vector<ErrorCode>{ErrorCode::kConcurrentTransactions}));
+  // And a step-down answers the waiting ones.
+  answers.clear();
+  coordinator_->add_partitions("tx", p.producer_id, 0, {kC}, [&](ErrorCode c) { answers.push_back(c); });
+  coordinator_->stop();
+  EXPECT_EQ(answers, (std::vector<ErrorCode>{ErrorCode::kNotCoordinator}));
 }
 
 }  // namespace
