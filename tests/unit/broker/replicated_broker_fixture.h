@@ -24,6 +24,7 @@
 #include "protocol/generated/messages.h"
 #include "protocol/headers.h"
 #include "protocol/record_batch.h"
+#include "tests/unit/broker/capturing_reply.h"
 #include "tests/unit/forward/local_side.h"
 #include "tests/unit/port/test_dir.h"
 
@@ -36,53 +37,6 @@ using protocol::ErrorCode;
 constexpr int32_t kSelf = 1;
 constexpr int32_t kEpoch = 5;
 const std::string kListener = "PLAINTEXT";
-
-// A response frame once it is sent (file regions read back).
-struct Answer {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<std::vector<uint8_t>> frame;
-  bool nothing = false;  // send_nothing (acks=0, a closed connection)
-
-  bool answered() {
-    std::lock_guard<std::mutex> lock(mu);
-    return frame.has_value() || nothing;
-  }
-};
-
-class CapturingReply final : public Reply {
- public:
-  explicit CapturingReply(std::shared_ptr<Answer> answer) : answer_(std::move(answer)) {}
-  void send(protocol::OutputBuffer response) override {
-    std::vector<uint8_t> bytes;
-    for (const auto& chunk : response.chunks()) {
-      if (!chunk.is_file) {
-        auto m = response.memory_of(chunk);
-        bytes.insert(bytes.end(), m.begin(), m.end());
-        continue;
-      }
-      size_t at = bytes.size();
-      bytes.resize(at + chunk.length);
-      ssize_t got = pread(chunk.file.fd, bytes.data() + at, chunk.length, static_cast<off_t>(chunk.file.offset));
-      EXPECT_EQ(got, static_cast<ssize_t>(chunk.length));
-    }
-    std::lock_guard<std::mutex> lock(answer_->mu);
-    answer_->frame = std::move(bytes);
-    answer_->cv.notify_all();
-  }
-  void send_nothing() override {
-    std::lock_guard<std::mutex> lock(answer_->mu);
-    answer_->nothing = true;
-    answer_->cv.notify_all();
-  }
-  void close_connection() override { ADD_FAILURE() << "connection closed"; }
-  void send_and_close(protocol::OutputBuffer response) override { send(std::move(response)); }
-  void authenticated(const std::string&) override {}
-  bool connection_closed() const override { return false; }
-
- private:
-  std::shared_ptr<Answer> answer_;
-};
 
 // This node leads the controller quorum: a proposal is applied on the
 // reactor, then answered.
@@ -171,7 +125,7 @@ ReplicaStatus following(int32_t leader_id, int32_t epoch = kEpoch) {
   return s;
 }
 
-std::vector<uint8_t> batch_of(int records, int64_t producer_id = -1, int32_t sequence = -1) {
+[[maybe_unused]] std::vector<uint8_t> batch_of(int records, int64_t producer_id = -1, int32_t sequence = -1) {
   protocol::RecordBatchBuilder builder;
   if (producer_id >= 0) builder.producer(producer_id, 0, sequence);
   const int64_t now = port::wall_clock_millis();

@@ -463,9 +463,10 @@ TEST_F(ReplicatedBrokerTest, TransactionRecordsApplyOnEveryNodeAndTravelInSnapsh
   EXPECT_EQ(pending, (std::vector<meta::TopicPartition>{{"r", 0}}));
 
   // Expiry forgets the id; a snapshot without it removes it.
-  reactor_.run([&] {
-    ASSERT_TRUE(broker_->apply_controller_record(protocol::TransactionStateRecord{"tx", true}).ok());
-  });
+  protocol::TransactionStateRecord expired;
+  expired.transactional_id = "tx";
+  expired.removed = true;
+  reactor_.run([&] { ASSERT_TRUE(broker_->apply_controller_record(expired).ok()); });
   ASSERT_TRUE(meta_->transactions().load_all(&rows).ok());
   EXPECT_TRUE(rows.empty());
   std::erase_if(state, [](const ControllerRecord& r) {

@@ -17,6 +17,7 @@
 #include "protocol/generated/messages.h"
 #include "protocol/headers.h"
 #include "protocol/record_batch.h"
+#include "tests/unit/broker/capturing_reply.h"
 #include "tests/unit/forward/local_side.h"
 
 namespace eddy::broker {
@@ -32,43 +33,6 @@ using protocol::ListOffsetsResponse;
 constexpr int8_t kReadUncommitted = 0;
 constexpr int8_t kReadCommitted = 1;
 const std::string kTopic = "txn";
-
-// The response, flattened (file regions read back), once it is sent.
-struct Answer {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<std::vector<uint8_t>> frame;
-};
-
-class CapturingReply final : public Reply {
- public:
-  explicit CapturingReply(std::shared_ptr<Answer> answer) : answer_(std::move(answer)) {}
-  void send(protocol::OutputBuffer response) override {
-    std::vector<uint8_t> bytes;
-    for (const auto& chunk : response.chunks()) {
-      if (!chunk.is_file) {
-        auto m = response.memory_of(chunk);
-        bytes.insert(bytes.end(), m.begin(), m.end());
-        continue;
-      }
-      size_t at = bytes.size();
-      bytes.resize(at + chunk.length);
-      ssize_t got = pread(chunk.file.fd, bytes.data() + at, chunk.length, static_cast<off_t>(chunk.file.offset));
-      EXPECT_EQ(got, static_cast<ssize_t>(chunk.length));
-    }
-    std::lock_guard<std::mutex> lock(answer_->mu);
-    answer_->frame = std::move(bytes);
-    answer_->cv.notify_all();
-  }
-  void send_nothing() override { ADD_FAILURE() << "no answer"; }
-  void close_connection() override { ADD_FAILURE() << "connection closed"; }
-  void send_and_close(protocol::OutputBuffer response) override { send(std::move(response)); }
-  void authenticated(const std::string&) override {}
-  bool connection_closed() const override { return false; }
-
- private:
-  std::shared_ptr<Answer> answer_;
-};
 
 class TransactionIsolationTest : public ::testing::Test {
  protected:
