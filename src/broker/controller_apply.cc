@@ -121,6 +121,7 @@ Status Broker::apply_controller_record(const ControllerRecord& record) {
   if (const auto* r = std::get_if<protocol::GroupDeletedRecord>(&record)) {
     logged_offsets_.forget(r->group_id);
     Status s = meta_->offsets().remove_group(r->group_id);
+    if (s.ok()) s = meta_->pending_offsets().remove_group(r->group_id);
     if (s.ok()) s = meta_->static_members().remove_group(r->group_id);
     return s;
   }

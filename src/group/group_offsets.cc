@@ -244,7 +244,10 @@ Status GroupOffsets::has_offsets(const std::string& group, bool* out) {
   return s;
 }
 
-Status GroupOffsets::remove_group(const std::string& group) { return meta_->offsets().remove_group(group); }
+Status GroupOffsets::remove_group(const std::string& group) {
+  Status s = meta_->offsets().remove_group(group);
+  return s.ok() ? meta_->pending_offsets().remove_group(group) : s;
+}
 
 Status GroupOffsets::expire(const std::vector<std::string>& empty_groups, int64_t now_ms) {
   std::vector<meta::GroupTopicPartition> expired;

@@ -78,7 +78,8 @@ class GroupOffsets {
   // Groups with at least one committed offset, sorted.
   Status groups_with_offsets(std::vector<std::string>* out);
   Status has_offsets(const std::string& group, bool* out);
-  // Every offset of group (DeleteGroups).
+  // Every offset of group, committed or staged by a transaction
+  // (DeleteGroups).
   Status remove_group(const std::string& group);
   // Deletes the offsets of empty_groups committed retention_ms or more
   // before now_ms, and logs how many went (a failure as a warning).

@@ -111,6 +111,14 @@ Status PendingOffsetStore::stagers(std::vector<std::pair<std::string, int64_t>>*
   return s;
 }
 
+Status PendingOffsetStore::remove_group(const std::string& group) {
+  Statement st;
+  Status s = db_->prepare("DELETE FROM pending_offsets WHERE group_id = ?", &st);
+  if (!s.ok()) return s;
+  st.bind_text(1, group);
+  return st.run();
+}
+
 Status PendingOffsetStore::remove_all() {
   Statement st;
   Status s = db_->prepare("DELETE FROM pending_offsets", &st);

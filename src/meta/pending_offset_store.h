@@ -38,6 +38,10 @@ class PendingOffsetStore {
   // Deletes every staged offset (a cluster node loading a controller
   // snapshot).
   Status remove_all();
+  // Deletes what any producer staged in group (the group is deleted: a
+  // transaction that commits later applies nothing to it, as on Kafka,
+  // whose deleted group takes its pending transactional offsets along).
+  Status remove_group(const std::string& group);
 
  private:
   Database* db_;

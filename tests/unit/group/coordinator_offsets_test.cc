@@ -88,9 +88,16 @@ TEST_F(CoordinatorTest, DescribeListDelete) {
   list = coordinator_->list_groups({});
   ASSERT_EQ(list.groups.size(), 1u);
   EXPECT_EQ(list.groups[0].group_state, "Empty");
+  // Offsets a transaction staged in the group go with it: a commit that
+  // comes later applies nothing to the deleted group.
+  ASSERT_TRUE(meta_->pending_offsets().stage("g", 4001, {{"t", 1, 9, -1, "", 0}}).ok());
   dr = coordinator_->delete_groups(del);
   EXPECT_EQ(dr.results[0].error_code, 0);
   EXPECT_EQ(committed(0), -1);
+  int64_t applied = -1;
+  ASSERT_TRUE(meta_->pending_offsets().complete("g", 4001, true, &applied).ok());
+  EXPECT_EQ(applied, 0) << "nothing staged was left to apply";
+  EXPECT_EQ(committed(1), -1);
 }
 
 TEST_F(CoordinatorTest, OffsetDeleteRefusesSubscribedTopics) {
