@@ -5,6 +5,8 @@
 // leaders. Any node answers it (the broker writes the markers it leads and
 // refuses the rest per partition); the sending side is send_to_node, one
 // connection and worker per destination node.
+#include <algorithm>
+
 #include "app/controller_answer.h"
 #include "app/controller_quorum.h"
 #include "port/log.h"
@@ -40,6 +42,13 @@ void ControllerQuorum::handle_write_txn_markers(net::ConnectionContext& connecti
 void ControllerQuorum::send_to_node(raft::NodeId node, LeaderForwarder::Call call, LeaderForwarder::Failed failed) {
   if (stopped_) {
     failed(Status::network("the controller quorum stopped"));
+    return;
+  }
+  // A channel (a thread and a connection) only for a voter: every node of
+  // an Eddy cluster is one, and the map stays bounded by them.
+  if (std::none_of(config_.voters.begin(), config_.voters.end(),
+                   [node](const raft::QuorumVoter& v) { return v.id == node; })) {
+    failed(Status::network("node " + std::to_string(node) + " is not a voter of the controller quorum"));
     return;
   }
   std::unique_ptr<LeaderForwarder>& channel = node_channels_[node];

@@ -175,7 +175,13 @@ void QuorumRuntime::step(Arrival arrival, int64_t now_ms) {
     EDDY_LOG_WARN("raft {}: message from node {} ignored: {}", options_.name, arrival.message.from, s.message());
   }
   std::vector<Message> outbox = failed_ ? std::vector<Message>() : replica_->take_outbox();
-  if (options_.hold_fetch_ms > 0 && arrival.answer && std::holds_alternative<FetchRequest>(arrival.message.payload)) {
+  // Only voters' fetches are held and remembered: a Fetch on the controller
+  // listener may name any replica id, and what is kept per fetcher must
+  // stay bounded by the voters.
+  const auto& voters = options_.replica.voters;
+  if (options_.hold_fetch_ms > 0 && arrival.answer && std::holds_alternative<FetchRequest>(arrival.message.payload) &&
+      arrival.message.from != options_.replica.id &&
+      std::find(voters.begin(), voters.end(), arrival.message.from) != voters.end()) {
     // A newer Fetch from the same follower: the one held answers first,
     // with what it had (the follower gave up on it and fetches on).
     auto older = held_fetches_.find(arrival.message.from);

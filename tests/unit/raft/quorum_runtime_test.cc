@@ -341,6 +341,36 @@ TEST(QuorumRuntime, HeldFetchesAnswerOnAppendAndIdleFollowersFetchOncePerHold) {
   EXPECT_EQ(c.order_violations.load(), 0);
 }
 
+// A Fetch from a replica id that is not a voter (anyone can reach the
+// controller listener) is answered at once, never held: what the leader
+// keeps per fetcher stays bounded by the voters.
+TEST(QuorumRuntime, AFetchFromANonVoterIsNeverHeld) {
+  constexpr int64_t kHoldMs = 1000;
+  Cluster c;
+  for (NodeId id : {1, 2, 3}) c.start(id, true, 0, kHoldMs);
+  NodeId leader = c.wait_for_leader(20000);
+  ASSERT_NE(leader, kNoNode);
+  const QuorumView view = c.nodes[leader]->view();
+  for (int i = 0; i < 3; ++i) {
+    Message m;
+    m.from = 99;
+    m.to = leader;
+    m.correlation_id = 100 + i;
+    FetchRequest f;
+    f.current_leader_epoch = view.epoch;
+    f.replica_id = 99;
+    f.fetch_offset = view.log_end_offset;
+    f.last_fetched_epoch = view.epoch;
+    m.payload = f;
+    auto promise = std::make_shared<std::promise<bool>>();
+    auto future = promise->get_future();
+    ASSERT_TRUE(c.network.deliver(leader, m, [promise](const Payload* answer) { promise->set_value(answer != nullptr); }));
+    ASSERT_EQ(future.wait_for(std::chrono::milliseconds(kHoldMs / 2)), std::future_status::ready)
+        << "fetch " << i << " of a non-voter was held";
+    EXPECT_TRUE(future.get());
+  }
+}
+
 TEST(QuorumRuntime, AFollowerRefusesProposalsAndCommittedFromSkipsWhatWasApplied) {
   Cluster c;
   for (NodeId id : {1, 2, 3}) c.start(id);
