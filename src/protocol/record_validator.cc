@@ -91,7 +91,10 @@ class Cursor {
   uint64_t decompressed_ = 0;
   Failure failure_ = Failure::kNone;
   std::string stream_error_;
-  std::array<uint8_t, 16384> buffer_{};
+  // Only a stream's chunks are read into it (never read past what was
+  // written), so it is not zeroed: a Cursor is made per batch on the
+  // append path.
+  std::array<uint8_t, 16384> buffer_;
 };
 
 enum class Read { kOk, kFailed, kTooLong };

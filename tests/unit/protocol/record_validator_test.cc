@@ -224,6 +224,47 @@ TEST(RecordValidator, TimestampSumsWrapAsKafkasLongsDo) {
   EXPECT_EQ(check(batch(at_base, 1, 0, INT64_MAX), s.rules).error, ErrorCode::kInvalidTimestamp);
 }
 
+// Every varint width, and one byte too many, reads alike in place and split
+// at any point across a stream's chunks (timestamp deltas from 1 to 10
+// bytes, a value length of 3 bytes).
+TEST(RecordValidator, VarintsOfEveryWidthReadAlikeInPlaceAndAcrossChunkEdges) {
+  std::vector<uint8_t> records;
+  int64_t max_delta = 0;
+  for (int width = 1; width <= 10; ++width) {
+    // The largest zigzag value of `width` bytes is 2^(7 width) - 1; as a
+    // varlong that is a positive delta of half of it.
+    const int64_t delta = width == 10 ? INT64_MAX : static_cast<int64_t>((uint64_t{1} << (7 * width - 1)) - 1);
+    ASSERT_EQ(varint(delta).size(), static_cast<size_t>(width));
+    append(&records, record(width - 1, delta, std::string(width == 3 ? 20000 : 5, 'x')));
+    max_delta = std::max(max_delta, delta);
+  }
+  for (size_t step : {size_t{1}, size_t{3}, size_t{9}, size_t{11}, size_t{1} << 20}) {
+    Rig s(step);
+    s.rules.topic_timestamp_type = TimestampType::kLogAppendTime;  // no bound on the deltas
+    for (int16_t attributes : {int16_t{0}, kZstd}) {
+      RecordVerdict v = check(batch(records, 10, attributes, 0), s.rules);
+      EXPECT_EQ(v.error, ErrorCode::kNone) << v.message << " step " << step;
+      EXPECT_EQ(v.max_timestamp, max_delta) << "step " << step;
+    }
+  }
+  // An 11-byte timestamp delta (10 continuation bytes) is too long wherever
+  // the chunk ends.
+  std::vector<uint8_t> body{0};
+  body.insert(body.end(), 10, 0x80);
+  body.push_back(0);
+  append(&body, varint(0));  // offset delta
+  std::vector<uint8_t> too_long = varint(static_cast<int64_t>(body.size()));
+  append(&too_long, body);
+  for (size_t step : {size_t{1}, size_t{4}, size_t{1} << 20}) {
+    Rig s(step);
+    for (int16_t attributes : {int16_t{0}, kZstd}) {
+      RecordVerdict v = check(batch(too_long, 1, attributes), s.rules);
+      EXPECT_EQ(v.error, ErrorCode::kInvalidRecord) << "step " << step;
+      EXPECT_NE(v.message.find("varint too long"), std::string::npos) << v.message;
+    }
+  }
+}
+
 TEST(RecordValidator, CompressedBatchesAreNotWalkedWithoutACodecOrWhenTurnedOff) {
   std::vector<uint8_t> garbage(24, 0xff);
   Rig s(1 << 20);
