@@ -143,8 +143,10 @@ std::vector<ConfigKey> make_keys() {
              1, kInt32Max),
       ranged(key("queued.max.request.bytes", T::kLong, "67108864",
                  "Bytes of large requests (beyond a connection's 16 KiB read buffer) being received or waiting for "
-                 "their answer, all connections together; a connection that would exceed it stops reading until "
-                 "memory frees, a request larger than it closes its connection. -1: no bound (Kafka's default)."),
+                 "their answer (a produce that waits for its sync or its replicas has freed its records already "
+                 "and counts no more), all connections together; a connection that would exceed it stops reading "
+                 "until memory frees, a request larger than it closes its connection. -1: no bound (Kafka's "
+                 "default)."),
              -1, kLongMax),
       eddy_key(ranged(key("eddy.request.read.timeout.ms", T::kLong, "30000",
                           "A request frame must arrive whole within this long of the end of the one before it "

@@ -33,6 +33,9 @@ class SlotReply final : public broker::Reply {
     slot_.respond_and_close(std::move(response));
   }
   void authenticated(const std::string& principal) override { slot_.authenticated(principal); }
+  void frame_released() override {
+    if (slot_.pending()) slot_.frame_released();
+  }
   bool connection_closed() const override { return !slot_.pending() || slot_.connection().closed(); }
 
  private:

@@ -57,6 +57,16 @@ struct Request {
   int16_t version() const { return parsed.header.request_api_version; }
   int32_t correlation_id() const { return parsed.header.correlation_id; }
   std::string client_id() const { return parsed.header.client_id.value_or(""); }
+
+  // Frees the frame before the answer, once nothing still views it (the
+  // decoded body's records spans are into it; the header fields above are
+  // copies): a request that waits (a produce for its sync) then holds its
+  // answer, not its records, and no longer counts against
+  // queued.max.request.bytes.
+  void release_frame() {
+    protocol::FrameBytes().swap(frame);
+    if (reply != nullptr) reply->frame_released();
+  }
 };
 using RequestPtr = std::unique_ptr<Request>;
 

@@ -248,6 +248,9 @@ void Broker::handle_produce(RequestPtr request) {
     respond(*request, response);
     return;
   }
+  // Every batch is in its log (the page cache) or refused, and the answer
+  // holds copies: what waits for the sync needs none of the frame.
+  request->release_frame();
   waiter.request = std::move(request);
   waiter.response = std::move(response);
   produce_waiters_.push_back(std::move(waiter));

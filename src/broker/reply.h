@@ -37,6 +37,10 @@ class Reply {
   virtual void authenticated(const std::string& principal) = 0;
   // The client went away; a parked request may be dropped.
   virtual bool connection_closed() const = 0;
+  // The request's frame was freed before the answer (Request::release_frame):
+  // whatever the network layer counted for it is given back. Nothing to
+  // give back by default (a forwarded request's envelope, a test's reply).
+  virtual void frame_released() {}
 };
 
 }  // namespace eddy::broker

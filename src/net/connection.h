@@ -106,6 +106,15 @@ class Connection final : public ConnectionCore {
   bool read_paused() const override { return read_paused_; }
   size_t queued_response_bytes() const override { return write_queue_.queued_bytes(); }
 
+  void release_frame_memory(uint64_t sequence) override {
+    if (context().closed()) return;
+    if (sequence < first_pending_seq_ || sequence - first_pending_seq_ >= pending_.size()) return;
+    Pending& entry = pending_[static_cast<size_t>(sequence - first_pending_seq_)];  // < pending_.size(), checked above
+    if (entry.state != Completion::kWaiting) return;
+    give_back(entry.reserved);
+    entry.reserved = 0;
+  }
+
   void complete(uint64_t sequence, Completion kind, protocol::OutputBuffer response) override {
     if (context().closed()) return;
     if (sequence < first_pending_seq_ || sequence - first_pending_seq_ >= pending_.size()) return;

@@ -53,6 +53,11 @@ class ConnectionCore : public std::enable_shared_from_this<ConnectionCore> {
   // connection is closed. kClose with a non-empty response writes it before
   // closing. REQUIRES: kind != kWaiting; reactor thread.
   virtual void complete(uint64_t sequence, Completion kind, protocol::OutputBuffer response) = 0;
+  // The request with the given sequence number no longer holds its frame
+  // (its handler freed it before answering): what the frame took of the
+  // request memory (queued.max.request.bytes) is given back now, not at
+  // the answer. Ignored when closed or already completed. Reactor thread.
+  virtual void release_frame_memory(uint64_t sequence) = 0;
 
   // What the Server does with a connection, whatever its stream (see
   // connection.h). Reactor thread.

@@ -90,6 +90,11 @@ class ResponseSlot {
   // (max_frame_bytes back to the server's). REQUIRES: pending().
   void authenticated(std::string principal);
 
+  // The request's frame was freed before its answer (a produce waiting for
+  // its sync): the request memory it counted is given back now.
+  // REQUIRES: pending().
+  void frame_released();
+
   // False after completion (or for a default-constructed slot).
   bool pending() const { return core_ != nullptr; }
   // REQUIRES: pending().

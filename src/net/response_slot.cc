@@ -53,6 +53,8 @@ void ResponseSlot::authenticated(std::string principal) {
   context.set_max_frame_bytes(0);
 }
 
+void ResponseSlot::frame_released() { core_->release_frame_memory(sequence_); }
+
 const ConnectionContext& ResponseSlot::connection() const { return core_->context(); }
 
 }  // namespace eddy::net

@@ -64,7 +64,8 @@ struct ServerOptions {
   // this many is closed at once (logged at most once a second).
   size_t max_connections_per_ip = SIZE_MAX;
   // queued.max.request.bytes: bytes of large request frames (larger than
-  // the staging buffer) being read or waiting for their answer, all
+  // the staging buffer) being read or waiting for their answer (unless
+  // the handler freed the frame first: ResponseSlot::frame_released), all
   // connections together (net/request_memory.h). A connection that would
   // exceed it stops reading until memory is given back; a frame larger
   // than it closes its connection. 0: no bound.

@@ -330,6 +330,61 @@ TEST(Server, BackpressureOnRequestsInFlight) {
   }
 }
 
+// queued.max.request.bytes counts a large frame until its answer, unless
+// the handler frees the frame first (a produce waiting for its sync): then
+// its bytes are given back at once and the next large frame is read while
+// the first is still unanswered.
+TEST(Server, ReleasedFrameMemoryLetsTheNextLargeFrameInBeforeTheAnswer) {
+  std::deque<ResponseSlot> slots;  // reactor thread only
+  std::deque<std::vector<uint8_t>> answers;
+  bool release = false;            // set on the reactor thread
+  ServerOptions options;
+  options.queued_max_request_bytes = 150000;
+  ServerFixture fx(options, [&](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
+    answers.emplace_back(frame.begin(), frame.begin() + 8);
+    if (release) {
+      protocol::FrameBytes().swap(frame);
+      slot.frame_released();
+    }
+    slots.push_back(std::move(slot));
+  });
+  fx.at_teardown([&] { slots.clear(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  auto answer_all = [&] {
+    fx.on_reactor([&] {
+      while (!slots.empty()) {
+        slots.front().respond(response_with(answers.front()));
+        slots.pop_front();
+        answers.pop_front();
+      }
+    });
+  };
+  // Held until answered: the second frame of 100 000 bytes does not fit.
+  ASSERT_TRUE(client.write_frame(pattern(100000, 1)));
+  ASSERT_TRUE(client.write_frame(pattern(100000, 2)));
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() == 1; }));
+  EXPECT_EQ(fx.stats().request_memory_bytes, 100000u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(fx.handler().frames.load(), 1);
+  answer_all();
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() == 2; }));
+  answer_all();
+  // Released by the handler: both are read while neither is answered.
+  fx.on_reactor([&] { release = true; });
+  ASSERT_TRUE(client.write_frame(pattern(100000, 3)));
+  ASSERT_TRUE(client.write_frame(pattern(100000, 4)));
+  ASSERT_TRUE(wait_until([&] { return fx.handler().frames.load() == 4; }));
+  EXPECT_EQ(fx.stats().request_memory_bytes, 0u);
+  answer_all();
+  for (uint8_t seed = 1; seed <= 4; ++seed) {
+    std::vector<uint8_t> body;
+    ASSERT_TRUE(client.read_frame(&body)) << int{seed};
+    const std::vector<uint8_t> expected = pattern(100000, seed);
+    EXPECT_EQ(body, std::vector<uint8_t>(expected.begin(), expected.begin() + 8)) << int{seed};
+  }
+}
+
 TEST(Server, IdleConnectionsAreClosedButNotWhileARequestIsParked) {
   ServerOptions options;
   options.connections_max_idle_ms = 200;
