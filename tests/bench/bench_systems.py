@@ -276,6 +276,12 @@ KAFKA_BROKER_DEFAULTS = {
     "log.segment.bytes": str(1 << 30),
     "offsets.topic.num.partitions": "50",
     "group.initial.rebalance.delay.ms": "3000",
+    # Not a data-path setting: the node's controller fences its own broker
+    # when heartbeats stop for this long (default 9 s), and the latency rows
+    # stop the JVM while the other systems are measured (compare_bench.py,
+    # Context.alone), for about a minute. One node has no other broker to
+    # fail over to, so a long session only keeps the node serving.
+    "broker.session.timeout.ms": "600000",
 }
 # Per durability mode: the producer's acks and the topic configs (see
 # METHOD.md). flush.messages=1 makes the partition's log fsync after every
