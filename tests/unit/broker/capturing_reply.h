@@ -26,7 +26,12 @@ struct Answer {
   std::condition_variable cv;
   std::optional<std::vector<uint8_t>> frame;
   bool nothing = false;  // send_nothing (acks=0, a closed connection)
+  bool frame_released = false;  // the broker freed the request's frame before answering
 
+  bool released() {
+    std::lock_guard<std::mutex> lock(mu);
+    return frame_released;
+  }
   bool answered() {
     std::lock_guard<std::mutex> lock(mu);
     return frame.has_value() || nothing;
@@ -61,6 +66,10 @@ class CapturingReply final : public Reply {
   void close_connection() override { ADD_FAILURE() << "connection closed"; }
   void send_and_close(protocol::OutputBuffer response) override { send(std::move(response)); }
   void authenticated(const std::string&) override {}
+  void frame_released() override {
+    std::lock_guard<std::mutex> lock(answer_->mu);
+    answer_->frame_released = true;
+  }
   bool connection_closed() const override { return false; }
 
  private:

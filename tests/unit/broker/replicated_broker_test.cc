@@ -73,6 +73,10 @@ TEST_F(ReplicatedBrokerTest, AcksAllIsAnsweredOnceTheHighWatermarkPassesTheBatch
   settle();
   EXPECT_FALSE(first->answered());
   EXPECT_EQ(on_reactor<size_t>([&] { return broker_->parked_produces(); }), 2u);
+  // A waiting produce holds its answer, not its records: the frame was
+  // freed (and its request memory given back) before the answer.
+  EXPECT_TRUE(first->released());
+  EXPECT_TRUE(second->released());
   commit(log, 2);  // inside the first batch: not yet
   EXPECT_FALSE(first->answered());
   commit(log, 3);
