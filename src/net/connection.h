@@ -143,7 +143,7 @@ class Connection final : public ConnectionCore {
   struct Pending {
     Completion state = Completion::kWaiting;
     protocol::OutputBuffer response;
-    uint64_t reserved = 0;  // RequestMemory held by its frame until answered
+    uint64_t reserved = 0;  // RequestMemory held by its frame until answered or released
   };
 
   void give_back(uint64_t bytes) {

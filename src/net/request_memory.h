@@ -3,7 +3,9 @@
 // connection's staging buffer): a frame's whole size is taken before its
 // first byte is kept, as Kafka's memory pool does (so every frame that
 // started can finish; half-read frames never wait for each other), and given
-// back when its request is answered. A connection that would exceed it stops reading (TCP
+// back when its request is answered, or earlier when the handler frees the
+// frame first (ResponseSlot::frame_released: a produce waiting for its sync
+// or its replicas). A connection that would exceed it stops reading (TCP
 // backpressure on that client) and is resumed when memory is given back.
 // Small frames are not counted (each connection's staging buffer bounds
 // them), so clients with small requests are never held up by large ones.
