@@ -160,14 +160,21 @@ def _other(series):
 
 
 def _floor_ratio(series, row, limits):
-    """Broker CPU per GB as a multiple of the row's copy floor (the CPU per
-    GB of the copies no broker avoids: copy_floor.c), "n/a" without one."""
+    """Broker CPU per GB as a multiple of the copy floor (the CPU per GB of
+    the copies no broker avoids: copy_floor.c): the floor measured right
+    before the series where there is one (produce rows), else the row's
+    limit; "n/a" without either."""
     key = row.get("cpu_floor")
-    if series is None or key not in (limits or {}):
+    if series is None:
         return "n/a"
-    floor = limits[key][1].medians().get("floor_cpu_s_per_gb")
+    if getattr(series, "floor", None) is not None:
+        floor = series.floor.medians().get("floor_cpu_s_per_gb")
+    elif key in (limits or {}):
+        floor = limits[key][1].medians().get("floor_cpu_s_per_gb")
+    else:
+        return "n/a"
     cpu = series.medians().get("broker_cpu_s_per_gb")
-    return "%.1fx" % (cpu / floor) if cpu is not None and floor else "n/a"
+    return "%.2fx (of %.3f)" % (cpu / floor, floor) if cpu is not None and floor else "n/a"
 
 
 def _resource_table(rows, peers=PEERS, limits=None):
@@ -465,15 +472,22 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
     parts += [
         "## End-to-end latency\n",
         "Producer and consumer in one client process; each message carries its scheduled send time, so a late "
-        "send counts against the system. 1 partition / 1 stream.\n",
+        "send counts against the system. 1 partition / 1 stream. The raw client rows (Eddy and Kafka): "
+        "tests/bench/raw_e2e.c, one thread, plain Produce and Fetch requests, each record stamped when sent; "
+        "librdkafka's hand-offs between its own threads are not in them, so they show what the broker adds "
+        "(METHOD.md, The clients).\n",
         _latency_table(latency, peers),
         "## Resources\n",
-        "Broker CPU seconds (utime+stime of the process from /proc/PID/stat, all its threads; Kafka's is the "
-        "JVM's) per 10^9 bytes of message values moved (for the fixed-rate rows: share of one core); peak RSS "
+        "Broker CPU seconds (user + system time of the process, all its threads, from its CPU clock: "
+        "clock_getcpuclockid; Kafka's is the JVM's) per 10^9 bytes of message values moved (for the fixed-rate rows: share of one core); peak RSS "
         "(VmHWM, reset before each workload) over its warm-up and runs. Idle RSS after start: %s. "
-        "CPU / copy floor: that CPU per GB as a multiple of the copy floor's (tests/bench/copy_floor.c: recv + "
-        "pwrite into a preallocated file for produce rows, sendfile for consume; see the limits), which no broker "
-        "can go under on this machine.\n"
+        "CPU / copy floor: that CPU per GB as a multiple of the copy floor's (in brackets, s/GB), which no "
+        "broker can go under on this machine (tests/bench/copy_floor.c). Produce rows: recv + pwrite of as many "
+        "bytes into a preallocated file, measured (warm-up and 3 runs) right before each system's series, with "
+        "an fdatasync per MiB where that system syncs in that mode (Eddy but in acks=all/page cache, its acks=1 "
+        "topics taking the gateway default eddy.acks.all.waits.for=disk; Kafka with flush.messages=1), because "
+        "a syncing broker's process is charged the writeback that the kernel's flusher threads do for one that "
+        "does not. Consume rows: sendfile of the topic's segment files (see the limits).\n"
         % (idle or "n/a"),
         _resource_table(rows, peers, limits),
         "Client CPU (librdkafka for Eddy and Kafka, libnats for JetStream, the Java producer in the "

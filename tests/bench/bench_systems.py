@@ -117,6 +117,14 @@ class EddySystem:
         return True
 
     @staticmethod
+    def syncs(durability):
+        """Whether its produce path fdatasyncs what it stores in this mode:
+        yes but for acks=all/page cache. acks=1 topics take the gateway's
+        default (eddy.acks.all.waits.for=disk), whose flusher syncs each
+        batch before consumers see it."""
+        return durability != "acks_all_page_cache"
+
+    @staticmethod
     def _acks(durability):
         return "1" if durability == "acks1" else "all"
 
@@ -138,6 +146,11 @@ class EddySystem:
         self._create(name, 1, durability)
         return lambda: run_client([self.tool, "e2e", self.broker.bootstrap, name, rate, seconds, size,
                                    self._acks(durability)])
+
+    def raw_latency(self, raw_e2e, name, rate, seconds, size, durability):
+        """latency() through raw_e2e.c, a one-thread client with no library."""
+        self._create(name, 1, durability)
+        return lambda: run_client([raw_e2e, self.broker.bootstrap, name, rate, seconds, size, self._acks(durability)])
 
     def segment_files(self, topic):
         d = os.path.join(self.broker.data_dir, "%s-0" % topic)
@@ -239,6 +252,12 @@ class JetStreamSystem:
         page-cache. nats-server 2.9 cannot fsync before acknowledging, so
         nothing in it matches acks=all with disk."""
         return durability != "acks_all_disk"
+
+    @staticmethod
+    def syncs(durability):
+        """nats-server 2.9 syncs its stream files every 2 minutes, not per
+        publish."""
+        return False
 
     def produce(self, name, count, size, partitions, durability=None):
         return lambda: run_client([self.tool, "produce", self.url, self._prefix(name), partitions, count, size,
@@ -401,6 +420,12 @@ class KafkaSystem:
         return True
 
     @staticmethod
+    def syncs(durability):
+        """flush.messages=1 (acks=all/disk) fsyncs every append; otherwise
+        Kafka leaves writeback to the kernel."""
+        return durability == "acks_all_disk"
+
+    @staticmethod
     def _acks(durability):
         return "1" if durability == "acks1" else "all"
 
@@ -422,6 +447,11 @@ class KafkaSystem:
         self.create(name, 1, durability)
         return lambda: run_client([self.tool, "e2e", self.bootstrap, name, rate, seconds, size,
                                    self._acks(durability)])
+
+    def raw_latency(self, raw_e2e, name, rate, seconds, size, durability):
+        """latency() through raw_e2e.c, a one-thread client with no library."""
+        self.create(name, 1, durability)
+        return lambda: run_client([raw_e2e, self.bootstrap, name, rate, seconds, size, self._acks(durability)])
 
 
 # --------------------------------------------------------------------------

@@ -189,6 +189,10 @@ def raw_fetch_tool(opts):
     return os.path.join(opts.build, "tests", "bench", "raw_fetch")
 
 
+def raw_e2e_tool(opts):
+    return os.path.join(opts.build, "tests", "bench", "raw_e2e")
+
+
 def measure_limits(ctx, when):
     """Measures every limit (warm-up + runs). Called before the workloads
     and again after them: the runs of both passes are pooled, so that a
@@ -273,6 +277,22 @@ def _tag(system, mode):
     return "%s-%s" % (system.name.lower()[:2], MODE_SHORT[mode]) if system.variant(mode) != "publish" else "js"
 
 
+def adjacent_floor(ctx, label, syncs, nbytes):
+    """The copy floor measured right before a produce series (warm-up and
+    runs, as the series has), moving the same bytes and doing the same
+    durability work: an fdatasync per MiB where the system syncs in that
+    mode. A row's CPU / copy floor divides by it: on a VM the cost of the
+    copy into the page cache drifts between minutes (METHOD.md), and a floor
+    measured a quarter of an hour away says less about the run next to it."""
+    mib = max(64, nbytes >> 20)
+    work = os.path.join(ctx.opts.work, "floor")
+    what = "copy floor%s, %d MiB, before: %s" % (" with an fdatasync per MiB" if syncs else "", mib, label)
+    series = ctx.measure(what, None, lambda i, w: bench_limits.copy_floor_write(copy_floor_tool(ctx.opts), work, mib,
+                                                                               sync=syncs))
+    shutil.rmtree(work, ignore_errors=True)
+    return series
+
+
 def produce_workload(ctx):
     """Every size x partition count x Eddy durability mode, next to Kafka in
     the matching mode and JetStream in its one publish mode (measured once
@@ -287,10 +307,13 @@ def produce_workload(ctx):
             cache = {}
             for mode in EDDY_MODES:
                 def one(system, label, mode=mode):
-                    return ctx.measure(label, system, *fresh_topics(
+                    floor = adjacent_floor(ctx, label, system.syncs(mode), count * size)
+                    series = ctx.measure(label, system, *fresh_topics(
                         system, "p%d-%d-%s" % (size, parts, _tag(system, mode)), parts,
                         lambda name, warmup: system.produce(name, count // 4 if warmup else count, size, parts,
                                                             mode)()))
+                    series.floor = floor
+                    return series
                 peers = measure_peers(ctx, cache, what, mode, one)
                 eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
                 short = "%s %dp %s" % (size_label(size).replace(" ", ""), parts, MODE_SHORT[mode])
@@ -402,6 +425,36 @@ def latency_workload(ctx):
             short = "e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode])
             rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers,
                                     floor if mode == "acks_all_disk" else (None, None)))
+    rows += raw_latency_rows(ctx)
+    return rows
+
+
+def raw_latency_rows(ctx):
+    """The first rate again through a client that adds as little as it can
+    (raw_e2e.c: one thread, plain Produce v3 and Fetch v4 long polls, each
+    record stamped when sent), Eddy and Kafka (JetStream speaks no Kafka
+    protocol): what the broker adds between a record's arrival and its
+    delivery, as the raw Fetch row is for consume. librdkafka hands every
+    message between two or three threads on each side; on two vCPUs those
+    wake-ups set the e2e rows' tail (METHOD.md)."""
+    rows = []
+    rate, secs = LATENCY_RATES[0], ctx.opts.latency_seconds
+    floor = ctx.limits.get("fio_sync_latency_%d" % rate, ctx.limits["fio_sync_latency"])
+    what = "e2e latency, raw client (one thread), %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
+    kafkas = [p for p in ctx.peers if isinstance(p, KafkaSystem)]
+    for mode in EDDY_MODES:
+        def one(system, label, mode=mode):
+            with ctx.alone(system):
+                return ctx.measure(label, system, *fresh_topics(
+                    system, "raw-%d-%s" % (rate, _tag(system, mode)), 1,
+                    lambda name, warmup: system.raw_latency(raw_e2e_tool(ctx.opts), name, rate,
+                                                            max(1, secs // 2) if warmup else secs,
+                                                            LATENCY_SIZE, mode)()))
+        peers = {p.name: (one(p, "%s %s, %s" % (p.name, what, peer_mode_label(p, mode))), p.matches(mode))
+                 for p in kafkas}
+        eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
+        rows.append(latency_row("raw e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode]), what, MODE_LABELS[mode],
+                                eddy, peers, floor if mode == "acks_all_disk" else (None, None)))
     return rows
 
 
@@ -546,7 +599,8 @@ def main():
              "rdkafka_bench": os.path.join(o.build, "tests", "bench", "rdkafka_bench"),
              "nats_bench": os.path.join(o.build, "tests", "bench", "nats_bench"),
              "copy_floor": copy_floor_tool(o),
-             "raw_fetch": raw_fetch_tool(o)}
+             "raw_fetch": raw_fetch_tool(o),
+             "raw_e2e": raw_e2e_tool(o)}
     if "jetstream" not in o.peers:
         del tools["nats_bench"]
     missing = [p for p in tools.values() if not os.access(p, os.X_OK)]

@@ -12,13 +12,14 @@ issue's figures in the same run, one build after the other, on the same clients:
             of the same segment files;
   e2e       end-to-end latency at 1 000 msg/s, acks=all, the gateway's
             default durability (eddy.acks.all.waits.for=disk), against
-            fio's fdatasync latency after a 1 KiB write.
+            fio's fdatasync latency after a 1 KiB write; with librdkafka and
+            with raw_e2e (one thread, no library: what the broker adds).
 
   /usr/bin/python3 tests/bench/gateway_build_bench.py --build BUILD
       --gateway-build BUILD_SIZE [--out DIR] [--runs 3] [--consume-mib 512]
       [--latency-seconds 5]
 
-BUILD has the bench tools (rdkafka_bench, raw_fetch, copy_floor) and the
+BUILD has the bench tools (rdkafka_bench, raw_fetch, raw_e2e, copy_floor) and the
 Release eddy; BUILD_SIZE/eddy is the gateway build. `make bench` runs it;
 the report is BUILD/bench-report/gateway_build.md (and .json)."""
 
@@ -83,6 +84,12 @@ def measure_build(label, eddy_bin, opts, work, floors, with_sendfile):
                                 "acks_all_disk")()
         out["e2e"] = measure("%s e2e 1 000 msg/s, acks=all, disk" % label, e2e, opts.runs, meter=meter,
                              cleanup=lambda i: eddy.delete("e2e-r%d" % i, 1))
+
+        def raw_e2e(i, warmup):
+            return eddy.raw_latency(tool(opts.build, "raw_e2e"), "raw-e2e-r%d" % i, 1000,
+                                    1 if warmup else opts.latency_seconds, SIZE, "acks_all_disk")()
+        out["raw_e2e"] = measure("%s e2e 1 000 msg/s, acks=all, disk, raw client" % label, raw_e2e, opts.runs,
+                                 meter=meter, cleanup=lambda i: eddy.delete("raw-e2e-r%d" % i, 1))
         return out
     finally:
         eddy.stop()
@@ -111,10 +118,11 @@ def report(results, floors, opts):
          "sendfile loop " + cell(sendfile, "%.0f MB/s")),
         ("consume, raw Fetch: broker CPU s/GB", "raw_fetch", "broker_cpu_s_per_gb", "%.2f", 1.0, ""),
     ]
-    for pct, key in (("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p999_us")):
-        rows.append(("e2e 1 000 msg/s, acks=all, disk: %s ms" % pct, "e2e", "e2e_" + key, "%.2f", 1e-3,
-                     "fdatasync %s %s back to back, %s 1 ms apart" % (pct, cell(sync.get(key), "%.2f ms", 1e-3),
-                                                                      cell(paced.get(key), "%.2f ms", 1e-3))))
+    for client, key_of in (("", "e2e"), (", raw client", "raw_e2e")):
+        for pct, key in (("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p999_us")):
+            rows.append(("e2e 1 000 msg/s, acks=all, disk%s: %s ms" % (client, pct), key_of, "e2e_" + key, "%.2f",
+                         1e-3, "fdatasync %s %s back to back, %s 1 ms apart" % (
+                             pct, cell(sync.get(key), "%.2f ms", 1e-3), cell(paced.get(key), "%.2f ms", 1e-3))))
     lines = ["# The gateway build next to the Release build", "",
              "Same run, same clients, one build after the other; medians of %d runs after a warm-up. Gateway "
              "build: `-DEDDY_GATEWAY_SIZE=ON` (-Os), what `make deb` packages; Release: what the rest of the "
@@ -162,7 +170,7 @@ def parse_args():
 def main():
     opts = parse_args()
     binaries = {"Release": os.path.join(opts.build, "eddy"), "gateway": os.path.join(opts.gateway_build, "eddy")}
-    needed = list(binaries.values()) + [tool(opts.build, n) for n in ("rdkafka_bench", "raw_fetch", "copy_floor")]
+    needed = list(binaries.values()) + [tool(opts.build, n) for n in ("rdkafka_bench", "raw_fetch", "raw_e2e", "copy_floor")]
     missing = [p for p in needed if not os.access(p, os.X_OK)]
     if missing:
         print("missing: %s" % ", ".join(missing), file=sys.stderr)
