@@ -17,9 +17,6 @@
  * Exit code 0 when every record was acknowledged and fetched, 1 otherwise. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,35 +28,13 @@
 #include <unistd.h>
 
 #include "bench_clock.h"
+#include "raw_kafka.h"
 
 #define FETCH_BYTES (1u << 20)
 #define READ_CAPACITY (FETCH_BYTES + (64u << 10))
 
 /* ---- encoding ---------------------------------------------------------- */
 
-static uint32_t be32(const uint8_t *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
-static uint8_t *put16(uint8_t *p, uint16_t v) {
-  p[0] = (uint8_t)(v >> 8);
-  p[1] = (uint8_t)v;
-  return p + 2;
-}
-static uint8_t *put32(uint8_t *p, uint32_t v) {
-  put16(p, (uint16_t)(v >> 16));
-  return put16(p + 2, (uint16_t)v);
-}
-static uint8_t *put64(uint8_t *p, uint64_t v) {
-  put32(p, (uint32_t)(v >> 32));
-  return put32(p + 4, (uint32_t)v);
-}
-static uint8_t *put_str(uint8_t *p, const char *s) {
-  size_t n = strlen(s);
-  p = put16(p, (uint16_t)n);
-  memcpy(p, s, n);
-  return p + n;
-}
 /* Zigzag varint, as record fields are written. */
 static uint8_t *put_varint(uint8_t *p, int64_t v) {
   uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
@@ -153,49 +128,7 @@ static size_t produce_request(uint8_t *out, int32_t correlation, const char *top
   return (size_t)(p - out);
 }
 
-/* Fetch v4, replica -1, one topic, partition 0, 500 ms long poll. */
-static size_t fetch_request(uint8_t *out, int32_t correlation, const char *topic, int64_t offset) {
-  uint8_t *p = out + 4;
-  p = put16(p, 1); /* Fetch */
-  p = put16(p, 4);
-  p = put32(p, (uint32_t)correlation);
-  p = put_str(p, "raw-e2e");
-  p = put32(p, (uint32_t)-1); /* replica id */
-  p = put32(p, 500);          /* max wait ms */
-  p = put32(p, 1);            /* min bytes */
-  p = put32(p, FETCH_BYTES);
-  *p++ = 0;                   /* isolation: read uncommitted */
-  p = put32(p, 1);
-  p = put_str(p, topic);
-  p = put32(p, 1);
-  p = put32(p, 0);
-  p = put64(p, (uint64_t)offset);
-  p = put32(p, FETCH_BYTES);
-  put32(out, (uint32_t)(p - out - 4));
-  return (size_t)(p - out);
-}
-
 /* ---- connections ------------------------------------------------------- */
-
-static int connect_to(const char *hostport) {
-  char host[256];
-  const char *colon = strrchr(hostport, ':');
-  if (!colon || (size_t)(colon - hostport) >= sizeof(host)) return -1;
-  memcpy(host, hostport, (size_t)(colon - hostport));
-  host[colon - hostport] = 0;
-  struct addrinfo hints = {0}, *ai = NULL;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(host, colon + 1, &hints, &ai) != 0) return -1;
-  int fd = socket(ai->ai_family, SOCK_STREAM, 0);
-  if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-    freeaddrinfo(ai);
-    return -1;
-  }
-  freeaddrinfo(ai);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
 
 static int send_all(int fd, const uint8_t *p, size_t n) {
   while (n > 0) {
@@ -293,24 +226,13 @@ static void on_produce_response(Run *run, const uint8_t *f, size_t len, int64_t 
  * records]]. Every whole batch's records: the value's first 8 bytes are the
  * send time, its 9th is 1 for a timed record, 0 for priming. */
 static int on_fetch_response(Run *run, const uint8_t *f, size_t len, int64_t now) {
-  const uint8_t *end = f + len, *p = f + 8;
-  if (len < 8 + 4 + 2 || be32(p) != 1) return -1;
-  p += 4;
-  p += 2 + ((size_t)p[0] << 8 | p[1]);
-  if (p + 4 + 4 + 2 + 8 + 8 + 4 > end || be32(p) != 1) return -1;
-  p += 8;
-  int16_t error = (int16_t)(p[0] << 8 | p[1]);
-  if (error != 0) {
-    fprintf(stderr, "fetch error %d at offset %lld\n", error, (long long)run->fetch_offset);
+  int16_t error = 0;
+  uint32_t bytes = 0;
+  const uint8_t *p = fetch_v4_records(f, len, &error, &bytes);
+  if (p == NULL) {
+    if (error != 0) fprintf(stderr, "fetch error %d at offset %lld\n", error, (long long)run->fetch_offset);
     return -1;
   }
-  p += 2 + 8 + 8;
-  int32_t aborted = (int32_t)be32(p);
-  p += 4 + (aborted > 0 ? (size_t)aborted * 16 : 0);
-  if (p + 4 > end) return -1;
-  uint32_t bytes = be32(p);
-  p += 4;
-  if (bytes > (size_t)(end - p)) return -1;
   const uint8_t *q = p, *stop = p + bytes;
   while (stop - q >= 61) {
     uint32_t length = be32(q + 8);
@@ -379,7 +301,7 @@ int main(int argc, char **argv) {
   bench_stamp(value, bench_now_us());
   size_t n = produce_request(request, -1, run.topic, run.acks, value, (size_t)size, bench_now_us() / 1000);
   failed |= send_all(prod.fd, request, n);
-  n = fetch_request(request, fetch_correlation++, run.topic, 0);
+  n = fetch_v4_request(request, fetch_correlation++, "raw-e2e", run.topic, 0, FETCH_BYTES);
   failed |= send_all(cons.fd, request, n);
 
   long sent = 0;
@@ -421,7 +343,7 @@ int main(int argc, char **argv) {
     while ((f = next_frame(&cons, &len)) != NULL) {
       if (on_fetch_response(&run, f, len, now) != 0) failed = 1;
       drop_frame(&cons, len);
-      n = fetch_request(request, fetch_correlation++, run.topic, run.fetch_offset);
+      n = fetch_v4_request(request, fetch_correlation++, "raw-e2e", run.topic, run.fetch_offset, FETCH_BYTES);
       failed |= send_all(cons.fd, request, n);
     }
     if (len == (size_t)-1) failed = 1;
