@@ -400,6 +400,27 @@ def consume_workload(ctx):
     return rows
 
 
+SYNC_PAUSE_US = {1000: 1000, 10000: 100}  # fio --thinktime per latency rate, as in LIMITS
+
+
+def adjacent_sync_floor(ctx, rate, what):
+    """(description, Series): fio's fdatasync latency at the rate's pace,
+    measured (warm-up and 3 runs) right before Eddy's disk-mode series of a
+    latency row, with the other brokers stopped as during Eddy's runs. The
+    row's floor: this VM's disk has stalls of tens of milliseconds some
+    minutes and none in others, and a floor measured before and after the
+    whole bench does not see the ones that fall on a row (METHOD.md)."""
+    work = os.path.join(ctx.opts.work, "fio-adjacent")
+    pause = SYNC_PAUSE_US[rate]
+    desc = "fdatasync after a 1 KiB write, %s apart (fio --thinktime=%d), right before Eddy's runs" % (
+        "1 ms" if pause == 1000 else "%.1f ms" % (pause / 1000.0), pause)
+    with ctx.alone(ctx.eddy):
+        series = ctx.measure("%s, before: %s" % (desc, what), None,
+                             lambda i, w: bench_limits.fio_sync_latency(work, 2, pause))
+    shutil.rmtree(work, ignore_errors=True)
+    return desc, series
+
+
 def latency_workload(ctx):
     """End-to-end latency (producer -> broker -> consumer in the same client
     process) of 1 KiB messages at fixed rates, one partition, in each mode
@@ -410,7 +431,6 @@ def latency_workload(ctx):
     for rate in LATENCY_RATES:
         # The disk rows' floor: fdatasync at about the row's pace (fio's
         # back-to-back figure, the fio_sync_latency limit, is in the limits).
-        floor = ctx.limits.get("fio_sync_latency_%d" % rate, ctx.limits["fio_sync_latency"])
         what = "e2e latency, %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
         cache = {}
         for mode in EDDY_MODES:
@@ -421,10 +441,10 @@ def latency_workload(ctx):
                         lambda name, warmup: system.latency(name, rate, max(1, secs // 2) if warmup else secs,
                                                             LATENCY_SIZE, mode)()))
             peers = measure_peers(ctx, cache, what, mode, one)
+            floor = adjacent_sync_floor(ctx, rate, what) if mode == "acks_all_disk" else (None, None)
             eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
             short = "e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode])
-            rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers,
-                                    floor if mode == "acks_all_disk" else (None, None)))
+            rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers, floor))
     rows += raw_latency_rows(ctx)
     return rows
 
@@ -439,7 +459,6 @@ def raw_latency_rows(ctx):
     wake-ups set the e2e rows' tail (METHOD.md)."""
     rows = []
     rate, secs = LATENCY_RATES[0], ctx.opts.latency_seconds
-    floor = ctx.limits.get("fio_sync_latency_%d" % rate, ctx.limits["fio_sync_latency"])
     what = "e2e latency, raw client (one thread), %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
     kafkas = [p for p in ctx.peers if isinstance(p, KafkaSystem)]
     for mode in EDDY_MODES:
@@ -452,9 +471,10 @@ def raw_latency_rows(ctx):
                                                             LATENCY_SIZE, mode)()))
         peers = {p.name: (one(p, "%s %s, %s" % (p.name, what, peer_mode_label(p, mode))), p.matches(mode))
                  for p in kafkas}
+        floor = adjacent_sync_floor(ctx, rate, what) if mode == "acks_all_disk" else (None, None)
         eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
         rows.append(latency_row("raw e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode]), what, MODE_LABELS[mode],
-                                eddy, peers, floor if mode == "acks_all_disk" else (None, None)))
+                                eddy, peers, floor))
     return rows
 
 
