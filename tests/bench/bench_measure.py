@@ -210,6 +210,10 @@ def measure(label, run_once, runs, meter=None, log=print, cleanup=None):
         except ClientFailed as e:
             values = dict(e.values)
             values["error"] = str(e)
+        # A latency client prints -1 for a percentile it has no sample of:
+        # not a figure, so such a run is a failure, not a run.
+        values = {k: v for k, v in values.items()
+                  if not (k.endswith("_us") and isinstance(v, (int, float)) and v < 0)}
         wall = time.monotonic() - start
         if meter:
             values["broker_cpu_s"] = meter.cpu_s() - cpu0

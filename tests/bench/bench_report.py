@@ -368,8 +368,8 @@ def _chart(out_dir, rows, peers=PEERS):
             vs_peer, vs_limit = ratios(r)
             label = r["short"] + ("*" if "JetStream" in peers and _mark(r, "JetStream") else "") + ("!" if _flag(r["eddy"]) else "")
             cols = [vs_peer[n] for n in peers] + [vs_limit]
-            f.write('"%s" %s\n' % (label, " ".join("%.4g" % v if v else "?" for v in cols)))
-            values += [v for v in cols if v]
+            f.write('"%s" %s\n' % (label, " ".join("%.4g" % v if v and v > 0 else "?" for v in cols)))
+            values += [v for v in cols if v and v > 0]
     top = 10 ** math.ceil(math.log10(max(values + [10]) * 1.5))
     bottom = 10 ** math.floor(math.log10(min(values + [0.1]) / 1.5))
     png = os.path.join(out_dir, "chart.png")
