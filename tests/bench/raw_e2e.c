@@ -195,6 +195,7 @@ typedef struct {
   int primed;
   int prime_again;   /* the priming record was refused for a retriable error */
   int fetch_again;   /* a fetch before priming was refused for one */
+  int refused;       /* the priming record was refused for good */
   int64_t fetch_offset;
 } Run;
 
@@ -228,6 +229,7 @@ static void on_produce_response(Run *run, const uint8_t *f, size_t len, int64_t 
   }
   if (error != 0) {
     if (run->errors++ < 5) fprintf(stderr, "produce %d: error %d\n", correlation, error);
+    if (correlation < 0) run->refused = 1; /* the priming record: nothing will get through */
     return;
   }
   if (correlation >= 0 && correlation < run->total && run->acked < run->total)
@@ -324,12 +326,14 @@ int main(int argc, char **argv) {
   long sent = 0;
   int64_t deadline = bench_now_us() + 30 * 1000000LL, drain_until = -1;
   value[8] = 1;
-  while (!failed) {
+  while (!failed && !run.refused) {
     int64_t now = bench_now_us();
     if (run.primed && run.start_us == 0) run.start_us = now;
     int started = run.start_us != 0;
     if (started && sent == run.total && drain_until < 0) drain_until = now + 30 * 1000000LL;
-    if (started && run.fetched >= run.total && run.acked + run.errors >= run.total) break;
+    /* Done when every record was answered (acknowledged or refused) and
+     * every acknowledged one fetched. */
+    if (started && sent == run.total && run.acked + run.errors >= run.total && run.fetched >= run.acked) break;
     if ((!started && now > deadline) || (drain_until >= 0 && now > drain_until)) break;
     if (started && sent < run.total && now >= due_us(&run, sent)) {
       /* Stamped when sent: the client's own wake-up lateness is not the
@@ -394,5 +398,5 @@ int main(int argc, char **argv) {
   free(value);
   free(prime);
   free(request);
-  return errors == 0 && !failed ? 0 : 1;
+  return errors == 0 && !failed && !run.refused ? 0 : 1;
 }

@@ -1,0 +1,93 @@
+"""The library-free bench clients (tests/bench/raw_e2e.c, raw_fetch.c)
+against a real eddy: what `make bench` reports from them must be real
+figures, so each must deliver every record, count what it read, and fail
+(exit 1, its error on stderr) rather than print numbers when the broker
+refuses it. --program is raw_e2e; raw_fetch is built beside it.
+
+Also bench_measure.measure: a latency client's -1 percentile (no sample)
+must not be kept as a figure."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+from bench_measure import ClientFailed, measure, parse_result  # noqa: E402
+
+
+def create(eddy, topic, *configs):
+    args = [eddy.bin, "topics", "--bootstrap-server", eddy.bootstrap, "--create", "--topic", topic,
+            "--partitions", "1"]
+    for c in configs:
+        args += ["--config", c]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def run(argv, timeout=60):
+    r = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    return r.returncode, parse_result(r.stdout), r.stderr
+
+
+@pytest.mark.parametrize("mode, acks", [("disk", "1"), ("disk", "all"), ("page-cache", "all")])
+def test_raw_e2e_delivers_every_record_and_times_it(eddy, program, mode, acks):
+    topic = "e2e-%s-%s" % (mode, acks)
+    create(eddy, topic, "eddy.acks.all.waits.for=" + mode)
+    rc, v, err = run([program, eddy.bootstrap, topic, 500, 2, 1024, acks])
+    assert rc == 0, err
+    assert v["msgs"] == 1000 and v["errors"] == 0
+    assert 0 < v["e2e_p50_us"] <= v["e2e_p99_us"] <= v["e2e_p999_us"] < 5e6
+    assert 0 < v["ack_p50_us"] <= v["ack_p99_us"]
+    # Then raw_fetch reads the same topic: the priming record and the 1 000.
+    rc, v, err = run([os.path.join(os.path.dirname(program), "raw_fetch"), eddy.bootstrap, topic, 1001, 1024])
+    assert rc == 0, err
+    assert v["msgs"] == 1001 and v["errors"] == 0
+
+
+def test_raw_e2e_waits_for_a_topic_being_created(eddy, program):
+    # Kafka creates a topic asynchronously: the first produce and fetch may
+    # be refused with a retriable error; the client retries them before its
+    # clock starts.
+    timer = threading.Timer(1.0, create, (eddy, "e2e-late"))
+    timer.start()
+    try:
+        rc, v, err = run([program, eddy.bootstrap, "e2e-late", 200, 1, 1024, "1"])
+    finally:
+        timer.join()
+    assert rc == 0, err
+    assert v["msgs"] == 200 and v["errors"] == 0
+
+
+def test_raw_clients_fail_cleanly_on_what_the_broker_refuses(eddy, program):
+    # raw_fetch of a topic that does not exist: the broker's error, exit 1.
+    rc, v, err = run([os.path.join(os.path.dirname(program), "raw_fetch"), eddy.bootstrap, "nosuch", 10, 1024])
+    assert rc == 1 and "fetch error 3" in err and v["msgs"] == 0
+    # Records larger than the topic takes (max.message.bytes): the priming
+    # record is refused for good, so the run ends at once, every record
+    # counted as an error, exit 1; the broker keeps serving.
+    create(eddy, "e2e-big", "max.message.bytes=512")
+    rc, v, err = run([program, eddy.bootstrap, "e2e-big", 10, 1, 1024, "1"], timeout=20)
+    assert rc == 1 and v["errors"] == 10 and "error 10" in err
+    # Nothing listening, and arguments out of range.
+    rc, _, err = run([program, "127.0.0.1:1", "t", 10, 1, 1024, "1"])
+    assert rc == 1 and "connect" in err
+    for bad in ([program, eddy.bootstrap, "t", 0, 1, 1024, "1"], [program, eddy.bootstrap, "t", 10, 1, 8, "1"],
+                [program, eddy.bootstrap, "t", 10, 1, 1024, "2"]):
+        assert run(bad)[0] == 2
+    create(eddy, "e2e-after")
+    rc, v, err = run([program, eddy.bootstrap, "e2e-after", 200, 1, 1024, "all"])
+    assert rc == 0 and v["msgs"] == 200, err
+
+
+def test_a_percentile_with_no_sample_is_not_a_figure():
+    def no_samples(i, warmup):
+        raise ClientFailed("raw_e2e exited 1", parse_result(
+            "latency msgs=0 ack_p50_us=-1 ack_p99_us=-1 ack_p999_us=-1 e2e_p50_us=-1 e2e_p99_us=-1 "
+            "e2e_p999_us=-1 errors=100\n"))
+    series = measure("no samples", no_samples, 2, log=lambda *a: None)
+    assert series.runs == [] and len(series.failures) == 2
+    assert all(not any(k.endswith("_us") for k in f) for f in series.failures)
