@@ -6,7 +6,7 @@
  * own, it measures what the broker adds between a record's arrival and its
  * delivery (compare_bench.py's raw e2e rows; METHOD.md). Test-only.
  *
- *   raw_e2e HOST:PORT TOPIC RATE SECONDS SIZE ACKS
+ *   raw_e2e HOST:PORT TOPIC RATE SECONDS SIZE ACKS   (RATE <= 10^6, SECONDS <= 3600)
  *       ACKS: 1 or all. After one priming record, sends RATE records/s of
  *       SIZE bytes (>= 9) for SECONDS, each stamped with the time it is
  *       sent (see main), and prints, in rdkafka_bench e2e's format:
@@ -291,7 +291,8 @@ int main(int argc, char **argv) {
   run.topic = argv[2];
   int rate = atoi(argv[3]), seconds = atoi(argv[4]), size = atoi(argv[5]);
   run.acks = strcmp(argv[6], "all") == 0 ? -1 : (int16_t)atoi(argv[6]);
-  if (strlen(run.topic) > 200 || rate < 1 || seconds < 1 || size < 9 || size > (1 << 20) ||
+  if (strlen(run.topic) > 200 || rate < 1 || rate > 1000000 || seconds < 1 || seconds > 3600 || size < 9 ||
+      size > (1 << 20) ||
       (run.acks != 1 && run.acks != -1))
     return 2;
   crc32c_init();
@@ -311,6 +312,10 @@ int main(int argc, char **argv) {
   run.interval_ns = 1000000000LL / rate;
   char *value = calloc(1, (size_t)size);
   uint8_t *request = malloc((size_t)size + 512);
+  if (!prod.buf || !cons.buf || !run.sent_us || !run.ack_us || !run.e2e_us || !value || !request) {
+    fprintf(stderr, "raw_e2e: cannot allocate for %ld records\n", run.total);
+    return 2;
+  }
   int32_t fetch_correlation = 0;
   int failed = 0;
 

@@ -76,7 +76,8 @@ def test_raw_clients_fail_cleanly_on_what_the_broker_refuses(eddy, program):
     rc, _, err = run([program, "127.0.0.1:1", "t", 10, 1, 1024, "1"])
     assert rc == 1 and "connect" in err
     for bad in ([program, eddy.bootstrap, "t", 0, 1, 1024, "1"], [program, eddy.bootstrap, "t", 10, 1, 8, "1"],
-                [program, eddy.bootstrap, "t", 10, 1, 1024, "2"]):
+                [program, eddy.bootstrap, "t", 10, 1, 1024, "2"],
+                [program, eddy.bootstrap, "t", 2000000000, 2000000000, 1024, "1"]):
         assert run(bad)[0] == 2
     create(eddy, "e2e-after")
     rc, v, err = run([program, eddy.bootstrap, "e2e-after", 200, 1, 1024, "all"])
