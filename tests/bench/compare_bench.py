@@ -35,7 +35,7 @@ import bench_limits  # noqa: E402
 import bench_machine  # noqa: E402
 import bench_report  # noqa: E402
 import gateway_day  # noqa: E402
-from bench_measure import ClientFailed, measure, run_client  # noqa: E402
+from bench_measure import ClientFailed, Series, measure, run_client, summarize  # noqa: E402
 import bench_systems  # noqa: E402
 from bench_systems import EddySystem, JetStreamSystem, KafkaSystem  # noqa: E402
 
@@ -403,22 +403,68 @@ def consume_workload(ctx):
 SYNC_PAUSE_US = {1000: 1000, 10000: 100}  # fio --thinktime per latency rate, as in LIMITS
 
 
-def adjacent_sync_floor(ctx, rate, what):
-    """(description, Series): fio's fdatasync latency at the rate's pace,
-    measured (warm-up and 3 runs) right before Eddy's disk-mode series of a
-    latency row, with the other brokers stopped as during Eddy's runs. The
-    row's floor: this VM's disk has stalls of tens of milliseconds some
-    minutes and none in others, and a floor measured before and after the
-    whole bench does not see the ones that fall on a row (METHOD.md)."""
-    work = os.path.join(ctx.opts.work, "fio-adjacent")
-    pause = SYNC_PAUSE_US[rate]
-    desc = "fdatasync after a 1 KiB write, %s apart (fio --thinktime=%d), right before Eddy's runs" % (
-        "1 ms" if pause == 1000 else "%.1f ms" % (pause / 1000.0), pause)
-    with ctx.alone(ctx.eddy):
-        series = ctx.measure("%s, before: %s" % (desc, what), None,
-                             lambda i, w: bench_limits.fio_sync_latency(work, 2, pause))
-    shutil.rmtree(work, ignore_errors=True)
-    return desc, series
+class InterleavedSyncFloor:
+    """The floor of a disk-mode latency row: fio's fdatasync latency at the
+    row's pace, one fio run of the same length right before each of Eddy's
+    runs of that row (its warm-up's too, discarded like the warm-up), with
+    the other brokers stopped as during Eddy's runs. This VM's disk stalls
+    for tens of milliseconds in some minutes and not in others: a floor
+    measured before and after the whole bench does not see the stalls that
+    fall on a row, and one measured in a block before Eddy's series not
+    those that fall on its later runs (METHOD.md). Use: run(0) before
+    Eddy's warm-up, then after_run(i) after each of Eddy's runs."""
+
+    def __init__(self, ctx, rate, what):
+        self.ctx = ctx
+        self.pause = SYNC_PAUSE_US[rate]
+        self.seconds = max(1, ctx.opts.latency_seconds)
+        self.work = os.path.join(ctx.opts.work, "fio-adjacent")
+        self.desc = "fdatasync after a 1 KiB write, %s apart (fio --thinktime=%d), one run before each of Eddy's" % (
+            "1 ms" if self.pause == 1000 else "%.1f ms" % (self.pause / 1000.0), self.pause)
+        self.series = Series("%s: %s" % (self.desc, what))
+
+    def run(self, index):
+        """The fio run paired with Eddy's run `index` (0: the warm-up)."""
+        seconds = max(1, self.seconds // 2) if index == 0 else self.seconds
+        try:
+            values = bench_limits.fio_sync_latency(self.work, seconds, self.pause)
+        except ClientFailed as e:
+            values = {"error": str(e)}
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
+        if index == 0:
+            self.series.warmup = values
+        elif "error" in values:
+            self.series.failures.append(values)
+        else:
+            self.series.runs.append(values)
+        self.ctx.log("  %-52s %s" % ("fio before Eddy's %s" % ("warm-up" if index == 0 else "run %d" % index),
+                                       summarize(values)))
+
+    def after_run(self, index):
+        if index < self.ctx.opts.runs:
+            self.run(index + 1)
+
+    def floor(self):
+        """(description, Series) for latency_row."""
+        return self.desc, self.series
+
+
+def latency_series(ctx, system, label, prefix, run, floor=None):
+    """Measures one latency series of `system`, alone (Context.alone), each
+    run on a fresh topic; run(name, warmup) -> values. With floor (an
+    InterleavedSyncFloor), its fio runs alternate with the series' runs."""
+    run_once, cleanup = fresh_topics(system, prefix, 1, run)
+
+    def after(i):
+        cleanup(i)
+        if floor is not None:
+            floor.after_run(i)
+
+    with ctx.alone(system):
+        if floor is not None:
+            floor.run(0)
+        return ctx.measure(label, system, run_once, after)
 
 
 def latency_workload(ctx):
@@ -434,17 +480,17 @@ def latency_workload(ctx):
         what = "e2e latency, %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
         cache = {}
         for mode in EDDY_MODES:
-            def one(system, label, mode=mode):
-                with ctx.alone(system):
-                    return ctx.measure(label, system, *fresh_topics(
-                        system, "lat-%d-%s" % (rate, _tag(system, mode)), 1,
-                        lambda name, warmup: system.latency(name, rate, max(1, secs // 2) if warmup else secs,
-                                                            LATENCY_SIZE, mode)()))
+            def one(system, label, mode=mode, floor=None):
+                return latency_series(
+                    ctx, system, label, "lat-%d-%s" % (rate, _tag(system, mode)),
+                    lambda name, warmup: system.latency(name, rate, max(1, secs // 2) if warmup else secs,
+                                                        LATENCY_SIZE, mode)(), floor)
             peers = measure_peers(ctx, cache, what, mode, one)
-            floor = adjacent_sync_floor(ctx, rate, what) if mode == "acks_all_disk" else (None, None)
-            eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
+            floor = InterleavedSyncFloor(ctx, rate, what) if mode == "acks_all_disk" else None
+            eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]), floor=floor)
             short = "e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode])
-            rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers, floor))
+            rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers,
+                                    floor.floor() if floor else (None, None)))
     rows += raw_latency_rows(ctx)
     return rows
 
@@ -462,19 +508,18 @@ def raw_latency_rows(ctx):
     what = "e2e latency, raw client (one thread), %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
     kafkas = [p for p in ctx.peers if isinstance(p, KafkaSystem)]
     for mode in EDDY_MODES:
-        def one(system, label, mode=mode):
-            with ctx.alone(system):
-                return ctx.measure(label, system, *fresh_topics(
-                    system, "raw-%d-%s" % (rate, _tag(system, mode)), 1,
-                    lambda name, warmup: system.raw_latency(raw_e2e_tool(ctx.opts), name, rate,
-                                                            max(1, secs // 2) if warmup else secs,
-                                                            LATENCY_SIZE, mode)()))
+        def one(system, label, mode=mode, floor=None):
+            return latency_series(
+                ctx, system, label, "raw-%d-%s" % (rate, _tag(system, mode)),
+                lambda name, warmup: system.raw_latency(raw_e2e_tool(ctx.opts), name, rate,
+                                                        max(1, secs // 2) if warmup else secs,
+                                                        LATENCY_SIZE, mode)(), floor)
         peers = {p.name: (one(p, "%s %s, %s" % (p.name, what, peer_mode_label(p, mode))), p.matches(mode))
                  for p in kafkas}
-        floor = adjacent_sync_floor(ctx, rate, what) if mode == "acks_all_disk" else (None, None)
-        eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]))
+        floor = InterleavedSyncFloor(ctx, rate, what) if mode == "acks_all_disk" else None
+        eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]), floor=floor)
         rows.append(latency_row("raw e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode]), what, MODE_LABELS[mode],
-                                eddy, peers, floor))
+                                eddy, peers, floor.floor() if floor else (None, None)))
     return rows
 
 
