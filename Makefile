@@ -182,7 +182,7 @@ METRICS_IDLE_SECONDS ?= 20
 bench: build
 	@scripts/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) >/dev/null
-	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor raw_fetch raw_e2e
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target eddy rdkafka_bench nats_bench eddy_record_validation_bench copy_floor raw_fetch raw_e2e sync_floor
 	/usr/bin/python3 tests/bench/compare_bench.py --build $(BUILD_DIR) $(BENCH_FLAGS)
 	@cmake -S . -B build-size -DCMAKE_BUILD_TYPE=Release -DEDDY_GATEWAY_SIZE=ON -DEDDY_BUILD_TESTS=OFF >/dev/null
 	@cmake --build build-size --target eddy -j$(JOBS) >/dev/null

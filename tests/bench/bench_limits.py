@@ -154,6 +154,16 @@ def copy_floor_write(tool, directory, mib, sync=False):
     return _copy_floor([tool, "write-sync" if sync else "write", directory, mib])
 
 
+def sync_floor(tool, directory, rate, seconds, size):
+    """sync_floor.c: SIZE-byte records written at RATE a second for SECONDS
+    into a preallocated file, a group-commit fdatasync thread beside the
+    writer; e2e_p*_us from each record's write to the end of the sync that
+    covers it (open loop: a slow sync delays the records behind it, which
+    fio's paced figure does not count), sync_p*_us of the syncs alone."""
+    os.makedirs(directory, exist_ok=True)
+    return run_client([tool, directory, rate, seconds, size], timeout=seconds + 120)
+
+
 def copy_floor_sendfile(tool, paths):
     """copy_floor sendfile: the files sendfile(2)d to loopback TCP;
     floor_cpu_s_per_gb is the sending thread's CPU per GB, the least a

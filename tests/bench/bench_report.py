@@ -131,6 +131,10 @@ def _latency_table(rows, peers=PEERS):
             m = r["limit"].medians()
             floor = "%s / %s / %s (%s)" % (_ms(m.get("p50_us")), _ms(m.get("p99_us")), _ms(m.get("p999_us")),
                                            r["limit_name"])
+        if r.get("open_floor") is not None:
+            m = r["open_floor"].medians()
+            floor += "; open loop %s / %s / %s (%s)" % (_ms(m.get("e2e_p50_us")), _ms(m.get("e2e_p99_us")),
+                                                        _ms(m.get("e2e_p999_us")), r["open_floor_name"])
         out.append([r["workload"], r["mode"], _cell_latency(r["eddy"])] +
                    [_cell_latency(_peer(r, n)) + _mark(r, n) for n in peers] + [floor] +
                    [_ratio(vs_peer[n]) + _mark(r, n) for n in peers] + [_ratio(vs_floor)])

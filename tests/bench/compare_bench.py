@@ -144,11 +144,15 @@ def resolve_limits(rows):
                 pass
 
 
-def latency_row(short, workload, mode, eddy, peers, floor=(None, None)):
+def latency_row(short, workload, mode, eddy, peers, floor=(None, None), open_floor=(None, None)):
     """A row compared by end-to-end latency percentiles; floor: (description,
-    Series with p50_us/p99_us/p999_us) of what the hardware needs at least."""
+    Series with p50_us/p99_us/p999_us) of what the hardware needs at least
+    (fio's, the ratio's); open_floor: (description, Series with
+    e2e_p50_us/...) of sync_floor.c, the same floor timed as a broker's
+    records are (InterleavedSyncFloor)."""
     return {"kind": "latency", "short": short, "workload": workload, "mode": mode, "eddy": eddy,
-            **_peer_fields(peers), "limit_name": floor[0], "limit": floor[1]}
+            **_peer_fields(peers), "limit_name": floor[0], "limit": floor[1],
+            "open_floor_name": open_floor[0], "open_floor": open_floor[1]}
 
 
 def size_label(size):
@@ -187,6 +191,10 @@ def copy_floor_tool(opts):
 
 def raw_fetch_tool(opts):
     return os.path.join(opts.build, "tests", "bench", "raw_fetch")
+
+
+def sync_floor_tool(opts):
+    return os.path.join(opts.build, "tests", "bench", "sync_floor")
 
 
 def raw_e2e_tool(opts):
@@ -404,50 +412,73 @@ SYNC_PAUSE_US = {1000: 1000, 10000: 100}  # fio --thinktime per latency rate, as
 
 
 class InterleavedSyncFloor:
-    """The floor of a disk-mode latency row: fio's fdatasync latency at the
-    row's pace, one fio run of the same length right before each of Eddy's
-    runs of that row (its warm-up's too, discarded like the warm-up), with
-    the other brokers stopped as during Eddy's runs. This VM's disk stalls
-    for tens of milliseconds in some minutes and not in others: a floor
-    measured before and after the whole bench does not see the stalls that
-    fall on a row, and one measured in a block before Eddy's series not
-    those that fall on its later runs (METHOD.md). Use: run(0) before
-    Eddy's warm-up, then after_run(i) after each of Eddy's runs."""
+    """The floors of a disk-mode latency row, measured right before each of
+    Eddy's runs of that row (its warm-up's too, discarded like the warm-up),
+    each as long as one of those runs, with the other brokers stopped as
+    during Eddy's runs:
+    - fio's fdatasync latency at the row's pace (--thinktime): the issue's
+      floor, each sync timed alone (closed loop: a write waits for the sync
+      before it, so a slow sync's delay to the writes behind it is not
+      counted);
+    - sync_floor.c at the row's rate: writes kept to their schedule, a
+      group-commit sync thread, each record timed from its write to the end
+      of its sync (open loop, as a broker's records are).
+    This VM's disk stalls for tens of milliseconds in some minutes and not
+    in others: floors measured before and after the whole bench do not see
+    the stalls that fall on a row, and one measured in a block before
+    Eddy's series not those that fall on its later runs (METHOD.md). Use:
+    run(0) before Eddy's warm-up, then after_run(i) after each of Eddy's
+    runs."""
 
     def __init__(self, ctx, rate, what):
         self.ctx = ctx
+        self.rate = rate
         self.pause = SYNC_PAUSE_US[rate]
         self.seconds = max(1, ctx.opts.latency_seconds)
         self.work = os.path.join(ctx.opts.work, "fio-adjacent")
         self.desc = "fdatasync after a 1 KiB write, %s apart (fio --thinktime=%d), one run before each of Eddy's" % (
             "1 ms" if self.pause == 1000 else "%.1f ms" % (self.pause / 1000.0), self.pause)
+        self.open_desc = ("1 KiB writes at %d/s with a group-commit fdatasync thread, each write timed to the end "
+                          "of its sync (sync_floor.c), one run before each of Eddy's" % rate)
         self.series = Series("%s: %s" % (self.desc, what))
+        self.open_series = Series("%s: %s" % (self.open_desc, what))
 
-    def run(self, index):
-        """The fio run paired with Eddy's run `index` (0: the warm-up)."""
+    def _one(self, series, name, index, measure_once):
         seconds = max(1, self.seconds // 2) if index == 0 else self.seconds
         try:
-            values = bench_limits.fio_sync_latency(self.work, seconds, self.pause)
+            values = measure_once(seconds)
         except ClientFailed as e:
             values = {"error": str(e)}
         finally:
             shutil.rmtree(self.work, ignore_errors=True)
         if index == 0:
-            self.series.warmup = values
+            series.warmup = values
         elif "error" in values:
-            self.series.failures.append(values)
+            series.failures.append(values)
         else:
-            self.series.runs.append(values)
-        self.ctx.log("  %-52s %s" % ("fio before Eddy's %s" % ("warm-up" if index == 0 else "run %d" % index),
+            series.runs.append(values)
+        self.ctx.log("  %-52s %s" % ("%s before Eddy's %s" % (name, "warm-up" if index == 0 else "run %d" % index),
                                        summarize(values)))
+
+    def run(self, index):
+        """The floor runs paired with Eddy's run `index` (0: the warm-up)."""
+        self._one(self.series, "fio", index,
+                  lambda seconds: bench_limits.fio_sync_latency(self.work, seconds, self.pause))
+        self._one(self.open_series, "sync_floor", index,
+                  lambda seconds: bench_limits.sync_floor(sync_floor_tool(self.ctx.opts), self.work, self.rate,
+                                                          seconds, LATENCY_SIZE))
 
     def after_run(self, index):
         if index < self.ctx.opts.runs:
             self.run(index + 1)
 
     def floor(self):
-        """(description, Series) for latency_row."""
+        """(description, Series) of fio, for latency_row's floor."""
         return self.desc, self.series
+
+    def open_floor(self):
+        """(description, Series) of sync_floor, for latency_row's open_floor."""
+        return self.open_desc, self.open_series
 
 
 def latency_series(ctx, system, label, prefix, run, floor=None):
@@ -490,7 +521,7 @@ def latency_workload(ctx):
             eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]), floor=floor)
             short = "e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode])
             rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers,
-                                    floor.floor() if floor else (None, None)))
+                                    *((floor.floor(), floor.open_floor()) if floor else ())))
     rows += raw_latency_rows(ctx)
     return rows
 
@@ -519,7 +550,7 @@ def raw_latency_rows(ctx):
         floor = InterleavedSyncFloor(ctx, rate, what) if mode == "acks_all_disk" else None
         eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]), floor=floor)
         rows.append(latency_row("raw e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode]), what, MODE_LABELS[mode],
-                                eddy, peers, floor.floor() if floor else (None, None)))
+                                eddy, peers, *((floor.floor(), floor.open_floor()) if floor else ())))
     return rows
 
 
@@ -665,7 +696,8 @@ def main():
              "nats_bench": os.path.join(o.build, "tests", "bench", "nats_bench"),
              "copy_floor": copy_floor_tool(o),
              "raw_fetch": raw_fetch_tool(o),
-             "raw_e2e": raw_e2e_tool(o)}
+             "raw_e2e": raw_e2e_tool(o),
+             "sync_floor": sync_floor_tool(o)}
     if "jetstream" not in o.peers:
         del tools["nats_bench"]
     missing = [p for p in tools.values() if not os.access(p, os.X_OK)]

@@ -3,8 +3,9 @@ and rdkafka_bench's e2e where they share a rule, against a real eddy:
 what `make bench` reports from them must be real figures, so each must
 deliver every record, count what it read (and only this run's), and fail
 (exit 1, its error on stderr) rather than print numbers when the broker
-refuses it. --program is raw_e2e; raw_fetch and rdkafka_bench are built
-beside it.
+refuses it. --program is raw_e2e; raw_fetch, rdkafka_bench and
+sync_floor (the disk-mode latency rows' open-loop floor) are built beside
+it.
 
 Also bench_measure.measure: a latency client's -1 percentile (no sample)
 must not be kept as a figure."""
@@ -105,6 +106,24 @@ def test_raw_clients_fail_cleanly_on_what_the_broker_refuses(eddy, program):
     create(eddy, "e2e-after")
     rc, v, err = run([program, eddy.bootstrap, "e2e-after", 200, 1, 1024, "all"])
     assert rc == 0 and v["msgs"] == 200, err
+
+
+def test_sync_floor_times_every_record_to_its_sync(program, tmp_path):
+    # The disk-mode latency rows' open-loop floor: no broker, only a file,
+    # a paced writer and a group-commit sync thread.
+    tool = os.path.join(os.path.dirname(program), "sync_floor")
+    rc, v, err = run([tool, tmp_path, 500, 1, 1024])
+    assert rc == 0, err
+    assert v["msgs"] == 500 and v["errors"] == 0 and 1 <= v["syncs"] <= 500
+    assert 0 < v["e2e_p50_us"] <= v["e2e_p99_us"] <= v["e2e_p999_us"]
+    assert 0 < v["sync_p50_us"] <= v["sync_p99_us"] <= v["sync_p999_us"]
+    assert os.listdir(tmp_path) == []  # its file is removed
+    rc, _, err = run([tool, tmp_path / "nosuch", 10, 1, 1024])
+    assert rc == 1 and "No such file or directory" in err
+    for bad in ([tool, tmp_path, 0, 1, 1024], [tool, tmp_path, 10, 0, 1024], [tool, tmp_path, 10, 1, 0],
+                [tool, tmp_path, 1000000, 3600, 1024], [tool, tmp_path, 10, 1]):
+        assert run(bad)[0] == 2
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_percentile_with_no_sample_is_not_a_figure():
