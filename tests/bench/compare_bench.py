@@ -435,7 +435,7 @@ class InterleavedSyncFloor:
         self.rate = rate
         self.pause = SYNC_PAUSE_US[rate]
         self.seconds = max(1, ctx.opts.latency_seconds)
-        self.work = os.path.join(ctx.opts.work, "fio-adjacent")
+        self.work = os.path.join(ctx.opts.work, "floor-paired")
         self.desc = "fdatasync after a 1 KiB write, %s apart (fio --thinktime=%d), one run before each of Eddy's" % (
             "1 ms" if self.pause == 1000 else "%.1f ms" % (self.pause / 1000.0), self.pause)
         self.open_desc = ("1 KiB writes at %d/s with a group-commit fdatasync thread, each write timed to the end "
@@ -484,7 +484,8 @@ class InterleavedSyncFloor:
 def latency_series(ctx, system, label, prefix, run, floor=None):
     """Measures one latency series of `system`, alone (Context.alone), each
     run on a fresh topic; run(name, warmup) -> values. With floor (an
-    InterleavedSyncFloor), its fio runs alternate with the series' runs."""
+    InterleavedSyncFloor), its fio and sync_floor runs alternate with the
+    series' runs."""
     run_once, cleanup = fresh_topics(system, prefix, 1, run)
 
     def after(i):
@@ -506,8 +507,10 @@ def latency_workload(ctx):
     rows = []
     secs = ctx.opts.latency_seconds
     for rate in LATENCY_RATES:
-        # The disk rows' floor: fdatasync at about the row's pace (fio's
-        # back-to-back figure, the fio_sync_latency limit, is in the limits).
+        # The disk rows' floors (InterleavedSyncFloor): fio's fdatasync at
+        # about the row's pace and sync_floor at its rate, paired run by run
+        # (fio's back-to-back figure, the fio_sync_latency limit, is in the
+        # limits).
         what = "e2e latency, %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
         cache = {}
         for mode in EDDY_MODES:
