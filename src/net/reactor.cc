@@ -15,7 +15,13 @@ namespace eddy::net {
 
 // Timers: one asio timer armed for the earliest deadline of an ordered map,
 // rather than one asio timer per id (fetch long-polls create many).
-// Invariant: by_deadline_ and deadline_of_ hold the same set of ids.
+// Invariants: by_deadline_ and deadline_of_ hold the same set of ids; while
+// by_deadline is not empty the asio timer is armed at or before its earliest
+// deadline. Arming is lazy: a cancel never re-arms, and a new timer re-arms
+// only when it is due before the armed wake. A wake that finds nothing due
+// (its timer was cancelled) arms for the earliest deadline then. A tailing
+// consumer's long poll is scheduled and cancelled once per record, each
+// later than the one before: this keeps both off the clock's syscalls.
 struct Reactor::Impl {
   using Clock = std::chrono::steady_clock;
   using Key = std::pair<Clock::time_point, TimerId>;
@@ -27,30 +33,24 @@ struct Reactor::Impl {
   asio::steady_timer timer;
   TimerId next_id = 1;
   // Incremented on every arm; a wait completion for an older generation is
-  // stale (cancelled or superseded) and does nothing.
+  // stale (superseded) and does nothing.
   uint64_t generation = 0;
+  uint64_t arms = 0;
   bool armed = false;
   Clock::time_point armed_at{};
   std::map<Key, std::function<void()>> by_deadline;
   std::unordered_map<TimerId, Clock::time_point> deadline_of;
 
-  void arm() {
-    if (by_deadline.empty()) {
-      if (armed) {
-        ++generation;
-        timer.cancel();
-        armed = false;
-      }
-      return;
-    }
-    Clock::time_point earliest = by_deadline.begin()->first.first;
-    if (armed && armed_at == earliest) return;
+  // A timer is due at deadline: wake no later than that.
+  void arm_for(Clock::time_point deadline) {
+    if (armed && armed_at <= deadline) return;
     ++generation;
+    ++arms;
     armed = true;
-    armed_at = earliest;
-    timer.expires_at(earliest);
+    armed_at = deadline;
+    timer.expires_at(deadline);
     uint64_t my_generation = generation;
-    timer.async_wait([this, my_generation](const std::error_code& ec) {
+    timer.async_wait([this, my_generation](const std::error_code&) {
       if (my_generation != generation) return;
       armed = false;
       fire_due();
@@ -67,7 +67,7 @@ struct Reactor::Impl {
       by_deadline.erase(it);
       fn();
     }
-    arm();
+    if (!by_deadline.empty()) arm_for(by_deadline.begin()->first.first);
   }
 };
 
@@ -102,7 +102,7 @@ Reactor::TimerId Reactor::schedule_after(int64_t delay_ms, std::function<void()>
   Impl::Clock::time_point deadline = Impl::Clock::now() + std::chrono::milliseconds(delay_ms);
   impl_->by_deadline.emplace(Impl::Key(deadline, id), std::move(fn));
   impl_->deadline_of.emplace(id, deadline);
-  impl_->arm();
+  impl_->arm_for(deadline);
   return id;
 }
 
@@ -112,8 +112,9 @@ void Reactor::cancel(TimerId id) {
   if (it == impl_->deadline_of.end()) return;
   impl_->by_deadline.erase(Impl::Key(it->second, id));
   impl_->deadline_of.erase(it);
-  impl_->arm();
 }
+
+uint64_t Reactor::timer_arms() const { return impl_->arms; }
 
 asio::io_context& Reactor::io_context() { return impl_->io; }
 

@@ -45,6 +45,9 @@ class Reactor final : public port::Executor {
   void cancel(TimerId id) override;
   int64_t now_ms() override;
   bool on_loop_thread() const override;
+  // How many times the underlying clock wait was (re)armed, for tests of
+  // the lazy arming in reactor.cc. Reactor thread (or none running).
+  uint64_t timer_arms() const;
 
   // For src/net/ only: the underlying context.
   asio::io_context& io_context();

@@ -131,6 +131,48 @@ TEST(Reactor, EarlierTimerRearmsTheWait) {
   EXPECT_EQ(fired, std::vector<int>{1});
 }
 
+TEST(Reactor, LongPollsScheduledAndCancelledInTurnArmTheClockOnce) {
+  // A tailing consumer: each record answers the long poll waiting for it
+  // (its timer cancelled) and the next poll schedules a timer a little
+  // later than the last. Neither may re-arm the clock's wait.
+  Reactor reactor;
+  std::vector<int> fired;
+  std::thread runner([&] { reactor.run(); });
+  std::promise<uint64_t> arms;
+  reactor.post([&] {
+    const uint64_t before = reactor.timer_arms();
+    for (int i = 0; i < 1000; ++i) reactor.cancel(reactor.schedule_after(500, [&] { fired.push_back(-1); }));
+    // The last one is not cancelled: it fires after the stale wakes of the
+    // cancelled ones, which find nothing due.
+    reactor.schedule_after(50, [&, before] {
+      fired.push_back(1);
+      arms.set_value(reactor.timer_arms() - before);
+    });
+  });
+  auto future = arms.get_future();
+  ASSERT_EQ(future.wait_for(20s), std::future_status::ready);
+  const uint64_t armed = future.get();
+  reactor.stop();
+  runner.join();
+  EXPECT_EQ(fired, std::vector<int>{1});
+  // The first 500 ms timer armed the clock and the 50 ms one (earlier)
+  // armed it again; nothing else did.
+  EXPECT_EQ(armed, 2u);
+}
+
+TEST(Reactor, ATimerBehindACancelledOneStillFires) {
+  Reactor reactor;
+  std::vector<int> fired;
+  Reactor::TimerId first = reactor.schedule_after(10, [&] { fired.push_back(-1); });
+  reactor.schedule_after(40, [&] {
+    fired.push_back(2);
+    reactor.stop();
+  });
+  reactor.cancel(first);  // the clock stays armed for 10 ms; that wake finds nothing due
+  reactor.run();
+  EXPECT_EQ(fired, std::vector<int>{2});
+}
+
 TEST(Reactor, RunAgainAfterStop) {
   Reactor reactor;
   int runs = 0;
