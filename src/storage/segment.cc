@@ -237,6 +237,13 @@ Status Segment::read_end(uint64_t from, uint64_t limit, int64_t upper_offset, bo
                          int64_t* next_offset) const {
   *end = from;
   if (from >= index_.end_position()) return Status();
+  if (upper_offset >= index_.next_offset() && limit >= index_.end_position()) {
+    // Every batch from `from` on is below both bounds (a consumer at the
+    // tail, every time): nothing to read from the file to know that.
+    *end = index_.end_position();
+    *next_offset = index_.next_offset();
+    return Status();
+  }
   // Batches before an index entry that lies below both bounds are all
   // included: start walking there.
   uint64_t start = from;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "port/port.h"
+#include "protocol/big_endian.h"
 #include "storage/log_config.h"
 #include "storage/recovery.h"
 #include "storage_test_util.h"
@@ -52,6 +53,58 @@ TEST(SegmentTest, AFileLargerThanASegmentCanBeIsUsedUpToTheMaximumOnly) {
   uint64_t size = 0;
   ASSERT_FALSE(segment->file()->file.size(&size));
   EXPECT_EQ(size, 5 * kGiB);
+}
+
+TEST(SegmentTest, ReadEndMatchesTheBatchesWhereverAReadStartsAndStops) {
+  // Batches of 1 to 4 records and varying sizes, a sparse index (one entry
+  // per 256 bytes): read_end, with or without its shortcuts (the index's
+  // jump, and a read at the tail known from memory), must end where the
+  // batch list says.
+  TempDir dir;
+  std::unique_ptr<Segment> segment;
+  ASSERT_EQ(Segment::create(dir.file(segment_file_name(100)), 100, 1 << 20, 256, &segment).code(),
+            Status::Code::kOk);
+  std::vector<BatchPosition> batches;
+  int64_t offset = 100;
+  for (int i = 0; i < 40; ++i) {
+    const int records = 1 + i % 4;
+    std::vector<uint8_t> batch = testing::batch_for_offsets(offset, records, 10, 10 + 37 * (i % 5));
+    protocol::store_be64(batch.data(), static_cast<uint64_t>(offset));  // as the broker assigns it
+    BatchPosition at;
+    at.position = segment->end_position();
+    at.info = BatchInfo{offset, offset + records - 1, 1000, static_cast<uint32_t>(batch.size())};
+    ASSERT_EQ(segment->append(batch, at.info).code(), Status::Code::kOk);
+    batches.push_back(at);
+    offset += records;
+  }
+  const uint64_t end_position = segment->end_position();
+  for (size_t first = 0; first < batches.size(); ++first) {
+    const uint64_t from = batches[first].position;
+    for (uint64_t limit : {from, from + 1, from + 300, from + 1000, end_position - 1, end_position,
+                           end_position + 5000}) {
+      for (int64_t upper : {batches[first].info.base_offset, batches[first].info.base_offset + 1,
+                            batches[(first + batches.size()) / 2].info.base_offset, offset - 1, offset,
+                            offset + 10}) {
+        for (bool include_first : {false, true}) {
+          uint64_t want_end = from;
+          int64_t want_next = -7;
+          for (size_t k = first; k < batches.size(); ++k) {
+            const BatchPosition& b = batches[k];
+            if (b.info.base_offset >= upper) break;
+            if (!(include_first && k == first) && b.position + b.info.size > limit) break;
+            want_end = b.position + b.info.size;
+            want_next = b.info.last_offset + 1;
+          }
+          uint64_t got_end = 0;
+          int64_t got_next = -7;
+          ASSERT_EQ(segment->read_end(from, limit, upper, include_first, &got_end, &got_next).code(),
+                    Status::Code::kOk);
+          EXPECT_EQ(got_end, want_end) << "from " << from << " limit " << limit << " upper " << upper;
+          EXPECT_EQ(got_next, want_next) << "from " << from << " limit " << limit << " upper " << upper;
+        }
+      }
+    }
+  }
 }
 
 TEST(SegmentTest, SegmentBytesAboveTheMaximumAreRefused) {
