@@ -15,7 +15,10 @@
 // Write side (the cursor in write_queue.h): runs of memory chunks (across
 // queued responses) go out with one gathered write; file regions go out with
 // the stream's async_send_file (sendfile(2) on plaintext). One write
-// operation at a time.
+// operation at a time. On a stream with inline I/O (plain_stream.h) what the
+// socket takes at once is written inline, and a readable socket is read
+// inline: at a low rate a request and its answer then cost one syscall
+// each way, with no extra turn of the event loop to complete them.
 //
 // Lifetime: owned by shared_ptr; every pending Asio operation and every
 // ResponseSlot holds one. close() is idempotent and leaves the object inert.
@@ -48,6 +51,16 @@ namespace eddy::net {
 
 template <class Stream>
 class Connection final : public ConnectionCore {
+  // The stream offers inline I/O (plain_stream.h).
+  static constexpr bool kInlineIo = requires(Stream& s, size_t* n) {
+    s.try_read_some(asio::mutable_buffer(), n);
+  };
+  // Asio's own codes (its system category) and port's (generic) alike.
+  static bool would_block(const std::error_code& ec) {
+    return ec == asio::error::would_block || ec == asio::error::try_again ||
+           ec == std::errc::operation_would_block || ec == std::errc::resource_unavailable_try_again;
+  }
+
  public:
   // memory: queued.max.request.bytes, shared by the server's connections
   // (null: large frames are not counted).
@@ -224,7 +237,16 @@ class Connection final : public ConnectionCore {
       }
     }
     in_parse_ = false;
-    if (step == Step::kReadMore) read_more();
+    // What the frames just dispatched were answered with at once.
+    start_write();
+    if (context().closed()) return;
+    close_if_drained();
+    if (context().closed()) return;
+    if (step == Step::kReadMore) {
+      read_more();
+    } else if (read_paused_) {
+      maybe_resume_reading();  // the answers written may have brought it under the limits
+    }
   }
 
   // What continue_reading does after one look at the staging buffer.
@@ -331,6 +353,19 @@ class Connection final : public ConnectionCore {
       return;
     }
     take_staging();
+    if constexpr (kInlineIo) {
+      // The bytes are there: read them now rather than through an
+      // operation whose completion takes another turn of the loop.
+      size_t n = 0;
+      std::error_code read_ec =
+          stream_->try_read_some(asio::buffer(staging_.data() + staging_end_, staging_.size() - staging_end_), &n);
+      if (would_block(read_ec)) {
+        read_more();  // woken for nothing after all: wait again
+        return;
+      }
+      on_read(read_ec, n);
+      return;
+    }
     read_into_staging();
   }
 
@@ -477,6 +512,9 @@ class Connection final : public ConnectionCore {
         pending_.clear();
       }
     }
+    // Answers given while this connection's read chunk is being parsed
+    // (acks=1 produces, metadata) go out together when the parse ends.
+    if (in_parse_) return;
     start_write();
     if (context().closed()) return;
     close_if_drained();
@@ -497,6 +535,39 @@ class Connection final : public ConnectionCore {
   void start_write() {
     if (writing_ || context().closed()) return;
     WriteQueue::Next next;
+    if constexpr (kInlineIo) {
+      // What the socket takes now goes out now, up to a turn's bytes (as
+      // Asio's speculative write, but with no completion to run on a later
+      // turn); what it does not take waits for the socket below.
+      size_t budget = Stream::kSendFileTurnBytes;
+      while (budget > 0 && write_queue_.next(&next)) {
+        size_t want = 0;
+        size_t n = 0;
+        std::error_code ec;
+        if (next.is_file) {
+          want = static_cast<size_t>(std::min<uint64_t>(next.file_length, budget));
+          ec = stream_->try_send_file(next.fd, next.file_offset, want, &n);
+        } else {
+          fill_gather(next);
+          want = asio::buffer_size(gather_);
+          ec = stream_->try_write_some(gather_, next.file_follows, &n);
+        }
+        if (ec && !would_block(ec)) {
+          // Reported on a later turn, as a completion would be: start_write
+          // runs inside complete(), whose caller (the broker answering a
+          // list of waiters) must not see the connection close under it.
+          writing_ = true;
+          asio::post(stream_->get_executor(), [self = self(), ec] { self->on_written(ec, 0); });
+          return;
+        }
+        if (n > 0) {
+          last_activity_ms_ = port::monotonic_millis();
+          write_queue_.advance(n);
+          budget -= std::min(n, budget);
+        }
+        if (n < want) break;  // the socket is full
+      }
+    }
     if (!write_queue_.next(&next)) return;
     writing_ = true;
     if (next.is_file) {
@@ -504,18 +575,26 @@ class Connection final : public ConnectionCore {
                               [self = self()](const std::error_code& ec, size_t n) { self->on_written(ec, n); });
       return;
     }
-    gather_.clear();
-    for (size_t i = 0; i < next.piece_count; ++i) gather_.emplace_back(next.pieces[i].data, next.pieces[i].length);
+    fill_gather(next);
     stream_->async_write(gather_,
                         [self = self()](const std::error_code& ec, size_t n) { self->on_written(ec, n); });
+  }
+
+  void fill_gather(const WriteQueue::Next& next) {
+    gather_.clear();
+    for (size_t i = 0; i < next.piece_count; ++i) gather_.emplace_back(next.pieces[i].data, next.pieces[i].length);
+  }
+
+  void write_failed(const std::error_code& ec) {
+    EDDY_LOG_DEBUG("connection from {}: write failed: {}", context().peer(), ec.message());
+    close();
   }
 
   void on_written(const std::error_code& ec, size_t n) {
     writing_ = false;
     if (context().closed()) return;
     if (ec) {
-      EDDY_LOG_DEBUG("connection from {}: write failed: {}", context().peer(), ec.message());
-      close();
+      write_failed(ec);
       return;
     }
     last_activity_ms_ = port::monotonic_millis();

@@ -16,6 +16,15 @@
 //   executor_type get_executor();
 //
 // Handlers are never called from inside the initiating function.
+//
+// A stream may also offer inline I/O, which Connection then tries before the
+// asynchronous operations (one syscall where Asio would add a turn of the
+// event loop to complete): each makes one attempt now and never waits;
+// *n is what moved, and would_block is returned when nothing could.
+//   std::error_code try_read_some(asio::mutable_buffer, size_t* n);   eof at end of stream
+//   std::error_code try_write_some(const ConstBufferSequence&, bool more, size_t* n);
+//   std::error_code try_send_file(int fd, uint64_t offset, uint64_t length, size_t* n);
+// PlainStream does; TlsStream does not (its records need its own buffering).
 #pragma once
 
 #include <asio/ip/tcp.hpp>
@@ -38,11 +47,19 @@ class PlainStream {
   // connections (sendfile to a fast reader may otherwise never block).
   static constexpr size_t kSendFileTurnBytes = size_t{1} << 20;
 
+#ifdef MSG_MORE
+  static constexpr asio::socket_base::message_flags kMore = MSG_MORE;
+#else
+  static constexpr asio::socket_base::message_flags kMore = 0;
+#endif
+
   explicit PlainStream(asio::ip::tcp::socket socket) : socket_(std::move(socket)) {
     // sendfile(2) runs on the descriptor directly and must not block the
     // reactor; Asio's own async operations work on either mode.
     std::error_code ec;
     socket_.native_non_blocking(true, ec);
+    // The inline operations below: one attempt, never an emulated wait.
+    socket_.non_blocking(true, ec);
   }
 
   executor_type get_executor() { return socket_.get_executor(); }
@@ -61,6 +78,26 @@ class PlainStream {
   template <class Buffers, class Handler>
   void async_write(const Buffers& buffers, Handler&& handler) {
     asio::async_write(socket_, buffers, std::forward<Handler>(handler));
+  }
+
+  std::error_code try_read_some(asio::mutable_buffer buffer, size_t* n) {
+    std::error_code ec;
+    *n = socket_.read_some(buffer, ec);
+    return ec;
+  }
+
+  // more: bytes follow at once (a file region after a response header):
+  // the kernel may hold these back to send them together (MSG_MORE), so
+  // that the reader is woken once for both.
+  template <class Buffers>
+  std::error_code try_write_some(const Buffers& buffers, bool more, size_t* n) {
+    std::error_code ec;
+    *n = socket_.send(buffers, more ? kMore : 0, ec);
+    return ec;
+  }
+
+  std::error_code try_send_file(int fd, uint64_t offset, uint64_t length, size_t* n) {
+    return port::send_file_range(socket_.native_handle(), fd, offset, static_cast<size_t>(length), n);
   }
 
   template <class Handler>

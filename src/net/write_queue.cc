@@ -30,6 +30,7 @@ bool WriteQueue::next(Next* out) {
   if (queue_.empty()) return false;
   const protocol::OutputBuffer::Chunk& first = queue_.front().chunks()[chunk_];
   out->piece_count = 0;
+  out->file_follows = false;
   out->is_file = first.is_file;
   if (first.is_file) {
     out->fd = first.file.fd;
@@ -43,7 +44,10 @@ bool WriteQueue::next(Next* out) {
     const auto& chunks = buffer.chunks();
     for (; chunk_index < chunks.size() && out->piece_count < kMaxGather; ++chunk_index) {
       const auto& c = chunks[chunk_index];
-      if (c.is_file) return true;
+      if (c.is_file) {
+        out->file_follows = true;
+        return true;
+      }
       out->pieces[out->piece_count++] = Piece{buffer.memory() + c.memory_offset + offset, c.length - offset};
       offset = 0;
     }

@@ -38,6 +38,9 @@ class WriteQueue {
     // Otherwise: pieces[0, piece_count), in order.
     std::array<Piece, kMaxGather> pieces{};
     size_t piece_count = 0;
+    // A file region follows the pieces at once (a fetch response's header
+    // before its records): the writer may hold the pieces back for it.
+    bool file_follows = false;
   };
 
   void push(protocol::OutputBuffer response);

@@ -137,6 +137,12 @@ void TestClient::close() {
   impl_->socket.close(ec);
 }
 
+void TestClient::reset() {
+  std::error_code ec;
+  impl_->socket.set_option(asio::socket_base::linger(true, 0), ec);
+  impl_->socket.close(ec);
+}
+
 // ---------------------------------------------------------------------------
 
 ServerFixture::ServerFixture(ServerOptions options, TestHandler::OnFrame on_frame) {

@@ -58,6 +58,8 @@ class TestClient {
   // timeout; bytes received before that are discarded.
   bool wait_closed(std::chrono::milliseconds timeout = kDeadline);
   void close();
+  // Closes with a reset (SO_LINGER 0): the server's next write to it fails.
+  void reset();
 
  private:
   struct Impl;

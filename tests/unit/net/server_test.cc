@@ -330,6 +330,36 @@ TEST(Server, BackpressureOnRequestsInFlight) {
   }
 }
 
+// An answer written at once (plaintext) to a client that has gone (reset)
+// fails inside respond(); the connection must close on a later turn, as
+// when a write completes with an error, never under the caller's feet (the
+// broker answers fetches while walking its list of waiters, which a close
+// edits).
+TEST(Server, AnAnswerThatCannotBeWrittenClosesTheConnectionOnALaterTurn) {
+  std::deque<ResponseSlot> slots;  // reactor thread only
+  ServerOptions options;
+  options.max_in_flight_requests = 1;  // reading pauses: only the write can find the reset
+  ServerFixture fx(options, [&](ConnectionContext&, protocol::FrameBytes, ResponseSlot slot) {
+    slots.push_back(std::move(slot));
+  });
+  fx.at_teardown([&] { slots.clear(); });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  ASSERT_TRUE(client.write_frame(bytes_of("hello")));
+  ASSERT_TRUE(wait_until([&] { return fx.stats().read_paused_connections == 1; }));
+  client.reset();
+  std::this_thread::sleep_for(200ms);  // the reset reaches the server's socket
+  int closed_inside = -1;
+  fx.on_reactor([&] {
+    ASSERT_EQ(slots.size(), 1u);
+    slots.front().respond(response_with(std::vector<uint8_t>(64 * 1024, 'x')));
+    slots.pop_front();
+    closed_inside = fx.handler().closed.load();
+  });
+  EXPECT_EQ(closed_inside, 0);
+  EXPECT_TRUE(wait_until([&] { return fx.handler().closed.load() == 1; }));
+}
+
 // queued.max.request.bytes counts a large frame until its answer, unless
 // the handler frees the frame first (a produce waiting for its sync): then
 // its bytes are given back at once and the next large frame is read while

@@ -34,6 +34,7 @@ TEST(WriteQueue, GathersMemoryAcrossResponsesAndFollowsPartialWrites) {
   ASSERT_TRUE(q.next(&next));
   EXPECT_FALSE(next.is_file);
   EXPECT_EQ(joined(next), "hello world");
+  EXPECT_FALSE(next.file_follows);
 
   q.advance(8);  // "hello wo": the first response is written, the second in part
   EXPECT_EQ(q.size(), 1u);
@@ -59,7 +60,12 @@ TEST(WriteQueue, AFileRegionEndsTheGatherAndIsSentOnItsOwnFromWhereItStopped) {
   WriteQueue::Next next;
   ASSERT_TRUE(q.next(&next));
   EXPECT_EQ(joined(next), "head");  // stops at the file region
-  q.advance(4);
+  EXPECT_TRUE(next.file_follows);
+  q.advance(2);
+  ASSERT_TRUE(q.next(&next));
+  EXPECT_EQ(joined(next), "ad");
+  EXPECT_TRUE(next.file_follows);
+  q.advance(2);
 
   ASSERT_TRUE(q.next(&next));
   ASSERT_TRUE(next.is_file);
@@ -75,6 +81,7 @@ TEST(WriteQueue, AFileRegionEndsTheGatherAndIsSentOnItsOwnFromWhereItStopped) {
 
   ASSERT_TRUE(q.next(&next));
   EXPECT_EQ(joined(next), "tailnext");  // the rest of the first response, then the second
+  EXPECT_FALSE(next.file_follows);
   q.advance(8);
   EXPECT_TRUE(q.empty());
 }
