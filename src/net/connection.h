@@ -220,32 +220,37 @@ class Connection final : public ConnectionCore {
   bool may_read() const { return !context().closed() && !draining_ && !closing_ && !close_requested_; }
 
   // REQUIRES: no read in progress and not already inside this function.
-  // Dispatches the complete frames already buffered, then reads more.
+  // Dispatches the complete frames already buffered, writes what they were
+  // answered with at once, then reads more. Reading paused at the limits
+  // resumes here when those answers went out at once: no write completion
+  // would come to resume it.
   void continue_reading() {
-    if (memory_paused_) return;  // on_memory_available resumes
-    in_parse_ = true;
-    Step step = Step::kNextFrame;
-    while (step == Step::kNextFrame) {
-      if (!may_read()) {
-        step = Step::kStop;
-      } else if (over_limits()) {
-        read_paused_ = true;
-        stop_frame_clock();
-        step = Step::kStop;
-      } else {
-        step = take_buffered_frame();
+    for (;;) {
+      if (memory_paused_) return;  // on_memory_available resumes
+      in_parse_ = true;
+      Step step = Step::kNextFrame;
+      while (step == Step::kNextFrame) {
+        if (!may_read()) {
+          step = Step::kStop;
+        } else if (over_limits()) {
+          read_paused_ = true;
+          stop_frame_clock();
+          step = Step::kStop;
+        } else {
+          step = take_buffered_frame();
+        }
       }
-    }
-    in_parse_ = false;
-    // What the frames just dispatched were answered with at once.
-    start_write();
-    if (context().closed()) return;
-    close_if_drained();
-    if (context().closed()) return;
-    if (step == Step::kReadMore) {
-      read_more();
-    } else if (read_paused_) {
-      maybe_resume_reading();  // the answers written may have brought it under the limits
+      in_parse_ = false;
+      start_write();
+      if (context().closed()) return;
+      close_if_drained();
+      if (context().closed()) return;
+      if (step == Step::kReadMore) {
+        read_more();
+        return;
+      }
+      if (!may_resume_reading()) return;
+      read_paused_ = false;
     }
   }
 
@@ -457,9 +462,14 @@ class Connection final : public ConnectionCore {
     handler_->on_frame(context(), std::move(frame), make_slot(sequence));
   }
 
+  // Reading is paused and nothing stands in the way of resuming it now.
+  bool may_resume_reading() const {
+    return read_paused_ && !reading_ && !in_parse_ && may_read() && !over_limits();
+  }
+
   // Called whenever outstanding requests or queued bytes went down.
   void maybe_resume_reading() {
-    if (!read_paused_ || reading_ || in_parse_ || !may_read() || over_limits()) return;
+    if (!may_resume_reading()) return;
     read_paused_ = false;
     continue_reading();
   }

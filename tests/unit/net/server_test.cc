@@ -330,6 +330,35 @@ TEST(Server, BackpressureOnRequestsInFlight) {
   }
 }
 
+// Answers given while a read chunk is parsed are written when the parse
+// ends. When they took reading over max_queued_response_bytes and the socket
+// takes them all at once, no write completion will come to resume reading:
+// the parse's end must, or the connection stalls with requests unread.
+TEST(Server, ReadingResumesWhenTheAnswersOfOneChunkWereWrittenAtOnce) {
+  constexpr int kRequests = 60;
+  ServerOptions options;
+  options.max_queued_response_bytes = 1024;
+  ServerFixture fx(options, [](ConnectionContext&, protocol::FrameBytes frame, ResponseSlot slot) {
+    std::vector<uint8_t> body(4096, 'x');
+    std::copy(frame.begin(), frame.end(), body.begin());
+    slot.respond(response_with(body));
+  });
+  TestClient client;
+  ASSERT_TRUE(client.connect(fx.port()));
+  std::vector<uint8_t> all;
+  for (int i = 0; i < kRequests; ++i) {
+    auto frame = framed(bytes_of(std::to_string(1000 + i)));
+    all.insert(all.end(), frame.begin(), frame.end());
+  }
+  ASSERT_TRUE(client.write(all));  // one chunk: every frame fits the staging buffer
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<uint8_t> body;
+    ASSERT_TRUE(client.read_frame(&body, 5s)) << i;
+    ASSERT_EQ(body.size(), 4096u);
+    EXPECT_EQ(text_of(std::span<const uint8_t>(body).first(4)), std::to_string(1000 + i));
+  }
+}
+
 // An answer written at once (plaintext) to a client that has gone (reset)
 // fails inside respond(); the connection must close on a later turn, as
 // when a write completes with an error, never under the caller's feet (the
