@@ -76,7 +76,7 @@ def fio_sync_latency(directory, seconds, pause_us=0):
         return pct[key] / 1000.0 if key in pct else None
 
     return {"p50_us": us("50.000000"), "p99_us": us("99.000000"), "p999_us": us("99.900000"),
-            "iops": job["write"]["iops"]}
+            "max_us": job["sync"]["lat_ns"]["max"] / 1000.0, "iops": job["write"]["iops"]}
 
 
 def free_port():

@@ -31,10 +31,12 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 from bench_measure import ClientFailed, ProcessMeter, run_client
 
@@ -62,12 +64,19 @@ class EddySystem:
         os.environ["EDDY_SOURCE_DIR"] = source_dir
         self.tool = tool
         self.retention_bytes = retention_bytes
+        # The metrics listener, for the disk rows' stall check (fsync_counts);
+        # its idle cost is in tests/bench/results/metrics_cost.md.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.metrics_port = s.getsockname()[1]
         self.broker = eddy_fixture.Broker(
             config=os.path.join(source_dir, "config", "gateway.properties"),
             overrides={"log.retention.bytes": retention_bytes, "num.partitions": 1,
                        # The 8-partition topics preallocate 8 x retention_bytes
                        # (about 9 GiB): more than the gateway's 4 GiB budget.
-                       "eddy.disk.budget.bytes": BENCH_DISK_BUDGET_BYTES, **(overrides or {})}, keep=False)
+                       "eddy.disk.budget.bytes": BENCH_DISK_BUDGET_BYTES,
+                       "eddy.metrics.listener": "http://127.0.0.1:%d" % self.metrics_port,
+                       **(overrides or {})}, keep=False)
         shutil.rmtree(self.broker.tmp, ignore_errors=True)
         self.broker.tmp = tempfile.mkdtemp(prefix="eddy-", dir=work_dir)
         self.broker.data_dir = os.path.join(self.broker.tmp, "data")
@@ -92,6 +101,22 @@ class EddySystem:
 
     def data_dir(self):
         return self.broker.data_dir
+
+    def fsync_counts(self):
+        """Eddy's own fdatasync histogram (eddy_fsync_duration_seconds on
+        /metrics): {upper bound in seconds, +Inf as inf: how many syncs took
+        at most that long}, cumulative as Prometheus gives it."""
+        url = "http://127.0.0.1:%d/metrics" % self.metrics_port
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            text = answer.read().decode()
+        counts = {}
+        for line in text.splitlines():
+            m = re.match(r'eddy_fsync_duration_seconds_bucket\{le="([^"]+)"\} (\S+)$', line)
+            if m:
+                counts[float("inf") if m.group(1) == "+Inf" else float(m.group(1))] = int(float(m.group(2)))
+        if not counts:
+            raise RuntimeError("no eddy_fsync_duration_seconds on %s" % url)
+        return counts
 
     @property
     def bootstrap(self):

@@ -23,7 +23,7 @@
  * of it and then for its own, as in a broker.
  *
  * Prints "latency msgs=N e2e_p50_us=.. e2e_p99_us=.. e2e_p999_us=..
- * sync_p50_us=.. sync_p99_us=.. sync_p999_us=.. syncs=S errors=E" (the
+ * sync_p50_us=.. sync_p99_us=.. sync_p999_us=.. sync_max_us=.. syncs=S errors=E" (the
  * same keys as raw_e2e for the records) and removes the file. Exit 0; 1 on
  * an I/O error (its message on stderr); 2 on bad arguments. */
 #define _GNU_SOURCE
@@ -163,11 +163,11 @@ int main(int argc, char **argv) {
   bench_sort(f.e2e_us, timed);
   bench_sort(f.sync_us, f.syncs);
   printf("latency msgs=%ld e2e_p50_us=%lld e2e_p99_us=%lld e2e_p999_us=%lld sync_p50_us=%lld sync_p99_us=%lld "
-         "sync_p999_us=%lld syncs=%ld errors=%ld\n",
+         "sync_p999_us=%lld sync_max_us=%lld syncs=%ld errors=%ld\n",
          timed, (long long)bench_rank(f.e2e_us, timed, 0.50), (long long)bench_rank(f.e2e_us, timed, 0.99),
          (long long)bench_rank(f.e2e_us, timed, 0.999), (long long)bench_rank(f.sync_us, f.syncs, 0.50),
          (long long)bench_rank(f.sync_us, f.syncs, 0.99), (long long)bench_rank(f.sync_us, f.syncs, 0.999),
-         f.syncs, f.total - timed);
+         (long long)(f.syncs > 0 ? f.sync_us[f.syncs - 1] : -1), f.syncs, f.total - timed);
   free(f.written_us);
   free(f.e2e_us);
   free(f.sync_us);
