@@ -118,6 +118,24 @@ class EddySystem:
             raise RuntimeError("no eddy_fsync_duration_seconds on %s" % url)
         return counts
 
+    def watch_syncs(self, run_once, stall_ms):
+        """run_once(index, warmup) -> values, plus pair (the index),
+        syncs_over_1ms and syncs_over_stall: how many of Eddy's own
+        fdatasync calls during the run took over 1 ms and over stall_ms (a
+        bound of its histogram), from fsync_counts() before and after."""
+        def over(counts, ms):
+            return counts[float("inf")] - counts[ms / 1000.0]
+
+        def watched(index, warmup):
+            before = self.fsync_counts()
+            values = run_once(index, warmup)
+            after = self.fsync_counts()
+            values["syncs_over_1ms"] = over(after, 1) - over(before, 1)
+            values["syncs_over_stall"] = over(after, stall_ms) - over(before, stall_ms)
+            values["pair"] = index
+            return values
+        return watched
+
     @property
     def bootstrap(self):
         return self.broker.bootstrap

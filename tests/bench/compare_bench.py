@@ -482,35 +482,15 @@ class InterleavedSyncFloor:
         return self.open_desc, self.open_series
 
 
-def watch_syncs(system, run_once):
-    """run_once(index, warmup) -> values, plus pair (the index: the floors'
-    run of that index came right before), syncs_over_1ms and
-    syncs_over_stall: how many of Eddy's own fdatasync calls during the run
-    took over 1 ms and over bench_report.STALL_MS (its fsync histogram,
-    read before and after the run)."""
-    def over(counts, ms):
-        return counts[float("inf")] - counts[ms / 1000.0]
-
-    def watched(index, warmup):
-        before = system.fsync_counts()
-        values = run_once(index, warmup)
-        after = system.fsync_counts()
-        values["syncs_over_1ms"] = over(after, 1) - over(before, 1)
-        values["syncs_over_stall"] = over(after, bench_report.STALL_MS) - over(before, bench_report.STALL_MS)
-        values["pair"] = index
-        return values
-    return watched
-
-
 def latency_series(ctx, system, label, prefix, run, floor=None):
     """Measures one latency series of `system`, alone (Context.alone), each
     run on a fresh topic; run(name, warmup) -> values. With floor (an
     InterleavedSyncFloor), its fio and sync_floor runs alternate with the
-    series' runs, and each run counts Eddy's syncs over
-    bench_report.STALL_MS."""
+    series' runs, and each run counts Eddy's slow syncs
+    (EddySystem.watch_syncs)."""
     run_once, cleanup = fresh_topics(system, prefix, 1, run)
     if floor is not None:
-        run_once = watch_syncs(system, run_once)
+        run_once = system.watch_syncs(run_once, bench_report.STALL_MS)
 
     def after(i):
         cleanup(i)

@@ -35,6 +35,7 @@ SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import bench_limits  # noqa: E402
 from bench_measure import ProcessMeter, measure, run_client  # noqa: E402
+from bench_report import STALL_MS  # noqa: E402
 from bench_systems import EddySystem  # noqa: E402
 
 SIZE = 1024
@@ -82,14 +83,15 @@ def measure_build(label, eddy_bin, opts, work, floors, with_sendfile):
         def e2e(i, warmup):
             return eddy.latency("e2e-r%d" % i, 1000, 1 if warmup else opts.latency_seconds, SIZE,
                                 "acks_all_disk")()
-        out["e2e"] = measure("%s e2e 1 000 msg/s, acks=all, disk" % label, e2e, opts.runs, meter=meter,
-                             cleanup=lambda i: eddy.delete("e2e-r%d" % i, 1))
+        out["e2e"] = measure("%s e2e 1 000 msg/s, acks=all, disk" % label, eddy.watch_syncs(e2e, STALL_MS),
+                             opts.runs, meter=meter, cleanup=lambda i: eddy.delete("e2e-r%d" % i, 1))
 
         def raw_e2e(i, warmup):
             return eddy.raw_latency(tool(opts.build, "raw_e2e"), "raw-e2e-r%d" % i, 1000,
                                     1 if warmup else opts.latency_seconds, SIZE, "acks_all_disk")()
-        out["raw_e2e"] = measure("%s e2e 1 000 msg/s, acks=all, disk, raw client" % label, raw_e2e, opts.runs,
-                                 meter=meter, cleanup=lambda i: eddy.delete("raw-e2e-r%d" % i, 1))
+        out["raw_e2e"] = measure("%s e2e 1 000 msg/s, acks=all, disk, raw client" % label,
+                                 eddy.watch_syncs(raw_e2e, STALL_MS), opts.runs, meter=meter,
+                                 cleanup=lambda i: eddy.delete("raw-e2e-r%d" % i, 1))
         return out
     finally:
         eddy.stop()
@@ -147,6 +149,16 @@ def report(results, floors, opts):
     raw = [cell(value(b, "raw_fetch", "mb_per_s") / sendfile, "%.2fx")
            if sendfile and value(b, "raw_fetch", "mb_per_s") else "n/a" for b in ("Release", "gateway")]
     lines.append("| consume, raw Fetch / sendfile loop | %s | %s | 0.85x (issue 20) |" % tuple(raw))
+    # Each e2e run's p99 with the broker's own syncs over 1 ms / over
+    # STALL_MS in it: a run with a stall has the stall's p99 (METHOD.md,
+    # the disk rows run by run).
+    for client, key in (("librdkafka", "e2e"), ("raw client", "raw_e2e")):
+        per_run = [", ".join("%.2f (%s / %s)" % (r["e2e_p99_us"] / 1000.0, r.get("syncs_over_1ms", "?"),
+                                                 r.get("syncs_over_stall", "?"))
+                             for r in results[b][key].runs if r.get("e2e_p99_us") is not None) or "n/a"
+                   for b in ("Release", "gateway")]
+        lines.append("| e2e p99 ms per run, %s (Eddy's syncs over 1 ms / over %d ms in it) | %s | %s | |" % (
+            client, STALL_MS, per_run[0], per_run[1]))
     peaks = ["%.1f MiB" % (max(s.peak_rss_kib or 0 for s in results[b].values()) / 1024)
              for b in ("Release", "gateway")]
     lines.append("| peak RSS over the runs | %s | %s | |" % tuple(peaks))
