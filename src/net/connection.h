@@ -595,16 +595,12 @@ class Connection final : public ConnectionCore {
     for (size_t i = 0; i < next.piece_count; ++i) gather_.emplace_back(next.pieces[i].data, next.pieces[i].length);
   }
 
-  void write_failed(const std::error_code& ec) {
-    EDDY_LOG_DEBUG("connection from {}: write failed: {}", context().peer(), ec.message());
-    close();
-  }
-
   void on_written(const std::error_code& ec, size_t n) {
     writing_ = false;
     if (context().closed()) return;
     if (ec) {
-      write_failed(ec);
+      EDDY_LOG_DEBUG("connection from {}: write failed: {}", context().peer(), ec.message());
+      close();
       return;
     }
     last_activity_ms_ = port::monotonic_millis();
