@@ -7,7 +7,7 @@
 #   scripts/install-deps.sh deb amd64|arm64|armhf   what make deb needs (and the cross set for ARM)
 #   scripts/install-deps.sh package-test    make package-test: the three above, lintian, debootstrap, kcat, strace
 #   scripts/install-deps.sh fuzz            clang + libFuzzer runtime
-#   scripts/install-deps.sh bench           nats-server, libnats-dev, fio, iperf3, gnuplot-nox
+#   scripts/install-deps.sh bench           nats-server, libnats-dev, fio, iperf3, gnuplot-nox, liburing-dev
 set -euo pipefail
 
 SUDO=""
@@ -104,8 +104,9 @@ case "${1:-host}" in
   bench)
     # The peers (NATS JetStream server and C client; Apache Kafka runs on the
     # JDK and Maven of HOST_TEST, its jars fetched on first use), the
-    # hardware limits (fio, iperf3), the chart (gnuplot) and the Kafka client.
-    apt_install python3 fio iperf3 nats-server libnats-dev gnuplot-nox librdkafka-dev "${HOST_TEST[@]}"
+    # hardware limits (fio, iperf3), the chart (gnuplot), the Kafka client and
+    # io_uring for sync_handoff.c.
+    apt_install python3 fio iperf3 nats-server libnats-dev gnuplot-nox librdkafka-dev liburing-dev "${HOST_TEST[@]}"
     ;;
   *)
     echo "usage: install-deps.sh host | cross aarch64|armhf | deb amd64|arm64|armhf | package-test | fuzz | bench" >&2
