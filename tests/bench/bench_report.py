@@ -156,12 +156,17 @@ def _pairs(row):
     return [(r, fio.get(r["pair"]), open_loop.get(r["pair"])) for r in row["eddy"].runs if "pair" in r]
 
 
-def _disk_runs_table(rows, stall_ms):
+def disk_runs_table(rows, stall_ms):
     """The disk rows run by run, with a verdict line per row. This VM's
     disk stalls for tens of ms in some minutes and not in others, so a
     row's median mixes runs that met a stall with runs that did not. A run
     is judged against its paired fio run only when none of Eddy's own syncs
-    in it (its fsync histogram) and none of fio's took over stall_ms."""
+    in it (its fsync histogram) and none of fio's took over stall_ms. A row
+    is a dict with short (its name), eddy (a Series of Eddy's runs), limit
+    (a Series of the fio runs) and optionally open_floor (a Series of the
+    sync_floor runs; the column is left out when no row has one), the runs
+    matched by their pair index (EddySystem.watch_syncs)."""
+    with_open_loop = any(r.get("open_floor") is not None for r in rows)
     out, verdicts = [], []
     for r in rows:
         pairs = _pairs(r)
@@ -177,19 +182,21 @@ def _disk_runs_table(rows, stall_ms):
                 over = (eddy["e2e_p99_us"] - fio["p99_us"]) / 1000.0
             if judged and over is not None:
                 margins.append(over)
-            out.append([r["short"], str(eddy["pair"]), _ms(eddy.get("e2e_p99_us")),
-                        "n/a" if stalls is None else "%s / %d" % (eddy.get("syncs_over_1ms", "?"), stalls),
-                        "%s (%s)" % (_ms(fio.get("p99_us")), _ms(fio_max)) if fio else "n/a",
-                        "%s (%s)" % (_ms(open_loop.get("e2e_p99_us")), _ms(open_loop.get("sync_max_us")))
-                        if open_loop else "n/a",
-                        "%+.2f" % over if over is not None else "n/a", "yes" if judged else "no: a stall"])
+            cells = [r["short"], str(eddy["pair"]), _ms(eddy.get("e2e_p99_us")),
+                     "n/a" if stalls is None else "%s / %d" % (eddy.get("syncs_over_1ms", "?"), stalls),
+                     "%s (%s)" % (_ms(fio.get("p99_us")), _ms(fio_max)) if fio else "n/a"]
+            if with_open_loop:
+                cells.append("%s (%s)" % (_ms(open_loop.get("e2e_p99_us")), _ms(open_loop.get("sync_max_us")))
+                             if open_loop else "n/a")
+            out.append(cells + ["%+.2f" % over if over is not None else "n/a", "yes" if judged else "no: a stall"])
         verdicts.append("%s: %d of %d runs judged%s" % (
             r["short"], len(margins), len(pairs),
             "; Eddy's p99 over fio's in them: %s ms" % ", ".join("%+.2f" % m for m in margins) if margins else ""))
     if not out:
         return ""
     header = ["row", "run", "Eddy e2e p99 ms", "Eddy's syncs over 1 ms / over %d ms" % stall_ms,
-              "fio p99 ms (slowest sync)", "open loop p99 ms (slowest sync)", "Eddy − fio p99 ms", "judged"]
+              "fio p99 ms (slowest sync)"] + (["open loop p99 ms (slowest sync)"] if with_open_loop else []) + [
+              "Eddy − fio p99 ms", "judged"]
     return _table(header, out) + "\n" + "".join("- %s\n" % v for v in verdicts)
 
 
@@ -534,7 +541,7 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
         "(METHOD.md, The clients).\n",
         _latency_table(latency, peers),
     ]
-    disk_runs = _disk_runs_table(latency, STALL_MS)
+    disk_runs = disk_runs_table(latency, STALL_MS)
     if disk_runs:
         parts += [
             "### The disk rows run by run\n",
