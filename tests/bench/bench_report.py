@@ -545,7 +545,9 @@ def write(out_dir, rows, limits, machine, idle_rss_kib, opts, started, elapsed, 
     if disk_runs:
         parts += [
             "### The disk rows run by run\n",
-            "Each of Eddy's runs next to the fio and sync_floor runs measured right before it. This VM's disk "
+            "Each of Eddy's runs of the rows whose consumer waits for the sync (acks=all, disk, and acks=1: "
+            "Eddy's acks=1 topics keep the gateway's default durability) next to the fio and sync_floor runs "
+            "measured right before it. This VM's disk "
             "stalls for tens of milliseconds in some minutes and not in others; a run that meets a stall has "
             "its p99 set by the stall, whatever the broker does (the sync_floor runs, which have no broker, show "
             "it too). A run is judged against fio's p99 (the issue's check at 1 000 msg/s: within 0.5 ms) only "

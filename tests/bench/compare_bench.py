@@ -511,10 +511,12 @@ def latency_workload(ctx):
     rows = []
     secs = ctx.opts.latency_seconds
     for rate in LATENCY_RATES:
-        # The disk rows' floors (InterleavedSyncFloor): fio's fdatasync at
-        # about the row's pace and sync_floor at its rate, paired run by run
-        # (fio's back-to-back figure, the fio_sync_latency limit, is in the
-        # limits).
+        # The floors of the rows whose consumer waits for the sync (Eddy's
+        # acks=1 and acks=all/disk: its acks=1 topics keep the gateway's
+        # default durability, EddySystem.syncs), InterleavedSyncFloor: fio's
+        # fdatasync at about the row's pace and sync_floor at its rate,
+        # paired run by run (fio's back-to-back figure, the
+        # fio_sync_latency limit, is in the limits).
         what = "e2e latency, %s at %d msg/s" % (size_label(LATENCY_SIZE), rate)
         cache = {}
         for mode in EDDY_MODES:
@@ -524,7 +526,7 @@ def latency_workload(ctx):
                     lambda name, warmup: system.latency(name, rate, max(1, secs // 2) if warmup else secs,
                                                         LATENCY_SIZE, mode)(), floor)
             peers = measure_peers(ctx, cache, what, mode, one)
-            floor = InterleavedSyncFloor(ctx, rate, what) if mode == "acks_all_disk" else None
+            floor = InterleavedSyncFloor(ctx, rate, what) if ctx.eddy.syncs(mode) else None
             eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]), floor=floor)
             short = "e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode])
             rows.append(latency_row(short, what, MODE_LABELS[mode], eddy, peers,
@@ -554,7 +556,7 @@ def raw_latency_rows(ctx):
                                                         LATENCY_SIZE, mode)(), floor)
         peers = {p.name: (one(p, "%s %s, %s" % (p.name, what, peer_mode_label(p, mode))), p.matches(mode))
                  for p in kafkas}
-        floor = InterleavedSyncFloor(ctx, rate, what) if mode == "acks_all_disk" else None
+        floor = InterleavedSyncFloor(ctx, rate, what) if ctx.eddy.syncs(mode) else None
         eddy = one(ctx.eddy, "Eddy %s, %s" % (what, MODE_LABELS[mode]), floor=floor)
         rows.append(latency_row("raw e2e %dk/s %s" % (rate // 1000, MODE_SHORT[mode]), what, MODE_LABELS[mode],
                                 eddy, peers, *((floor.floor(), floor.open_floor()) if floor else ())))
