@@ -3,9 +3,9 @@ and rdkafka_bench's e2e where they share a rule, against a real eddy:
 what `make bench` reports from them must be real figures, so each must
 deliver every record, count what it read (and only this run's), and fail
 (exit 1, its error on stderr) rather than print numbers when the broker
-refuses it. --program is raw_e2e; raw_fetch, rdkafka_bench and
-sync_floor (the disk-mode latency rows' open-loop floor) are built beside
-it.
+refuses it. --program is raw_e2e; raw_fetch, rdkafka_bench,
+sync_floor (the disk-mode latency rows' open-loop floor) and sync_handoff
+(write_path.md's hand-off costs) are built beside it.
 
 Also bench_measure.measure: a latency client's -1 percentile (no sample)
 must not be kept as a figure."""
@@ -123,6 +123,39 @@ def test_sync_floor_times_every_record_to_its_sync(program, tmp_path):
     for bad in ([tool, tmp_path, 0, 1, 1024], [tool, tmp_path, 10, 0, 1024], [tool, tmp_path, 10, 1, 0],
                 [tool, tmp_path, 1000000, 3600, 1024], [tool, tmp_path, 10, 1]):
         assert run(bad)[0] == 2
+    assert os.listdir(tmp_path) == []
+
+
+def test_sync_handoff_times_each_way_of_syncing(program, tmp_path):
+    # What a hand-off around a sync costs (write_path.md): the loop's own
+    # fdatasync, a sync thread's, io_uring's when built with liburing and
+    # the kernel allows it (else said to be unavailable, not measured).
+    tool = os.path.join(os.path.dirname(program), "sync_handoff")
+    r = subprocess.run([tool, str(tmp_path), "500", "1", "1024", "1", "2"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    runs, medians, unavailable = {}, {}, []
+    for line in r.stdout.splitlines():
+        if " unavailable: " in line:
+            unavailable.append(line.split()[0])
+            continue
+        v = dict(kv.split("=", 1) for kv in line.split())
+        (runs.setdefault(v["mode"], []) if "round" in v else medians.setdefault(v["mode"], [])).append(v)
+    assert set(runs) | {m.split("=")[1] for m in unavailable} == {"loop", "thread", "uring"}
+    for mode, rounds in runs.items():
+        assert [v["round"] for v in rounds] == ["1", "2"] and all(v["busy"] == "1" for v in rounds)
+        for v in rounds:
+            assert v["msgs"] == "500"
+            assert 0 < int(v["p50_us"]) <= int(v["p90_us"]) <= int(v["p99_us"]) <= int(v["max_us"])
+        assert len(medians[mode]) == 1 and 0 < int(medians[mode][0]["median_p50_us"])
+    assert os.listdir(tmp_path) == []  # its file is removed
+    r = subprocess.run([tool, str(tmp_path / "nosuch"), "10", "1", "1024", "0", "1"], capture_output=True, text=True)
+    assert r.returncode == 1 and "No such file or directory" in r.stderr
+    for bad in (["0", "1", "1024", "0", "1"], ["10", "0", "1024", "0", "1"], ["10", "1", "0", "0", "1"],
+                ["10", "1", "1024", "-1", "1"], ["10", "1", "1024", "0", "0"], ["100000", "3600", "1024", "0", "1"],
+                ["10", "1", "1024", "0"]):
+        r = subprocess.run([tool, str(tmp_path)] + bad, capture_output=True, text=True)
+        assert r.returncode == 2, bad
     assert os.listdir(tmp_path) == []
 
 
