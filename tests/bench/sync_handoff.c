@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ static const char *const kModeNames[MODE_COUNT] = {"loop", "thread", "uring"};
 static int file_fd = -1;
 static int event_fd = -1;
 static int epoll_fd = -1;
-static volatile int spinning = 1;
+static atomic_int spinning = 1;
 
 /* The sync thread of MODE_THREAD. Guarded by mu. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -73,7 +74,7 @@ static int sync_failed; /* errno of a failed fdatasync, 0 if none */
 static void *spin(void *arg) {
   (void)arg;
   volatile uint64_t n = 0;
-  while (spinning) n++;
+  while (atomic_load_explicit(&spinning, memory_order_relaxed)) n++;
   return NULL;
 }
 
@@ -268,7 +269,7 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
-  spinning = 0;
+  atomic_store(&spinning, 0);
   for (int i = 0; i < busy; i++) pthread_join(spinners[i], NULL);
   for (int m = 0; m < MODE_COUNT && status == 0; m++) {
     if (done[m] == 0) continue;
