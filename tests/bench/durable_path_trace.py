@@ -29,13 +29,11 @@ that lets a user record tracepoints; exits 2 without them. Test-only.
 """
 import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-from syscalls_per_record import free_port, wait_for_port
+from traced_broker import BrokerDidNotStart, bench_tools, gateway_broker
 
 EVENTS = ["syscalls:sys_enter_pwrite64", "syscalls:sys_enter_fdatasync", "syscalls:sys_exit_fdatasync",
           "syscalls:sys_exit_sendfile64"]
@@ -88,67 +86,52 @@ def main():
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--seconds", type=int, default=5)
     opts = ap.parse_args()
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    eddy = os.path.join(opts.build, "eddy")
-    raw_e2e = os.path.join(opts.build, "tests", "bench", "raw_e2e")
-    rdkafka_bench = os.path.join(opts.build, "tests", "bench", "rdkafka_bench")
-    for tool in (eddy, raw_e2e, rdkafka_bench):
-        if not os.access(tool, os.X_OK):
-            print("durable_path_trace: %s is missing (build the bench targets first)" % tool, file=sys.stderr)
-            return 2
-    if shutil.which("perf") is None:
-        print("durable_path_trace: perf is missing (Debian: apt-get install linux-perf)", file=sys.stderr)
+    tools = bench_tools(opts.build, "durable_path_trace")
+    if tools is None:
         return 2
+    _, raw_e2e, rdkafka_bench = tools
     if opts.rate < 1 or opts.seconds < 1:
         print("durable_path_trace: rate and seconds >= 1", file=sys.stderr)
         return 2
-
-    work = tempfile.mkdtemp(prefix="eddy-durable-trace-")
-    port = free_port()
-    broker = "127.0.0.1:%d" % port
-    log = open(os.path.join(work, "eddy.log"), "w")
-    proc = subprocess.Popen([eddy, "serve", os.path.join(src, "config", "gateway.properties"),
-                             "--override", "listeners=PLAINTEXT://" + broker,
-                             "--override", "log.dirs=" + os.path.join(work, "data")],
-                            stdout=log, stderr=subprocess.STDOUT)
     try:
-        if not wait_for_port(port):
-            print("durable_path_trace: the broker did not start (%s)" % log.name, file=sys.stderr)
-            return 1
-        subprocess.run([rdkafka_bench, "create", broker, "trace", "1", "eddy.acks.all.waits.for=disk"], check=True,
-                       stdout=subprocess.DEVNULL)
-        # The client runs a second longer than the trace on each side, so
-        # that neither its start nor its end is traced.
-        seconds = str(opts.seconds + 2)
-        client = ([raw_e2e, broker, "trace", str(opts.rate), seconds, "1024", "all"] if opts.client == "raw" else
-                  [rdkafka_bench, "e2e", broker, "trace", str(opts.rate), seconds, "1024", "all"])
-        driver = subprocess.Popen(client, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1)
-        data = os.path.join(work, "perf.data")
-        record = subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", ",".join(EVENTS),
-                                 "-p", str(proc.pid), "-o", data, "--", "sleep", str(opts.seconds)],
-                                capture_output=True, text=True)
-        out, err = driver.communicate()
-        if record.returncode != 0 or driver.returncode != 0:
-            print("durable_path_trace: perf record or the client failed: %s%s" % (record.stderr, err),
-                  file=sys.stderr)
-            return 1
-        script = subprocess.run(["perf", "script", "-i", data, "-F", "time,event"], capture_output=True, text=True)
-        records = steps(events(script.stdout))
-        if not records:
-            print("durable_path_trace: no record traced (perf script: %s)" % script.stderr.strip(), file=sys.stderr)
-            return 1
-        print("client=%s rate=%d records=%d %s" % (opts.client, opts.rate, len(records),
-                                                     (out.strip().splitlines() or [""])[-1]))
-        names = ("pwrite -> fdatasync", "fdatasync", "sync end -> sent", "pwrite -> sent")
-        for i, name in enumerate(names):
-            values = [r[i] for r in records]
-            print("%-20s p50 %6.0f us   p99 %6.0f us" % (name, rank(values, 0.5), rank(values, 0.99)))
-    finally:
-        proc.terminate()
-        proc.wait()
-        log.close()
-        shutil.rmtree(work, ignore_errors=True)
+        with gateway_broker(tools[0], "eddy-durable-trace-") as (proc, broker, work):
+            return trace(opts, proc, broker, work, raw_e2e, rdkafka_bench)
+    except BrokerDidNotStart as e:
+        print("durable_path_trace: %s" % e, file=sys.stderr)
+        return 1
+
+
+def trace(opts, proc, broker, work, raw_e2e, rdkafka_bench):
+    """One traced run against the started broker; the exit status."""
+    subprocess.run([rdkafka_bench, "create", broker, "trace", "1", "eddy.acks.all.waits.for=disk"], check=True,
+                   stdout=subprocess.DEVNULL)
+    # The client runs a second longer than the trace on each side, so
+    # that neither its start nor its end is traced.
+    seconds = str(opts.seconds + 2)
+    client = ([raw_e2e, broker, "trace", str(opts.rate), seconds, "1024", "all"] if opts.client == "raw" else
+              [rdkafka_bench, "e2e", broker, "trace", str(opts.rate), seconds, "1024", "all"])
+    driver = subprocess.Popen(client, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    data = os.path.join(work, "perf.data")
+    record = subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", ",".join(EVENTS),
+                             "-p", str(proc.pid), "-o", data, "--", "sleep", str(opts.seconds)],
+                            capture_output=True, text=True)
+    out, err = driver.communicate()
+    if record.returncode != 0 or driver.returncode != 0:
+        print("durable_path_trace: perf record or the client failed: %s%s" % (record.stderr, err),
+              file=sys.stderr)
+        return 1
+    script = subprocess.run(["perf", "script", "-i", data, "-F", "time,event"], capture_output=True, text=True)
+    records = steps(events(script.stdout))
+    if not records:
+        print("durable_path_trace: no record traced (perf script: %s)" % script.stderr.strip(), file=sys.stderr)
+        return 1
+    print("client=%s rate=%d records=%d %s" % (opts.client, opts.rate, len(records),
+                                                 (out.strip().splitlines() or [""])[-1]))
+    names = ("pwrite -> fdatasync", "fdatasync", "sync end -> sent", "pwrite -> sent")
+    for i, name in enumerate(names):
+        values = [r[i] for r in records]
+        print("%-20s p50 %6.0f us   p99 %6.0f us" % (name, rank(values, 0.5), rank(values, 0.99)))
     return 0
 
 

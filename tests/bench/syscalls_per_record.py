@@ -31,21 +31,13 @@ that lets a user count tracepoints; exits 2 without them. Test-only
 import argparse
 import glob
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
+
+from traced_broker import BrokerDidNotStart, bench_tools, gateway_broker
 
 CALLS = ["epoll_wait", "epoll_ctl", "timerfd_settime", "sendmsg", "recvfrom", "sendfile64", "pread64", "pwrite64",
          "futex", "fdatasync"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_ns(pid):
@@ -57,17 +49,6 @@ def cpu_ns(pid):
         except (OSError, ValueError, IndexError):
             pass  # a thread that ended meanwhile
     return total
-
-
-def wait_for_port(port, deadline_s=20):
-    end = time.time() + deadline_s
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def parse_perf(path):
@@ -94,67 +75,53 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--modes", default="page-cache,disk")
     opts = ap.parse_args()
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    eddy = os.path.join(opts.build, "eddy")
-    raw_e2e = os.path.join(opts.build, "tests", "bench", "raw_e2e")
-    rdkafka_bench = os.path.join(opts.build, "tests", "bench", "rdkafka_bench")
-    for tool in (eddy, raw_e2e, rdkafka_bench):
-        if not os.access(tool, os.X_OK):
-            print("syscalls_per_record: %s is missing (build the bench targets first)" % tool, file=sys.stderr)
-            return 2
-    if shutil.which("perf") is None:
-        print("syscalls_per_record: perf is missing (Debian: apt-get install linux-perf)", file=sys.stderr)
+    tools = bench_tools(opts.build, "syscalls_per_record")
+    if tools is None:
         return 2
+    eddy, raw_e2e, rdkafka_bench = tools
     modes = [m for m in opts.modes.split(",") if m]
     if any(m not in ("page-cache", "disk") for m in modes) or opts.rate < 1 or opts.seconds < 1:
         print("syscalls_per_record: modes are page-cache and disk; rate and seconds >= 1", file=sys.stderr)
         return 2
 
     events = ",".join(["raw_syscalls:sys_enter"] + ["syscalls:sys_enter_" + c for c in CALLS])
-    work = tempfile.mkdtemp(prefix="eddy-syscalls-")
-    port = free_port()
-    broker = "127.0.0.1:%d" % port
-    log = open(os.path.join(work, "eddy.log"), "w")
-    proc = subprocess.Popen([eddy, "serve", os.path.join(src, "config", "gateway.properties"),
-                             "--override", "listeners=PLAINTEXT://" + broker,
-                             "--override", "log.dirs=" + os.path.join(work, "data")],
-                            stdout=log, stderr=subprocess.STDOUT)
-    status = 0
     try:
-        if not wait_for_port(port):
-            print("syscalls_per_record: the broker did not start (%s)" % log.name, file=sys.stderr)
-            return 1
-        records = opts.rate * opts.seconds
-        for r in range(opts.rounds):
-            for mode in modes:
-                topic = "syscalls-%s-%d" % (mode, r)
-                subprocess.run([rdkafka_bench, "create", broker, topic, "1", "eddy.acks.all.waits.for=" + mode],
-                               check=True, stdout=subprocess.DEVNULL)
-                stat = os.path.join(work, "perf.csv")
-                before = cpu_ns(proc.pid)
-                run = subprocess.run(["perf", "stat", "-x,", "-e", events, "-p", str(proc.pid), "-o", stat, "--",
-                                      raw_e2e, broker, topic, str(opts.rate), str(opts.seconds), "1024", "all"],
-                                     capture_output=True, text=True)
-                after = cpu_ns(proc.pid)
-                if run.returncode != 0:
-                    print("syscalls_per_record: %s run failed: %s%s" % (mode, run.stdout, run.stderr),
-                          file=sys.stderr)
-                    status = 1
-                    continue
-                counts = parse_perf(stat)
-                latency = fields(run.stdout)
-                per = " ".join("%s=%.2f" % (c, counts.get(c, 0) / records) for c in CALLS)
-                print("syscalls mode=%s round=%d records=%d per_record=%.2f cpu_us_per_record=%.1f "
-                      "e2e_p50_us=%s e2e_p99_us=%s %s" %
-                      (mode, r + 1, records, counts.get("all", 0) / records, (after - before) / 1e3 / records,
-                       latency.get("e2e_p50_us", "?"), latency.get("e2e_p99_us", "?"), per))
-                sys.stdout.flush()
-                subprocess.run([rdkafka_bench, "delete", broker, topic], stdout=subprocess.DEVNULL)
-    finally:
-        proc.terminate()
-        proc.wait()
-        log.close()
-        shutil.rmtree(work, ignore_errors=True)
+        with gateway_broker(eddy, "eddy-syscalls-") as (proc, broker, work):
+            return count(opts, modes, events, proc, broker, work, raw_e2e, rdkafka_bench)
+    except BrokerDidNotStart as e:
+        print("syscalls_per_record: %s" % e, file=sys.stderr)
+        return 1
+
+
+def count(opts, modes, events, proc, broker, work, raw_e2e, rdkafka_bench):
+    """The rounds against the started broker; the exit status."""
+    status = 0
+    records = opts.rate * opts.seconds
+    for r in range(opts.rounds):
+        for mode in modes:
+            topic = "syscalls-%s-%d" % (mode, r)
+            subprocess.run([rdkafka_bench, "create", broker, topic, "1", "eddy.acks.all.waits.for=" + mode],
+                           check=True, stdout=subprocess.DEVNULL)
+            stat = os.path.join(work, "perf.csv")
+            before = cpu_ns(proc.pid)
+            run = subprocess.run(["perf", "stat", "-x,", "-e", events, "-p", str(proc.pid), "-o", stat, "--",
+                                  raw_e2e, broker, topic, str(opts.rate), str(opts.seconds), "1024", "all"],
+                                 capture_output=True, text=True)
+            after = cpu_ns(proc.pid)
+            if run.returncode != 0:
+                print("syscalls_per_record: %s run failed: %s%s" % (mode, run.stdout, run.stderr),
+                      file=sys.stderr)
+                status = 1
+                continue
+            counts = parse_perf(stat)
+            latency = fields(run.stdout)
+            per = " ".join("%s=%.2f" % (c, counts.get(c, 0) / records) for c in CALLS)
+            print("syscalls mode=%s round=%d records=%d per_record=%.2f cpu_us_per_record=%.1f "
+                  "e2e_p50_us=%s e2e_p99_us=%s %s" %
+                  (mode, r + 1, records, counts.get("all", 0) / records, (after - before) / 1e3 / records,
+                   latency.get("e2e_p50_us", "?"), latency.get("e2e_p99_us", "?"), per))
+            sys.stdout.flush()
+            subprocess.run([rdkafka_bench, "delete", broker, topic], stdout=subprocess.DEVNULL)
     return status
 
 
