@@ -3,7 +3,7 @@
  * a sync on the reactor remove the hand-offs?". Test-only; no broker, no
  * network.
  *
- *   sync_handoff DIR RATE SECONDS SIZE BUSY ROUNDS
+ *   sync_handoff DIR RATE SECONDS SIZE BUSY ROUNDS [SYNC_NICE]
  *
  * An event loop (one thread in epoll_wait on an eventfd, as Eddy's reactor
  * waits in Asio's epoll) writes a record of SIZE bytes RATE times a second,
@@ -26,10 +26,13 @@
  * as many as there are cores for one whose CPUs are all taken, as a broker's
  * are by its clients on a 2-core gateway). The modes take turns: each of
  * ROUNDS rounds runs every mode for SECONDS, so that a slow spell of the
- * disk falls on all of them.
+ * disk falls on all of them. SYNC_NICE (default 0, -20..19) is the sync
+ * thread's nice value in the thread mode: with every CPU taken, whether a
+ * priority removes the hand-off's tail (a negative value needs root or
+ * CAP_SYS_NICE; refused, the program exits 1).
  *
- * Prints per mode and round "mode=M round=R busy=B msgs=N p50_us=..
- * p90_us=.. p99_us=.. max_us=..", then per mode "mode=M busy=B
+ * Prints per mode and round "mode=M round=R busy=B sync_nice=S msgs=N p50_us=..
+ * p90_us=.. p99_us=.. max_us=..", then per mode "mode=M busy=B sync_nice=S
  * median_p50_us=.. median_p99_us=.." over the rounds, and removes the file.
  * Exit 0; 1 on an I/O error (its message on stderr); 2 on bad arguments. */
 #define _GNU_SOURCE
@@ -44,6 +47,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #ifdef EDDY_BENCH_HAVE_LIBURING
 #include <liburing.h>
@@ -70,6 +75,9 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int sync_wanted;
 static int sync_stop;
 static int sync_failed; /* errno of a failed fdatasync, 0 if none */
+static int sync_started; /* the thread has set its nice value (or failed to) */
+static int sync_nice_failed; /* errno of that, 0 if none */
+static int sync_nice;    /* set once by main before any thread starts */
 
 static void *spin(void *arg) {
   (void)arg;
@@ -85,7 +93,12 @@ static void signal_loop(void) {
 
 static void *sync_thread(void *arg) {
   (void)arg;
+  const int nice_failed =
+      sync_nice != 0 && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), sync_nice) != 0 ? errno : 0;
   pthread_mutex_lock(&mu);
+  sync_nice_failed = nice_failed;
+  sync_started = 1;
+  pthread_cond_broadcast(&cv);
   for (;;) {
     while (!sync_wanted && !sync_stop) pthread_cond_wait(&cv, &mu);
     if (sync_stop) break;
@@ -117,8 +130,21 @@ static int run_mode(enum Mode mode, int rate, long n, const char *record, int si
   struct io_uring ring;
 #endif
   if (mode == MODE_THREAD) {
-    sync_stop = sync_wanted = sync_failed = 0;
+    sync_stop = sync_wanted = sync_failed = sync_started = sync_nice_failed = 0;
     if (pthread_create(&syncer, NULL, sync_thread, NULL) != 0) return 1;
+    pthread_mutex_lock(&mu);
+    while (!sync_started) pthread_cond_wait(&cv, &mu);
+    const int nice_failed = sync_nice_failed;
+    pthread_mutex_unlock(&mu);
+    if (nice_failed) {
+      fprintf(stderr, "sync_handoff: the sync thread's nice %d: %s\n", sync_nice, strerror(nice_failed));
+      pthread_mutex_lock(&mu);
+      sync_stop = 1;
+      pthread_cond_broadcast(&cv);
+      pthread_mutex_unlock(&mu);
+      pthread_join(syncer, NULL);
+      return 1;
+    }
   } else if (mode == MODE_URING) {
 #ifdef EDDY_BENCH_HAVE_LIBURING
     int rc = io_uring_queue_init(4, &ring, 0);
@@ -157,7 +183,7 @@ static int run_mode(enum Mode mode, int rate, long n, const char *record, int si
     } else if (mode == MODE_THREAD) {
       pthread_mutex_lock(&mu);
       sync_wanted = 1;
-      pthread_cond_signal(&cv);
+      pthread_cond_broadcast(&cv);
       pthread_mutex_unlock(&mu);
       wait_for_signal();
       pthread_mutex_lock(&mu);
@@ -204,20 +230,26 @@ static int64_t median(int64_t *v, int n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 7) {
-    fprintf(stderr, "usage: sync_handoff DIR RATE SECONDS SIZE BUSY ROUNDS\n");
+  if (argc != 7 && argc != 8) {
+    fprintf(stderr, "usage: sync_handoff DIR RATE SECONDS SIZE BUSY ROUNDS [SYNC_NICE]\n");
     return 2;
   }
   const char *dir = argv[1];
   const int rate = atoi(argv[2]), seconds = atoi(argv[3]), size = atoi(argv[4]), busy = atoi(argv[5]),
             rounds = atoi(argv[6]);
   const long n = (long)rate * seconds;
+  char *nice_end = NULL;
+  const long nice = argc == 8 ? strtol(argv[7], &nice_end, 10) : 0;
   if (rate < 1 || rate > 100000 || seconds < 1 || n > MAX_RECORDS || size < 1 || size > (1 << 20) || busy < 0 ||
-      busy > MAX_BUSY || rounds < 1 || rounds > MAX_ROUNDS) {
-    fprintf(stderr, "sync_handoff: RATE 1..100000, RATE*SECONDS <= %ld, SIZE 1..1048576, BUSY 0..%d, ROUNDS 1..%d\n",
+      busy > MAX_BUSY || rounds < 1 || rounds > MAX_ROUNDS || nice < -20 || nice > 19 ||
+      (nice_end != NULL && (nice_end == argv[7] || *nice_end != 0))) {
+    fprintf(stderr,
+            "sync_handoff: RATE 1..100000, RATE*SECONDS <= %ld, SIZE 1..1048576, BUSY 0..%d, ROUNDS 1..%d, "
+            "SYNC_NICE -20..19\n",
             MAX_RECORDS, MAX_BUSY, MAX_ROUNDS);
     return 2;
   }
+  sync_nice = (int)nice;
   char path[4096];
   if (snprintf(path, sizeof(path), "%s/sync-handoff.dat", dir) >= (int)sizeof(path)) return 2;
   file_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -263,8 +295,8 @@ int main(int argc, char **argv) {
       p50[m][done[m]] = bench_rank(lat, n, 0.50);
       p99[m][done[m]] = bench_rank(lat, n, 0.99);
       done[m]++;
-      printf("mode=%s round=%d busy=%d msgs=%ld p50_us=%lld p90_us=%lld p99_us=%lld max_us=%lld\n", kModeNames[m], r + 1,
-             busy, n, (long long)bench_rank(lat, n, 0.50), (long long)bench_rank(lat, n, 0.90),
+      printf("mode=%s round=%d busy=%d sync_nice=%d msgs=%ld p50_us=%lld p90_us=%lld p99_us=%lld max_us=%lld\n",
+             kModeNames[m], r + 1, busy, m == MODE_THREAD ? sync_nice : 0, n, (long long)bench_rank(lat, n, 0.50), (long long)bench_rank(lat, n, 0.90),
              (long long)bench_rank(lat, n, 0.99), (long long)lat[n - 1]);
       fflush(stdout);
     }
@@ -273,7 +305,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < busy; i++) pthread_join(spinners[i], NULL);
   for (int m = 0; m < MODE_COUNT && status == 0; m++) {
     if (done[m] == 0) continue;
-    printf("mode=%s busy=%d median_p50_us=%lld median_p99_us=%lld\n", kModeNames[m], busy,
+    printf("mode=%s busy=%d sync_nice=%d median_p50_us=%lld median_p99_us=%lld\n", kModeNames[m], busy,
+           m == MODE_THREAD ? sync_nice : 0,
            (long long)median(p50[m], done[m]), (long long)median(p99[m], done[m]));
   }
   unlink(path);

@@ -11,8 +11,10 @@ Also bench_measure.measure: a latency client's -1 percentile (no sample)
 must not be kept as a figure."""
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -153,9 +155,33 @@ def test_sync_handoff_times_each_way_of_syncing(program, tmp_path):
     assert r.returncode == 1 and "No such file or directory" in r.stderr
     for bad in (["0", "1", "1024", "0", "1"], ["10", "0", "1024", "0", "1"], ["10", "1", "0", "0", "1"],
                 ["10", "1", "1024", "-1", "1"], ["10", "1", "1024", "0", "0"], ["100000", "3600", "1024", "0", "1"],
-                ["10", "1", "1024", "0"]):
+                ["10", "1", "1024", "0"], ["10", "1", "1024", "0", "1", "20"], ["10", "1", "1024", "0", "1", "-21"],
+                ["10", "1", "1024", "0", "1", "x"], ["10", "1", "1024", "0", "1", "5x"]):
         r = subprocess.run([tool, str(tmp_path)] + bad, capture_output=True, text=True)
         assert r.returncode == 2, bad
+    assert os.listdir(tmp_path) == []
+    # SYNC_NICE: the sync thread's nice value, shown on the thread mode's
+    # lines only; a higher one needs no privilege.
+    r = subprocess.run([tool, str(tmp_path), "200", "1", "1024", "0", "1", "5"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    nices = {v["mode"]: v["sync_nice"] for v in (dict(kv.split("=", 1) for kv in line.split())
+                                                 for line in r.stdout.splitlines() if " unavailable: " not in line)}
+    assert nices["thread"] == "5" and nices["loop"] == "0"
+    # A lower one refused (no CAP_SYS_NICE): exit 1, said, the file removed.
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        # pytest's tmp_path and the build directory may be root's alone: the
+        # tool runs from a copy in a directory anyone may use.
+        shared = tempfile.mkdtemp(prefix="sync-handoff-")
+        try:
+            os.chmod(shared, 0o777)
+            copy = shutil.copy(tool, os.path.join(shared, "sync_handoff"))
+            r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", copy, shared, "200",
+                                "1", "1024", "0", "1", "-5"], capture_output=True, text=True, timeout=60)
+            assert r.returncode == 1 and "nice -5: Permission denied" in r.stderr, r.stderr
+            assert os.listdir(shared) == ["sync_handoff"]
+        finally:
+            shutil.rmtree(shared, ignore_errors=True)
     assert os.listdir(tmp_path) == []
 
 
